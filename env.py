@@ -1,0 +1,350 @@
+"""The Clue Selector Game (CSG) as an Epistemic Decision Process.
+
+Paper: section 3 (EDPs), section 5.1 "Clue Selector Game" (game dynamics, the CSG as an EDP),
+Lemma "Exact posterior in CSG" (App. A), App. B (the selector prompt, figure "Prompts used in the
+CSG" (A)), App. D "CSG Reward Composition", App. E (the fields of the `turns` table).
+
+One turn, for each active episode of a batch (training plays B secrets x G rollouts at once):
+
+    action  a_t = read_action(policy text)            {"arm": k, "question": "..."}
+    hint    o_t = oracle(question, secret)            one sentence (oracle.py)
+    belief  C_{t+1} = C_t & {n : read_hint(o_t)}      exact posterior b_t = Unif(C_t)
+    reward  r_t = turn_reward(...)                    App. D, every component logged
+
+Departures from the paper's code, and why:
+- The belief update is exact and checked: a reading that would eliminate the secret (a wrong
+  LLM answer, or a misread) is refused and the turn is marked `inconsistent`. The paper's code
+  silently restored all candidates when a filter emptied the set.
+- An unreadable action (no JSON, arm out of range, no question) is an explicit `invalid` turn
+  with a penalty and no oracle call. The paper's code replaced it with a random arm and the
+  question "Is the number odd or even?", crediting the policy with a question it never asked.
+- Arm match is judged on the question's parsed family (ARM_FAMILIES), not by keywords: the
+  paper's keyword lists paid the bonus only for its canonical questions ("greater than 50",
+  "between 25"), i.e. for one fixed belief-agnostic threshold per arm.
+- Redundant and invalid turns are not appended to the arm histories shown in the prompt (the
+  paper's evaluation code did the same); the turn counter still advances.
+- `binary` question set (App. C "Bisection as a special case"): only two-outcome questions are
+  answered; value questions ("what is the last digit?") get BINARY_DEFLECTION, no oracle call.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+
+from oracle import DEFLECTION, RuleOracle
+from properties import Fact, parse_question, question_type, read_hint
+
+BINARY_DEFLECTION = "Please ask a yes-or-no question about a specific property."
+REDUNDANT_HINT = "You already asked this. No new information."
+QUESTION_SETS = ("paper", "binary")
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    n_max: int = 100            # secrets uniform on 1..n_max (paper: 100 training, up to 200 eval)
+    n_arms: int = 5             # K clue-holder arms (paper: 5)
+    max_turns: int = 10         # horizon T (paper: 10)
+    question_set: str = "paper"  # "paper": every family; "binary": yes/no questions only
+
+    def __post_init__(self):
+        if self.question_set not in QUESTION_SETS:
+            raise ValueError(f"question_set must be one of {QUESTION_SETS}, not {self.question_set!r}")
+        if self.n_max < 2 or self.n_arms < 1 or self.max_turns < 1:
+            raise ValueError(f"impossible game: {self}")
+
+
+@dataclass(frozen=True)
+class RewardWeights:
+    """App. D "CSG Reward Composition": every constant of the turn reward, in one place."""
+    redundancy_penalty: float = -0.1  # same question to the same arm: early return, no oracle
+    invalid_penalty: float = -0.1     # unreadable action (not in the paper, which had none)
+    arm_match_bonus: float = 0.05     # question family is one the chosen arm covers
+    diversity_bonus: float = 0.05     # question not asked to any arm earlier in the episode
+    resolve_bonus: float = 1.0        # C_{t+1} == {secret}
+    efficiency_weight: float = 0.1    # times (T - t) on resolution, t the 0-based turn
+
+
+REWARD = RewardWeights()
+
+# Families each arm "owns" (the paper's ARM_PROPERTIES: parity/greater-than-50, prime/square,
+# divisibility by 3/5/7, digit sum/last digit, between-25-and-75), generalised to whole families.
+ARM_FAMILIES = {0: ("parity", "comparison"), 1: ("prime", "square"), 2: ("divisibility",),
+                3: ("digit_sum", "last_digit"), 4: ("between",)}
+
+SYSTEM_PROMPT = "You are a helpful assistant. Follow instructions exactly."
+
+
+def selector_prompt(candidates, arm_histories, turn: int, cfg: GameConfig) -> str:
+    """The selector prompt of App. B (A): the belief (candidate list) and per-arm histories."""
+    lines = ["You are solving a number guessing game.",
+             "A secret number has been chosen from the current candidate universe.",
+             f"You have {cfg.n_arms} clue-holder arms. Choose one arm and ask one property question.",
+             "", f"Turn {turn + 1} of {cfg.max_turns}",
+             f"Remaining candidates ({len(candidates)}): [{', '.join(map(str, sorted(candidates)))}]",
+             "", "Arm histories:"]
+    for arm, history in enumerate(arm_histories):
+        if not history:
+            lines.append(f"  Arm {arm}: not yet queried")
+            continue
+        lines.append(f"  Arm {arm} (queried {len(history)}x):")
+        for question, hint in history:
+            lines += [f"    Q: {question}", f"    A: {hint}"]
+    lines += ["", "Good questions ask about specific properties that split the candidates:",
+              "  parity, primality, divisibility, digit sum, last digit, range, perfect square.",
+              "", "Do NOT repeat a question already asked to any arm."]
+    if cfg.question_set == "binary":
+        lines.append("Only yes-or-no questions are answered.")
+    lines += ["Select an arm-question pair that is most informative for the current candidates.",
+              "", "Respond with JSON only:",
+              f'  {{"arm": <0 to {cfg.n_arms - 1}>, "question": "<precise property question>"}}']
+    return "\n".join(lines)
+
+
+def selector_messages(candidates, arm_histories, turn: int, cfg: GameConfig) -> list[dict]:
+    return [{"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": selector_prompt(candidates, arm_histories, turn, cfg)}]
+
+
+@dataclass(frozen=True)
+class Action:
+    arm: int
+    question: str
+    completion: str  # the JSON text the action was read from
+
+
+_DECODER = json.JSONDecoder()
+
+
+def read_action(text: str, n_arms: int) -> tuple[Action | None, str]:
+    """(Action, "") from the first JSON object with "arm" and "question" in the text, tolerating
+    code fences and prose around it; (None, reason) when there is no usable action."""
+    if not isinstance(text, str):
+        return None, "no_text"
+    reason = "no_json"
+    start = text.find("{")
+    while start != -1:
+        try:
+            obj, end = _DECODER.raw_decode(text, start)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and "arm" in obj and "question" in obj:
+            arm, question = obj["arm"], obj["question"]
+            if isinstance(arm, str) and arm.strip().isdigit():
+                arm = int(arm.strip())
+            if isinstance(arm, float) and arm.is_integer():
+                arm = int(arm)
+            if isinstance(arm, bool) or not isinstance(arm, int):
+                reason = "bad_arm"
+            elif not 0 <= arm < n_arms:
+                reason = "arm_out_of_range"
+            elif not isinstance(question, str) or not question.strip():
+                reason = "no_question"
+            else:
+                return Action(arm, question.strip(), text[start:end]), ""
+        start = text.find("{", start + 1)
+    return None, reason
+
+
+def update_belief(candidates: frozenset, fact: Fact | None, secret: int, n_max: int):
+    """C_{t+1} = C_t & {n : fact holds}: the exact posterior (Lemma "Exact posterior in CSG").
+
+    Returns (C_{t+1}, inconsistent). A fact false of the secret would eliminate it: the update is
+    refused (C_{t+1} = C_t) and the turn is marked inconsistent. Never restores candidates.
+    """
+    if fact is None:
+        return candidates, False
+    if not fact.holds(secret):
+        return candidates, True
+    return candidates & fact.members(n_max), False
+
+
+def turn_reward(n_before: int, n_after: int, turn: int, max_turns: int, *, redundant=False,
+                invalid=False, arm_match=False, novel=False, resolved=False, w=REWARD) -> dict:
+    """App. D: r_t = r_info + arm match + diversity + resolution + efficiency, or a penalty.
+
+    r_info = (|C_t| - |C_{t+1}|) / |C_t| is the posterior-sensitive part the paper's analysis is
+    about; the rest is shaping. Redundant and invalid turns return early with their penalty.
+    """
+    r = dict(r_info=0.0, r_arm_match=0.0, r_diversity=0.0, r_resolve=0.0, r_efficiency=0.0,
+             r_redundancy=0.0, r_invalid=0.0)
+    if invalid:
+        r["r_invalid"] = w.invalid_penalty
+    elif redundant:
+        r["r_redundancy"] = w.redundancy_penalty
+    else:
+        r["r_info"] = (n_before - n_after) / n_before
+        r["r_arm_match"] = w.arm_match_bonus if arm_match else 0.0
+        r["r_diversity"] = w.diversity_bonus if novel else 0.0
+        if resolved:
+            r["r_resolve"] = w.resolve_bonus
+            r["r_efficiency"] = w.efficiency_weight * (max_turns - turn)
+    r["reward"] = sum(r.values())
+    return r
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    """One row of the paper's `turns` table (App. E), plus the reward components."""
+    episode: int
+    turn: int
+    arm: int                 # -1 for an invalid turn
+    question: str
+    question_type: str       # a properties.FAMILIES name, "identity" or "unsupported"
+    raw_response: str        # everything the policy wrote
+    completion: str          # the action JSON read from it
+    hint: str
+    answer: str              # "yes" / "no" / the value, "" when the hint carries no information
+    hint_status: str         # "fact" / "deflection" / "unreadable" / "identity" / "" (no oracle)
+    candidates_before: int
+    eliminated: int
+    candidates_after: int
+    redundant: bool
+    invalid: bool
+    invalid_reason: str
+    inconsistent: bool
+    arm_match: bool
+    novel: bool
+    resolved: bool
+    r_info: float
+    r_arm_match: float
+    r_diversity: float
+    r_resolve: float
+    r_efficiency: float
+    r_redundancy: float
+    r_invalid: float
+    reward: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Episode:
+    """The state of one game: the secret, the belief C_t, and what each arm has answered."""
+    secret: int
+    candidates: frozenset
+    arm_histories: list
+    turn: int = 0
+    resolved: bool = False
+    asked: set = field(default_factory=set)      # (arm, normalised question) pairs
+    asked_any: set = field(default_factory=set)  # normalised questions, any arm
+    records: list = field(default_factory=list)
+
+    @property
+    def done(self) -> bool:
+        return self.resolved
+
+
+def _norm(question: str) -> str:
+    return " ".join(question.lower().split()).rstrip("?.! ")
+
+
+@lru_cache(maxsize=100_000)
+def _answer_label(question: str, fact: Fact | None, n_max: int) -> str:
+    """The turns table's `answer`: what the hint says about the question that was asked."""
+    query = parse_question(question)
+    if fact is None or query is None:
+        return ""
+    if query.kind == "value":
+        p = fact.predicate
+        return (p.test if p.test in ("even", "odd") else str(p.args[0])) if not fact.negated and (
+            p.test in ("even", "odd", "eq")) else ""
+    said, asked = fact.members(n_max), Fact(query.predicate, query.negated).members(n_max)
+    return "yes" if said <= asked else "no" if not said & asked else ""
+
+
+class CSG:
+    """A batch of Clue Selector Games stepped together; episodes that resolve drop out.
+
+    game = CSG(secrets, cfg); while game.active: texts = policy(game.messages()); game.step(texts)
+    """
+
+    def __init__(self, secrets, cfg: GameConfig = GameConfig(), oracle=None):
+        bad = [s for s in secrets if not 1 <= s <= cfg.n_max]
+        if bad:
+            raise ValueError(f"secrets {bad[:5]} are outside 1..{cfg.n_max}")
+        self.cfg, self.oracle = cfg, oracle or RuleOracle()
+        universe = frozenset(range(1, cfg.n_max + 1))
+        self.episodes = [Episode(int(s), universe, [[] for _ in range(cfg.n_arms)]) for s in secrets]
+
+    @property
+    def active(self) -> list[int]:
+        """Indices of the episodes still playing (not resolved, turns left)."""
+        return [i for i, e in enumerate(self.episodes) if not e.done and e.turn < self.cfg.max_turns]
+
+    def messages(self, indices=None) -> list[list[dict]]:
+        """Chat messages (system + selector prompt) for each active episode, in `active` order."""
+        indices = self.active if indices is None else indices
+        return [selector_messages(self.episodes[i].candidates, self.episodes[i].arm_histories,
+                                  self.episodes[i].turn, self.cfg) for i in indices]
+
+    def step(self, responses: list[str]) -> list[TurnRecord]:
+        """Play one turn of every active episode; responses[j] is the text of active[j]."""
+        indices = self.active
+        if len(responses) != len(indices):
+            raise ValueError(f"{len(responses)} responses for {len(indices)} active episodes")
+        actions = [read_action(text, self.cfg.n_arms) for text in responses]
+        # The oracle is asked once per turn for every episode that needs it (LLM: concurrently).
+        ask = []
+        for i, (action, _) in zip(indices, actions):
+            ep = self.episodes[i]
+            if action is None or (action.arm, _norm(action.question)) in ep.asked:
+                continue
+            query = parse_question(action.question)
+            if self.cfg.question_set == "binary" and query is not None and not query.binary:
+                continue
+            ask.append((i, action.question, ep.secret))
+        hints = dict(zip([i for i, _, _ in ask], self.oracle.answer_many([(q, s) for _, q, s in ask])))
+        return [self._apply(i, text, action, reason, hints.get(i))
+                for i, text, (action, reason) in zip(indices, responses, actions)]
+
+    def _apply(self, i: int, raw: str, action: Action | None, reason: str, hint: str | None) -> TurnRecord:
+        ep, cfg = self.episodes[i], self.cfg
+        t, before = ep.turn, len(ep.candidates)
+        invalid = action is None
+        question = action.question if action else ""
+        key = _norm(question)
+        redundant = not invalid and (action.arm, key) in ep.asked
+        qtype = question_type(question) if action else "invalid"
+        novel = arm_match = inconsistent = False
+        status, answer, after = "", "", ep.candidates
+        if invalid:
+            hint = ""
+        elif redundant:
+            hint = REDUNDANT_HINT
+        else:
+            if hint is None:  # binary question set: a value question, deflected without an oracle
+                hint = BINARY_DEFLECTION
+            reading = read_hint(hint, question)
+            status = reading.status
+            after, inconsistent = update_belief(ep.candidates, reading.fact, ep.secret, cfg.n_max)
+            answer = "" if inconsistent else _answer_label(question, reading.fact, cfg.n_max)
+            novel = key not in ep.asked_any
+            answered = hint not in (DEFLECTION, BINARY_DEFLECTION)
+            arm_match = answered and qtype in ARM_FAMILIES.get(action.arm, ())
+            ep.asked.add((action.arm, key))
+            ep.asked_any.add(key)
+            ep.arm_histories[action.arm].append((question, hint))
+            ep.candidates = after
+            ep.resolved = after == {ep.secret}
+        r = turn_reward(before, len(after), t, cfg.max_turns, redundant=redundant, invalid=invalid,
+                        arm_match=arm_match, novel=novel, resolved=ep.resolved)
+        record = TurnRecord(
+            episode=i, turn=t, arm=action.arm if action else -1, question=question,
+            question_type=qtype, raw_response=raw,
+            completion=action.completion if action else "", hint=hint, answer=answer,
+            hint_status=status, candidates_before=before, eliminated=before - len(after),
+            candidates_after=len(after), redundant=redundant, invalid=invalid,
+            invalid_reason=reason, inconsistent=inconsistent, arm_match=arm_match, novel=novel,
+            resolved=ep.resolved, **r)
+        ep.records.append(record)
+        ep.turn += 1
+        return record
+
+    def episode_summary(self, i: int) -> dict:
+        """One row of the paper's `episodes` table (App. E)."""
+        ep = self.episodes[i]
+        return dict(episode=i, secret=ep.secret, resolved=ep.resolved, turns_taken=ep.turn,
+                    final_candidates=len(ep.candidates),
+                    total_reward=sum(r.reward for r in ep.records))

@@ -1,0 +1,202 @@
+"""The game: hand-worked rewards (App. D), the action reader, the batch, and hostile input."""
+import json
+import random
+
+import pytest
+
+from env import (BINARY_DEFLECTION, CSG, REDUNDANT_HINT, REWARD, GameConfig, read_action,
+                 selector_prompt, turn_reward, update_belief)
+from oracle import DEFLECTION, RuleOracle
+from properties import Fact, Predicate
+
+
+def act(arm, question):
+    return json.dumps({"arm": arm, "question": question})
+
+
+def test_turn_reward_hand_worked():
+    """App. D by hand: r_info + arm match + diversity (+ resolve + 0.1 (T - t)); penalties alone."""
+    r = turn_reward(100, 10, turn=0, max_turns=10, arm_match=True, novel=True)
+    assert r["reward"] == pytest.approx(0.9 + 0.05 + 0.05)
+    # resolving at the second turn (t = 1): 9/10 eliminated, +1 resolve, +0.1 * (10 - 1) efficiency
+    r = turn_reward(10, 1, turn=1, max_turns=10, arm_match=True, novel=True, resolved=True)
+    assert (r["r_info"], r["r_resolve"], r["r_efficiency"]) == pytest.approx((0.9, 1.0, 0.9))
+    assert r["reward"] == pytest.approx(2.9)
+    r = turn_reward(50, 50, turn=3, max_turns=10, novel=True)  # a new but useless question
+    assert r["reward"] == pytest.approx(0.05) and r["r_info"] == 0
+    # penalties return early: nothing else is paid even if the flags say so
+    assert turn_reward(50, 50, 3, 10, redundant=True, arm_match=True, novel=True)["reward"] == pytest.approx(-0.1)
+    assert turn_reward(50, 50, 3, 10, invalid=True)["reward"] == pytest.approx(REWARD.invalid_penalty)
+
+
+def test_two_turn_game_rewards_and_records():
+    """Last digit then digit sum resolves 42 in two turns with the rewards worked out by hand."""
+    game = CSG([42], GameConfig())
+    (r0,) = game.step([act(3, "What is the last digit?")])
+    assert (r0.candidates_before, r0.candidates_after, r0.eliminated) == (100, 10, 90)
+    assert r0.reward == pytest.approx(1.0) and r0.arm_match and r0.novel and r0.answer == "2"
+    (r1,) = game.step([act(3, "What is the sum of the digits?")])
+    assert (r1.candidates_after, r1.resolved) == (1, True)
+    assert r1.reward == pytest.approx(0.9 + 0.05 + 0.05 + 1.0 + 0.9)
+    assert game.active == [] and game.episode_summary(0)["turns_taken"] == 2
+
+
+def test_redundant_question_is_penalised_without_asking_the_oracle():
+    """Same question to the same arm: -0.1, no oracle call, belief unchanged; to another arm it is
+    a new (if useless) turn that earns no diversity bonus."""
+    calls = []
+
+    class CountingOracle(RuleOracle):
+        def answer(self, q, s):
+            calls.append(q)
+            return super().answer(q, s)
+
+    game = CSG([42], GameConfig(), oracle=CountingOracle())
+    game.step([act(0, "Is the number even?")])
+    (r,) = game.step([act(0, "is the number EVEN")])  # same question, normalised
+    assert r.redundant and r.reward == pytest.approx(-0.1) and r.hint == REDUNDANT_HINT
+    assert len(calls) == 1 and r.candidates_after == r.candidates_before == 50
+    (r,) = game.step([act(1, "Is the number even?")])
+    assert not r.redundant and not r.novel and r.eliminated == 0 and len(calls) == 2
+    assert r.reward == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("text,reason", [
+    ("I would ask about parity.", "no_json"),
+    ('{"arm": 7, "question": "Is it even?"}', "arm_out_of_range"),
+    ('{"arm": -1, "question": "Is it even?"}', "arm_out_of_range"),
+    ('{"arm": true, "question": "Is it even?"}', "bad_arm"),
+    ('{"arm": "two", "question": "Is it even?"}', "bad_arm"),
+    ('{"arm": 1, "question": ""}', "no_question"),
+    ('{"arm": 1, "question": 5}', "no_question"),
+    ('{"arm": 1, "question": "Is it even?"', "no_json"),  # cut off by the token limit
+])
+def test_unreadable_actions_are_invalid_turns(text, reason):
+    """No silent fallback question: an invalid turn has a penalty, no oracle call, no belief change."""
+    assert read_action(text, 5) == (None, reason)
+    game = CSG([42], GameConfig(), oracle=None)
+    (r,) = game.step([text])
+    assert r.invalid and r.invalid_reason == reason and r.arm == -1 and r.hint == ""
+    assert r.reward == pytest.approx(REWARD.invalid_penalty) and r.eliminated == 0
+    assert game.episodes[0].turn == 1 and all(h == [] for h in game.episodes[0].arm_histories)
+
+
+@pytest.mark.parametrize("text", [
+    '```json\n{"arm": 2, "question": "Is it divisible by 3?"}\n```',
+    'Thought: parity splits evenly.\nAction: {"arm": 2, "question": "Is it divisible by 3?"} done',
+    '{"note": {"x": 1}} then {"arm": "2", "question": " Is it divisible by 3? "}',
+    '{"arm": 2.0, "question": "Is it divisible by 3?"}',
+])
+def test_action_reader_tolerates_fences_and_prose(text):
+    """The first JSON object with arm and question is the action, wherever it is in the text."""
+    action, reason = read_action(text, 5)
+    assert reason == "" and action.arm == 2 and action.question == "Is it divisible by 3?"
+    assert json.loads(action.completion)["question"].strip() == "Is it divisible by 3?"
+
+
+def test_belief_update_refuses_a_fact_that_eliminates_the_secret():
+    """Lemma 'Exact posterior in CSG' holds only for true hints: a false one is refused, not used."""
+    universe = frozenset(range(1, 101))
+    even = Fact(Predicate("n", "even"))
+    assert update_belief(universe, even, 7, 100) == (universe, True)
+    kept, bad = update_belief(universe, even, 8, 100)
+    assert not bad and kept == frozenset(range(2, 101, 2))
+
+
+def test_lying_oracle_turns_are_marked_inconsistent():
+    """A wrong answer never removes the secret; the turn is flagged and earns no elimination."""
+
+    class Liar:
+        failures = 0
+
+        def answer_many(self, pairs):
+            return ["The number is odd." if s % 2 == 0 else "The number is even." for _, s in pairs]
+
+    game = CSG([42, 43], GameConfig(), oracle=Liar())
+    records = game.step([act(0, "Is the number even?")] * 2)
+    assert all(r.inconsistent and r.eliminated == 0 and r.r_info == 0 for r in records)
+    assert all(e.secret in e.candidates and len(e.candidates) == 100 for e in game.episodes)
+
+
+def test_binary_question_set_deflects_value_questions_only():
+    """binary: 'what is the last digit?' is deflected without an oracle; yes/no and odd-or-even are answered."""
+    cfg = GameConfig(question_set="binary")
+    game = CSG([42, 42, 42], cfg)
+    r = game.step([act(3, "What is the last digit?"), act(3, "Is the last digit greater than 4?"),
+                   act(0, "Is the number odd or even?")])
+    assert r[0].hint == BINARY_DEFLECTION and r[0].eliminated == 0 and not r[0].arm_match
+    assert r[1].eliminated == 50 and r[2].eliminated == 50
+    assert "Only yes-or-no questions are answered." in selector_prompt(range(1, 101), [[]] * 5, 0, cfg)
+    assert "Only yes-or-no" not in selector_prompt(range(1, 101), [[]] * 5, 0, GameConfig())
+
+
+def test_batch_steps_together_and_resolved_episodes_drop_out():
+    """Only active episodes take a turn; an episode ends on resolution or after T turns."""
+    cfg = GameConfig(max_turns=3)
+    game = CSG([42, 7, 99], cfg)
+    game.step([act(3, "What is the last digit?"), act(0, "Is it even?"), act(0, "Is it even?")])
+    game.step([act(3, "What is the sum of the digits?"), act(0, "Is it prime?"), act(1, "Is it prime?")])
+    assert game.active == [1, 2]  # 42 resolved at turn 1
+    with pytest.raises(ValueError):
+        game.step(["{}"])
+    prompt = game.messages()[0][1]["content"]
+    assert "Turn 3 of 3" in prompt and "Arm 0 (queried 2x)" in prompt  # episode 7's own history
+    game.step([act(4, "Is it between 1 and 50?"), act(4, "Is it between 1 and 50?")])
+    assert game.active == [] and [e.turn for e in game.episodes] == [2, 3, 3]
+
+
+def test_selector_prompt_shows_belief_and_histories():
+    """App. B (A): the candidate list with its size, the turn, and Q/A pairs under their arm."""
+    text = selector_prompt(frozenset({5, 3, 9}), [[("Is it odd?", "Yes, the number is odd.")], [], [], [], []],
+                           turn=2, cfg=GameConfig())
+    assert "Turn 3 of 10" in text and "Remaining candidates (3): [3, 5, 9]" in text
+    assert "Arm 0 (queried 1x):\n    Q: Is it odd?\n    A: Yes, the number is odd." in text
+    assert "Arm 1: not yet queried" in text and '{"arm": <0 to 4>' in text
+
+
+def test_bad_configuration_fails_at_once():
+    with pytest.raises(ValueError):
+        GameConfig(question_set="trinary")
+    with pytest.raises(ValueError):
+        CSG([0, 101], GameConfig())
+
+
+def hostile_strings(count, seed=0):
+    """Random and adversarial question / response text: the game must never raise on them."""
+    rng = random.Random(seed)
+    fixed = ["", " ", "?", "\x00", "\x1b[31m", "{}", "[]", "null", '{"arm": 1}', "9" * 10_000,
+             "Is it greater than " + "9" * 5000 + "?", "Is it divisible by 0?", "Is it divisible by -0?",
+             "Is it greater than -1e308?", "Is it greater than NaN?", "Is it between 5 and -5?",
+             "Is it divisible by 0.0?", "Is it less than 1/0?", "Is it ＞ ５０？", "Is it ≥ 50.5?",
+             "Is the number greater than 50" * 100, "\u202eIs it even?", "Is it even?\x00\x00",
+             "Is the number \ud800 even?", "🙂" * 300, "is it " + "not " * 200 + "even"]
+    alphabet = "abcdefghijklmnopqrstuvwxyz 0123456789?.,-+<>=≥≤{}[]\":'\\/\n\t\x00\x07é漢🙂\u200b"
+    words = "is the number it greater less than between and or not divisible by digit sum last even odd prime".split()
+    out = list(fixed)
+    while len(out) < count:
+        kind = rng.random()
+        if kind < 0.4:
+            out.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))))
+        elif kind < 0.8:
+            nums = [str(rng.choice([0, -1, 7, 10**12, 3.5, -2.25, 10**40]))]
+            out.append(" ".join(rng.choice(words + nums) for _ in range(rng.randint(1, 12))) + rng.choice(["?", "", "!"]))
+        else:
+            out.append(json.dumps({"arm": rng.choice([0, 4, 9, -1, "3", None]), "question": rng.choice(words)}))
+    return out[:count]
+
+
+def test_ten_thousand_hostile_strings_never_raise_or_eliminate_the_secret():
+    """10,000 hostile questions and raw responses: no exception, the secret always survives."""
+    texts = hostile_strings(10_000)
+    rng = random.Random(1)
+    secrets = [rng.randint(1, 200) for _ in texts]
+    game = CSG(secrets, GameConfig(n_max=200))
+    records = game.step([json.dumps({"arm": i % 5, "question": t}) for i, t in enumerate(texts)])
+    records += game.step(texts)  # the same strings as the whole policy output
+    assert len(records) == 20_000
+    for e in game.episodes:
+        assert e.secret in e.candidates
+    for r in records:
+        assert r.candidates_after <= r.candidates_before and r.eliminated >= 0
+        if r.hint in (DEFLECTION, REDUNDANT_HINT, ""):
+            assert r.eliminated == 0
