@@ -75,6 +75,17 @@ ARM_FAMILIES = {0: ("parity", "comparison"), 1: ("prime", "square"), 2: ("divisi
 SYSTEM_PROMPT = "You are a helpful assistant. Follow instructions exactly."
 
 
+def secret_split(n_max: int = 100, n_heldout: int = 20, seed: int = 0) -> tuple[list[int], list[int]]:
+    """(training secrets, held-out evaluation secrets): 1..n_max minus a fixed random subset.
+
+    The same seed gives the same split in train.py and evaluate.py, so evaluation never sees a
+    secret the policy was trained on (the paper's code held out 5 of 1..100 the same way).
+    """
+    import random
+    heldout = sorted(random.Random(seed).sample(range(1, n_max + 1), n_heldout))
+    return [s for s in range(1, n_max + 1) if s not in set(heldout)], heldout
+
+
 def selector_prompt(candidates, arm_histories, turn: int, cfg: GameConfig) -> str:
     """The selector prompt of App. B (A): the belief (candidate list) and per-arm histories."""
     lines = ["You are solving a number guessing game.",
