@@ -1,7 +1,8 @@
-"""Checks of theory/: the numbers of Theorem 3.2 and App. A, from the math, not from a run."""
+"""Checks of theory/: Theorem 3.2, App. A and App. C, from the math, not from a run."""
 
 import itertools
 import math
+import random
 import re
 from fractions import Fraction
 
@@ -9,7 +10,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from env import GameConfig
+from oracle import RuleOracle
+from reference import question_bank
+from theory import bisection as bs
 from theory import bit_reveal as br
+from theory import csg_aliasing as ca
 from theory import return_aliasing as ra
 from theory._common import parse_config, wilson_interval
 
@@ -281,12 +287,13 @@ def test_group_normalize_hand_worked():
     assert np.allclose(out[2:], 0.0)  # a constant group carries no credit
 
 
+# ---------------------------------------------------------------- csg_aliasing: the real game
+
 def test_real_clue_selector_game():
-    """On the real game (env.py, rule oracle, App. D reward; skipped if it cannot be imported):
-    probabilities sum to 1, E_pi[A_B] = 0 at every history, and at every turn the least-squares
-    error over functions of G equals E[Var(A|G)] > 0 with Pi_G of rank = number of levels."""
-    pytest.importorskip("env")
-    csg = ra.csg_trajectories(N=6, T=2, epsilon=Fraction(1, 2))
+    """On the real game (csg_aliasing: env.py, rule oracle, App. D reward): probabilities sum to
+    1, E_pi[A_B] = 0 at every history, and at every turn the least-squares error over functions
+    of G equals E[Var(A|G)] > 0 with Pi_G of rank = number of levels."""
+    csg = ca.csg_trajectories(N=6, T=2, epsilon=Fraction(1, 2))
     assert sum(csg["p"]) == 1
     A_of = {}  # (h_t, a) -> A_B(h_t, a)
     for hist, A_i in zip(csg["history"], csg["A"]):
@@ -297,10 +304,26 @@ def test_real_clue_selector_game():
             assert sum(pi.values()) == 1
             assert sum(pi_k * A_of[hist[:t] + (k,)] for k, pi_k in pi.items()) == 0
     for t in range(2):
-        sub, _ = ra.active_at(csg, t)
+        sub, mass = ca.active_at(csg, t)
+        assert sum(sub["p"]) == 1 and 0 < mass <= 1
         a = ra.analyse_turn(sub, t)
         assert a["lstsq_G"] == pytest.approx(float(a["evar_G"]), abs=1e-12) and a["evar_G"] > 0
         assert a["rank"] == a["levels_G"] and a["idempotence"] < 1e-12
+
+
+def test_csg_aliasing_main_smoke(tmp_path, capsys):
+    """csg_aliasing.main() on a tiny game writes its table and config, prints one row per turn
+    with the exact E[Var(A|G)], and rejects an impossible game."""
+    csg, analyses = ca.main(["--n-candidates", "4", "--horizon", "2", "--out", str(tmp_path)])
+    for name in ("csg_aliasing.txt", "csg_aliasing_config.json"):
+        assert (tmp_path / name).stat().st_size > 0
+    printed = capsys.readouterr().out
+    assert (tmp_path / "csg_aliasing.txt").read_text() in printed
+    assert sum(csg["p"]) == 1 and len(analyses) == max(map(len, csg["history"]))
+    for a in analyses:
+        assert f"{float(a['evar_G']):11.6f}" in printed
+    with pytest.raises(SystemExit):
+        ca.main(["--n-candidates", "40", "--out", str(tmp_path)])
 
 
 # ---------------------------------------------------------------- return_aliasing: Monte Carlo
@@ -332,3 +355,138 @@ def test_return_aliasing_main_smoke(tmp_path, capsys):
         assert f"{float(a['evar_G']):11.6f}" in printed
     with pytest.raises(SystemExit):
         ra.main(["--turn", "5", "--out", str(tmp_path)])
+
+
+# ---------------------------------------------------------------- bisection (App. C)
+
+N_BIS = 40  # candidates are subsets of 1..40 below: every digit predicate still splits them
+
+
+def random_sets(rng, n):
+    """n random candidate sets in 1..N_BIS: random subsets and intervals, alternately."""
+    sets = []
+    for k in range(n):
+        if k % 2:
+            a, b = sorted(rng.sample(range(1, N_BIS + 1), 2))
+            sets.append(frozenset(range(a, b + 1)))
+        else:
+            sets.append(frozenset(rng.sample(range(1, N_BIS + 1), rng.randint(1, N_BIS))))
+    return sets
+
+
+def test_expected_elimination_hand_worked():
+    """Hand-worked values through the game: C = 1..10 and 'greater than 3' (p = 7/10) gives
+    2 (7/10)(3/10) = 21/50; C = 1..20 and the last digit (each digit twice, p_k = 1/10) gives
+    1 - 10/100 = 9/10; C = 1..12 and the number of digits (9 and 3 of 12) gives
+    1 - (81 + 9)/144 = 3/8."""
+    oracle = RuleOracle()
+    question = "Is the number greater than 3?"
+    eliminated, unused = bs.game_elimination(range(1, 11), question, 10, oracle)
+    assert sum(eliminated) / 10 == Fraction(21, 50) and unused == 0
+    assert bs.check_value(range(1, 21), "last_digit", 20, oracle)["measured"] == Fraction(9, 10)
+    assert bs.check_value(range(1, 13), "num_digits", 12, oracle)["measured"] == Fraction(3, 8)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.frozensets(st.integers(1, N_BIS), min_size=1), st.integers(1, N_BIS),
+       st.integers(2, 12), st.integers(0, 9))
+def test_bisection_identity_with_questions_written_here(C, k, m, d):
+    """E_{z~Unif(C)}[u] = 2p(1-p) exactly, for questions written in English here and p counted
+    here with plain Python: the game (oracle -> read_hint -> update_belief) must agree."""
+    oracle = RuleOracle()
+    questions = [(f"Is the number greater than {k}?", lambda z: z > k),
+                 (f"Is the number divisible by {m}?", lambda z: z % m == 0),
+                 ("Is the number odd?", lambda z: z % 2 == 1),
+                 (f"Is the number between {min(k, m)} and {max(k, m) + 1} inclusive?",
+                  lambda z: min(k, m) <= z <= max(k, m) + 1),  # a < b: "between a and a" is
+                                                              # an identity question, deflected
+                 (f"Is the last digit {d}?", lambda z: z % 10 == d)]
+    for question, yes in questions:
+        eliminated, unused = bs.game_elimination(C, question, N_BIS, oracle)
+        p = Fraction(sum(yes(z) for z in C), len(C))
+        assert unused == 0
+        assert sum(eliminated) / len(C) == 2 * p * (1 - p) == bs.bisection_value(p)
+
+
+def test_bisection_identity_on_random_questions():
+    """The module's own random yes/no questions (every family, some negated, rendered with
+    render_question) and sets, including those the game's bisection visits: every check exact,
+    every hint used, and 2p(1-p) <= 1/2."""
+    rng, oracle = random.Random(0), RuleOracle()
+    _, visited = bs.play_bisection(N_BIS, 10)
+    sets = random_sets(rng, 30) + rng.sample(sorted(visited, key=sorted), 15)
+    families = set()
+    for C in sets:
+        for _ in range(4):
+            family, query, truth = bs.random_yesno(rng, N_BIS)
+            row = bs.check_yesno(C, query, truth, N_BIS, oracle)
+            families.add(family)
+            assert row["unused"] == 0 and row["measured"] == row["predicted"] <= Fraction(1, 2)
+    assert families == set(bs.YESNO_FAMILIES)
+
+
+def test_value_questions_general_form():
+    """Value questions: the game's mean elimination is 1 - sum_k p_k^2 exactly, with p_k counted
+    here from the answers (Python's own str digits, not the module's arithmetic)."""
+    rng, oracle = random.Random(1), RuleOracle()
+    answers = {"parity": lambda z: z % 2, "digit_sum": lambda z: sum(map(int, str(z))),
+               "last_digit": lambda z: str(z)[-1], "tens_digit": lambda z: str(z).zfill(2)[-2],
+               "first_digit": lambda z: str(z)[0], "num_digits": lambda z: len(str(z))}
+    assert set(answers) == set(bs.VALUE_REFERENCE)
+    for C in random_sets(rng, 20):
+        for quantity, answer in answers.items():
+            counts = [sum(answer(z) == a for z in C) for a in {answer(z) for z in C}]
+            expected = 1 - sum(Fraction(c, len(C)) ** 2 for c in counts)
+            row = bs.check_value(C, quantity, N_BIS, oracle)
+            assert row["unused"] == 0 and row["measured"] == row["predicted"] == expected
+
+
+def test_best_bank_question_reaches_the_most_even_split():
+    """Over the binary question bank, the best 2p(1-p) equals the largest value any yes-set of
+    C allows (brute force over yes-set sizes), which is 1/2 exactly when |C| is even; the
+    max-information-gain question reaches it too, and so does its elimination in the game."""
+    rng, oracle = random.Random(2), RuleOracle()
+    bank = question_bank(GameConfig(n_max=N_BIS, question_set="binary"))
+    for C in random_sets(rng, 30):
+        n = len(C)
+        brute = max(Fraction(2 * k * (n - k), n * n) for k in range(n + 1))
+        best, eig, q = bs.best_bank_split(bank, C)
+        assert best == eig == brute == bs.best_possible_split(n)
+        assert (best == Fraction(1, 2)) == (n % 2 == 0)
+        eliminated, _ = bs.game_elimination(C, bank.texts[q], N_BIS, oracle)
+        assert sum(eliminated) / n == best
+
+
+def test_bisection_turn_count():
+    """BayesPolicy on the binary question set resolves every secret of 1..N; the most turns any
+    secret takes is ceil(log2 N) (no yes/no policy can guarantee fewer: t answers separate at
+    most 2^t secrets), and the mean is the best binary search tree's, T(N)/N with
+    T(n) = n + T(floor(n/2)) + T(ceil(n/2)), T(1) = 0."""
+    def total_depth(n):
+        return 0 if n == 1 else n + total_depth(n // 2) + total_depth(n - n // 2)
+
+    for N in (2, 3, 5, 8, 13, 16, 17, 33):
+        game, _ = bs.play_bisection(N, 10)
+        turns = [e.turn for e in game.episodes]
+        assert all(e.resolved for e in game.episodes)
+        assert max(turns) == math.ceil(math.log2(N))
+        assert Fraction(sum(turns), N) == Fraction(total_depth(N), N) == bs.optimal_mean_turns(N)
+
+
+def test_bisection_main_smoke(tmp_path, capsys):
+    """bisection.main() with a tiny budget writes table, plot and config; every printed check is
+    exact and every game resolves within ceil(log2 N); bad flags stop with SystemExit."""
+    result = bs.main(["--n-max", "30", "--n-sets", "3", "--questions-per-set", "2",
+                      "--sizes", "2,5,30", "--out", str(tmp_path)])
+    for name in ("bisection.txt", "bisection.png", "bisection_config.json"):
+        assert (tmp_path / name).stat().st_size > 0
+    printed = capsys.readouterr().out
+    assert (tmp_path / "bisection.txt").read_text() in printed
+    for row in result["yesno"] + result["value"]:
+        assert row["measured"] == row["predicted"] and row["unused"] == 0
+    assert all(r["best"] == r["bound"] == r["measured"] for r in result["bank"])
+    assert [g["N"] for g in result["games"]] == [2, 5, 30]
+    assert all(g["resolved"] == g["N"] and g["max_turns"] == g["bound"] for g in result["games"])
+    for bad in (["--sizes", "2,x"], ["--sizes", "300"], ["--n-sets", "0"], ["--n-max", "3.5"]):
+        with pytest.raises(SystemExit):
+            bs.main(bad + ["--out", str(tmp_path)])

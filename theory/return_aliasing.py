@@ -15,8 +15,8 @@ Corollary "Finite-dimensional view of trajectory-level aliasing":
   (3) turn-level estimators (functions of r_t; ECHO's group-normalised r_t of Eq. 1) against
       return-only ones (functions of G; GRPO's group-normalised G);
   (4) Monte Carlo estimates from played-out rollouts converge to the exact irreducible errors.
-With --csg-n N, checks (1)-(3) also run on the real Clue Selector Game (env.py, the rule
-oracle, the full App. D reward) for secrets 1..N with a fixed four-question menu.
+The same checks (1)-(3) on the real Clue Selector Game (env.py, the rule oracle, the full App. D
+reward) are in theory/csg_aliasing.py, which imports the pure functions below.
 
 The EDP: a six-number Clue Selector Game (Sec. 5.1) cut down to enumerable size.
     z* uniform on {1, ..., N}, N = 6; horizon T = 3;
@@ -42,8 +42,6 @@ Departures from the paper, with reasons:
     policy, kernel and utility see h_t only through (C_t, t) (Proposition "Belief-state
     sufficiency"); advantages_from_enumeration recomputes A_B from raw histories and the tests
     check that both routes agree exactly.
-  * On the real game episodes end when the secret is resolved, so A_B(h_t, a_t) is analysed
-    over the episodes still playing at turn t (probabilities renormalised).
   * ECHO's Eq. 1 normalises over a finite group of rollouts of one training instance; here the
     group is all rollouts sharing z* in the population limit, and since the scale of an
     advantage is arbitrary both normalised estimators get their least-squares best scale c.
@@ -77,9 +75,6 @@ class Config:
     epsilon: float = field(default=0.5, metadata={
         "help": "exploration of the epsilon-greedy policy, in (0, 1]; used as a Fraction"})
     turn: int = field(default=1, metadata={"help": "turn t of A_B(h_t, a_t) in the MC study"})
-    csg_n: int = field(default=0, metadata={
-        "help": "if > 0, also run checks (1)-(3) on the real game (env.py) with secrets 1..N"})
-    csg_horizon: int = field(default=3, metadata={"help": "turns of that real game"})
     mc_sizes: str = field(default="100,300,1000,3000,10000,30000,100000", metadata={
         "help": "comma-separated Monte Carlo sample sizes (rollouts)"})
     out: str = field(default="theory/out", metadata={
@@ -163,6 +158,27 @@ def enumerate_trajectories(game):
     for z in range(1, game.N + 1):
         extend(z, tuple(range(1, game.N + 1)), 0, Fraction(1, game.N), (), (), (), ())
     return dict(traj)
+
+
+def advantages_from_enumeration(traj, pi):
+    """A_B(h_t, a_t) at every turn of every trajectory, from enumerated trajectories alone.
+    b_t is the law of z* given h_t, so Q_B(h_t, a) = E_{z~b_t}[Q_z(h_t, a)] = E[sum_{s>=t} r_s |
+    h_t, a_t = a], an average over the trajectories sharing the raw prefix (h_t, a); then
+    V_B(h_t) = sum_a pi(a | h_t) Q_B(h_t, a). pi(C_t) -> {a: prob}; every a needs pi > 0."""
+    mass, to_go = defaultdict(int), defaultdict(int)
+    for p, hist, rewards in zip(traj["p"], traj["history"], traj["rewards"]):
+        for t in range(len(hist)):
+            key = hist[:t] + (hist[t][0],)
+            mass[key] += p
+            to_go[key] += p * sum(rewards[t:])
+    A = []
+    for hist, beliefs in zip(traj["history"], traj["beliefs"]):
+        A_i = []
+        for t in range(len(hist)):
+            q = {a: to_go[hist[:t] + (a,)] / mass[hist[:t] + (a,)] for a in pi(beliefs[t])}
+            A_i.append(q[hist[t][0]] - sum(pi_a * q[a] for a, pi_a in pi(beliefs[t]).items()))
+        A.append(tuple(A_i))
+    return A
 
 
 # ---------------------------------------------------------------- projections and errors
@@ -280,100 +296,6 @@ def mc_irreducible_error(keys, A, z=1.96):
     return mean_interval(bessel[level] * (A - level_mean[level]) ** 2, z)
 
 
-# ---------------------------------------------------------------- the real Clue Selector Game
-
-CSG_MENU = (  # (arm, question): a fixed action menu; arm 4 owns "between", so the last action
-    (0, "Is the number even?"),  # asks a sound question through the wrong arm (no arm bonus)
-    (0, "Is the number greater than {half}?"),
-    (2, "Is the number divisible by 3?"),
-    (4, "Is the number prime?"),
-)
-
-
-def advantages_from_enumeration(traj, pi):
-    """A_B(h_t, a_t) at every turn of every trajectory, from enumerated trajectories alone.
-    b_t is the law of z* given h_t, so Q_B(h_t, a) = E_{z~b_t}[Q_z(h_t, a)] = E[sum_{s>=t} r_s |
-    h_t, a_t = a], an average over the trajectories sharing the raw prefix (h_t, a); then
-    V_B(h_t) = sum_a pi(a | h_t) Q_B(h_t, a). pi(C_t) -> {a: prob}; every a needs pi > 0."""
-    mass, to_go = defaultdict(int), defaultdict(int)
-    for p, hist, rewards in zip(traj["p"], traj["history"], traj["rewards"]):
-        for t in range(len(hist)):
-            key = hist[:t] + (hist[t][0],)
-            mass[key] += p
-            to_go[key] += p * sum(rewards[t:])
-    A = []
-    for hist, beliefs in zip(traj["history"], traj["beliefs"]):
-        A_i = []
-        for t in range(len(hist)):
-            q = {a: to_go[hist[:t] + (a,)] / mass[hist[:t] + (a,)] for a in pi(beliefs[t])}
-            A_i.append(q[hist[t][0]] - sum(pi_a * q[a] for a, pi_a in pi(beliefs[t]).items()))
-        A.append(tuple(A_i))
-    return A
-
-
-def csg_trajectories(N=8, T=3, epsilon=Fraction(1, 2)):
-    """Every trajectory of the real CSG (env.py with the rule oracle, full App. D reward) for
-    secrets 1..N, horizon T, actions CSG_MENU, and the epsilon-greedy policy on expected
-    r_info. Episodes stop when resolved, so trajectories have 1..T turns. Same dict as
-    enumerate_trajectories plus "pi" (the policy at each turn); rewards are made exact
-    Fractions (their denominators divide 20 N, checked)."""
-    import json  # the game modules are imported here: the rest of theory/ must not need them
-
-    from env import CSG, GameConfig, update_belief
-    from oracle import RuleOracle
-    from properties import read_hint
-
-    cfg, oracle = GameConfig(n_max=N, n_arms=5, max_turns=T), RuleOracle()
-    menu = [(arm, q.format(half=N // 2)) for arm, q in CSG_MENU]
-    texts = [json.dumps({"arm": arm, "question": q}) for arm, q in menu]
-
-    @lru_cache(maxsize=None)
-    def pi(C):  # the game's own belief update, applied as if each candidate were the secret
-        after = [[update_belief(C, read_hint(oracle.answer(q, z), q).fact, z, N)[0] for z in C]
-                 for _, q in menu]
-        elim = [sum(len(C) - len(C_next) for C_next in afters) for afters in after]
-        greedy = [k for k in range(len(menu)) if elim[k] == max(elim)]
-        return {k: (1 - epsilon) * Fraction(k in greedy, len(greedy)) + epsilon / len(menu)
-                for k in range(len(menu))}
-
-    traj = defaultdict(list)
-
-    def extend(z, actions, p):
-        game = CSG([z], cfg, oracle)  # replay the prefix: the game state is not copyable cheaply
-        beliefs, history, rewards, pis = [], [], [], []
-        for k in actions:
-            beliefs.append(game.episodes[0].candidates)
-            pis.append(pi(beliefs[-1]))
-            record = game.step([texts[k]])[0]
-            history.append((k, record.hint))
-            rewards.append(Fraction(record.reward).limit_denominator(20 * N))
-            assert abs(float(rewards[-1]) - record.reward) < 1e-12, record.reward
-        if not game.active:
-            for key, value in zip(("z", "p", "history", "beliefs", "rewards", "pi"),
-                                  (z, p, tuple(history), tuple(beliefs), tuple(rewards),
-                                   tuple(pis))):
-                traj[key].append(value)
-            return
-        for k, pi_k in pi(game.episodes[0].candidates).items():
-            extend(z, actions + (k,), p * pi_k)
-
-    for z in range(1, N + 1):
-        extend(z, (), Fraction(1, N))
-    traj = dict(traj)
-    traj["A"] = advantages_from_enumeration(traj, pi)
-    return traj
-
-
-def active_at(traj, t):
-    """The trajectories still playing at turn t, probabilities renormalised: A_B(h_t, a_t) is
-    only defined where a turn-t decision is made."""
-    keep = [i for i, hist in enumerate(traj["history"]) if len(hist) > t]
-    mass = sum(traj["p"][i] for i in keep)
-    sub = {key: [values[i] for i in keep] for key, values in traj.items()}
-    sub["p"] = [p / mass for p in sub["p"]]
-    return sub, mass
-
-
 # ---------------------------------------------------------------- report
 
 def analyse_turn(traj, t):
@@ -417,19 +339,17 @@ def describe(traj, i, t):
             f"A_B(h_{t},a_{t})={float(traj['A'][i][t]):+.4f}")
 
 
-def exact_table(analyses, active=None):
-    """Lines of the per-turn table of checks (1)-(3); `active`: P(still playing at turn t)."""
+def exact_table(analyses):
+    """Lines of the per-turn table of checks (1)-(3)."""
     lines = [f"{'t':>2} {'Var(A)':>9} {'E[Var(A|G)]':>11} {'lstsq phi(G)':>12} {'|G|':>4} "
              f"{'rank':>4} {'|PP-P|':>8} {'|WP-PtW|':>8} {'eig-{0,1}':>9} {'E[Var(A|r_t)]':>13} "
-             f"{'lstsq f(r_t)':>12} {'GRPO-norm G':>11} {'ECHO-norm r_t':>13}"
-             + (f" {'P(active)':>9}" if active else "")]
-    for k, a in enumerate(analyses):
+             f"{'lstsq f(r_t)':>12} {'GRPO-norm G':>11} {'ECHO-norm r_t':>13}"]
+    for a in analyses:
         lines.append(
             f"{a['t']:>2} {float(a['var_A']):>9.6f} {float(a['evar_G']):>11.6f} "
             f"{a['lstsq_G']:>12.6f} {a['levels_G']:>4} {a['rank']:>4} {a['idempotence']:>8.1e} "
             f"{a['self_adjoint']:>8.1e} {a['eig_dist']:>9.1e} {float(a['evar_r']):>13.6f} "
-            f"{a['lstsq_r']:>12.6f} {a['grpo']:>11.6f} {a['echo']:>13.6f}"
-            + (f" {float(active[k]):>9.4f}" if active else ""))
+            f"{a['lstsq_r']:>12.6f} {a['grpo']:>11.6f} {a['echo']:>13.6f}")
     return lines
 
 
@@ -468,8 +388,6 @@ def main(argv=None):
         sizes = [int(s) for s in cfg.mc_sizes.split(",")]
     except ValueError:
         raise SystemExit("--mc-sizes must be comma-separated integers, e.g. 100,1000,10000.")
-    if cfg.csg_n and not 2 <= cfg.csg_n <= 16:
-        raise SystemExit("--csg-n must be 0 (skip the real game) or between 2 and 16.")
     out = Path(cfg.out)
     save_config(cfg, out, "return_aliasing")
     game = Game(cfg.n_candidates, cfg.horizon, Fraction(cfg.epsilon).limit_denominator(10 ** 6))
@@ -501,16 +419,6 @@ def main(argv=None):
         cells = [f"{row[k][0]:.6f} [{row[k][1]:.6f}, {row[k][2]:.6f}] "
                  f"{'y' if row[k][1] <= exact[k] <= row[k][2] else 'n':>3}" for k in ("G", "r")]
         lines.append(f"{n:>7} {cells[0]:>36} {cells[1]:>36}")
-    if cfg.csg_n:  # optional: the same exact checks on the real game (env.py, oracle.py)
-        csg = csg_trajectories(cfg.csg_n, cfg.csg_horizon, game.epsilon)
-        per_turn = [active_at(csg, t) for t in range(cfg.csg_horizon)]
-        menu = [q.format(half=cfg.csg_n // 2) for _, q in CSG_MENU]
-        lines += ["", f"real Clue Selector Game (env.py, rule oracle, App. D reward): "
-                  f"N={cfg.csg_n}, T={cfg.csg_horizon}, menu {menu} via arms "
-                  f"{[arm for arm, _ in CSG_MENU]}; {len(csg['p'])} trajectories; "
-                  "turn t is over the episodes still playing",
-                  *exact_table([analyse_turn(sub, t) for t, (sub, _) in enumerate(per_turn)],
-                               [mass for _, mass in per_turn])]
     table = "\n".join(lines)
     print(table)
     (out / "return_aliasing.txt").write_text(table + "\n")
