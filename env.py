@@ -21,8 +21,10 @@ Departures from the paper's code, and why:
 - Arm match is judged on the question's parsed family (ARM_FAMILIES), not by keywords: the
   paper's keyword lists paid the bonus only for its canonical questions ("greater than 50",
   "between 25"), i.e. for one fixed belief-agnostic threshold per arm.
-- Redundant and invalid turns are not appended to the arm histories shown in the prompt (the
-  paper's evaluation code did the same); the turn counter still advances.
+- A redundant turn is shown in its arm's history with REDUNDANT_HINT (the history h_t of an EDP
+  holds every action and observation; without it a greedy policy that repeats once sees the
+  same prompt again and repeats forever). An invalid turn has no arm, so it is not shown; the
+  turn counter still advances.
 - `binary` question set (App. C "Bisection as a special case"): only two-outcome questions are
   answered; value questions ("what is the last digit?") get BINARY_DEFLECTION, no oracle call.
 """
@@ -324,6 +326,7 @@ class CSG:
             hint = ""
         elif redundant:
             hint = REDUNDANT_HINT
+            ep.arm_histories[action.arm].append((question, hint))
         else:
             if hint is None:  # binary question set: a value question, deflected without an oracle
                 hint = BINARY_DEFLECTION

@@ -1,11 +1,9 @@
 """Small helpers shared by the theory scripts: config-to-CLI, saving, confidence intervals.
 
-Nothing here implements the paper; it keeps bit_reveal.py and return_aliasing.py free of
-plumbing. Following STYLE.md habit 3, every entry point has one dataclass of parameters,
-CLI flags are generated from its fields, and unknown flags or wrong types are errors.
+Nothing here implements the paper; it keeps the theory scripts free of plumbing. CLI flags
+come from the project's cli.parse_config (one dataclass per entry point, STYLE.md habit 3).
 """
 
-import argparse
 import dataclasses
 import json
 import math
@@ -13,25 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-
-def parse_config(cls, argv=None, description=None):
-    """Build an instance of dataclass `cls` from command-line flags.
-
-    Each field `foo_bar` becomes `--foo-bar` with the field's type and default; the help text
-    is the field's `metadata["help"]`. Booleans take `--flag/--no-flag`. argparse rejects
-    unknown flags and values that do not parse as the field's type (exit status 2).
-    """
-    parser = argparse.ArgumentParser(description=description, allow_abbrev=False)
-    for f in dataclasses.fields(cls):
-        flag = "--" + f.name.replace("_", "-")
-        help_text = f"{f.metadata.get('help', '')} (default: {f.default})"
-        if f.type in (bool, "bool"):
-            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
-                                default=f.default, help=help_text)
-        else:
-            kind = {"int": int, "float": float, "str": str}.get(f.type, f.type)
-            parser.add_argument(flag, dest=f.name, type=kind, default=f.default, help=help_text)
-    return cls(**vars(parser.parse_args(argv)))
+from cli import parse_config  # noqa: F401  (re-exported: the theory scripts import it from here)
 
 
 def save_config(cfg, out_dir, name):

@@ -1,0 +1,89 @@
+"""Rollout throughput: the batched engine (policy.rollout: one generation per turn over every
+live episode) versus one episode at a time (the paper's code: a generate call per episode per
+turn), same model, same secrets, same seed, in one run. Also the peak memory of the batched
+tiny-model rollout of 64 episodes, measured in a fresh process.
+
+Goals (issue 3): >= 10x for the tiny model on 2 cores; peak memory under 2 GB.
+    python bench/rollouts.py [--episodes 64] [--smollm2-episodes 16]
+"""
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import torch  # noqa: E402
+
+from env import CSG, GameConfig  # noqa: E402
+from policy import SampleConfig, load_policy, rollout  # noqa: E402
+
+
+def secrets_for(n: int) -> list[int]:
+    return [1 + (17 * i) % 100 for i in range(n)]
+
+
+def batched(policy, n: int, seed: int = 0) -> dict:
+    start = time.perf_counter()
+    out = rollout(policy, secrets_for(n), 1, GameConfig(), SampleConfig(), generator=torch.Generator().manual_seed(seed))
+    seconds = time.perf_counter() - start
+    tokens = sum(len(c) for c in out.completion_ids)
+    return {"seconds": seconds, "episodes": n, "turns": len(out.records), "tokens": tokens}
+
+
+def one_at_a_time(policy, n: int, seed: int = 0) -> dict:
+    gen = torch.Generator().manual_seed(seed)
+    start, turns, tokens = time.perf_counter(), 0, 0
+    for secret in secrets_for(n):
+        game = CSG([secret], GameConfig())
+        while game.active:
+            (g,) = policy.generate(policy.encode(game.messages()), SampleConfig(), gen)
+            game.step([g.text])
+            turns, tokens = turns + 1, tokens + len(g.completion_ids)
+    return {"seconds": time.perf_counter() - start, "episodes": n, "turns": turns, "tokens": tokens}
+
+
+def compare(spec: str, n: int) -> dict:
+    policy = load_policy(spec, quiet=True)
+    batched(policy, 4)  # warm up the kernels once
+    b, s = batched(policy, n), one_at_a_time(policy, n)
+    for name, r in (("batched", b), ("one-at-a-time", s)):
+        print(f"{spec:8s} {name:14s} {r['episodes']:3d} episodes, {r['turns']:4d} turns in {r['seconds']:7.1f} s: "
+              f"{r['episodes'] / r['seconds']:6.2f} episodes/s, {r['tokens'] / r['seconds']:7.0f} generated tokens/s")
+    speedup = (b["episodes"] / b["seconds"]) / (s["episodes"] / s["seconds"])
+    print(f"{spec:8s} speedup of the batched engine: {speedup:.1f}x (episodes/s)")
+    return {"batched": b, "one_at_a_time": s, "speedup_episodes_per_s": round(speedup, 2)}
+
+
+def peak_memory_mb(n: int) -> float:
+    """Max RSS of a fresh process that loads the tiny model and plays n episodes batched."""
+    code = ("import resource, sys; sys.path.insert(0, '.'); from bench.rollouts import batched; "
+            "from policy import load_policy; batched(load_policy('tiny', quiet=True), %d); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)" % n)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    return int(out.stdout.strip().splitlines()[-1]) / 1024   # ru_maxrss is in kB on Linux
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=64)
+    parser.add_argument("--smollm2-episodes", type=int, default=16, help="0 to skip SmolLM2")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "rollouts.json"))
+    args = parser.parse_args()
+    results = {"tiny": compare("tiny", args.episodes)}
+    results["tiny"]["peak_rss_mb"] = round(peak_memory_mb(args.episodes), 1)
+    print(f"tiny     peak memory of a batched {args.episodes}-episode rollout: {results['tiny']['peak_rss_mb']:.0f} MB (goal < 2048)")
+    if args.smollm2_episodes:
+        results["smollm2"] = compare("smollm2", args.smollm2_episodes)
+    results["threads"] = torch.get_num_threads()
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=2)
+    print("wrote", args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,516 @@
+"""Evaluate policies on a fixed CSG evaluation set and print the paper's tables.
+
+Paper: section 5.1 "Evaluation Strategy" and "Baselines", Table 1 (tab:csg_main_results),
+App. C (the metric definitions and diagnostic tables: see metrics.py), App. B (the selector
+prompt, env.py), App. E (the four-table episode data: model_summary, runs, episodes, turns).
+
+    python evaluate.py                                   # reference policies, held-out secrets
+    python evaluate.py --policies bayes,tiny,smollm2+cot --runs 3
+    python evaluate.py --policies api:gpt-4o-mini+fullreact --eval-set generalization
+    python evaluate.py --from-logs runs/eval/20250101-120000   # every table again, from disk
+
+Policies (--policies, comma list): the reference policies random, fixed_sequence,
+greedy_oracle, bayes (reference.py); language models through policy.py: tiny, smollm2, an HF
+id, a local directory, checkpoint:PATH; and api:MODEL for any OpenAI-compatible chat model
+(OPENAI_API_KEY, OPENAI_BASE_URL). A language model takes a prompting variant of the paper's
+baselines as a suffix: +cot, +react, +fullreact (none: the zero-shot selector prompt).
+
+Departures from the paper, and why:
+- Run r uses seed r. With greedy decoding and the rule oracle the runs of a deterministic
+  policy are identical (SEM 0): the paper's 3 runs differ through its sampled oracle calls.
+- Full ReAct's observation is the oracle's hint followed by the updated turn counter and
+  candidate list, so the growing chat keeps the belief in view as the selector prompt does
+  (the paper does not print its Full ReAct observation format).
+- The arm, hint-type and recovery-event tables pool the episodes of all runs (the paper gives
+  single numbers there); Table 1 and the LateCalib table are mean +- SEM over runs.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import random
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+import metrics
+from cli import arg, parse_config
+from env import CSG, SYSTEM_PROMPT, GameConfig, secret_split
+from oracle import OracleConfigError, make_oracle
+from reference import REFERENCE_POLICIES, play
+
+LM_ALIASES = ("tiny", "smollm2")
+VARIANTS = ("cot", "react", "fullreact")
+# The paper code's chain-of-thought prefix, put before the selector prompt.
+COT_PREFIX = ("Think step by step:\n1. Which arms have already been queried and what did you learn?\n"
+              "2. Which arm has the most remaining information?\n"
+              "3. What property of the number would eliminate the most candidates?\n"
+              "Then output your decision.\n\n")
+REACT_SYSTEM = (SYSTEM_PROMPT + "\nReply in exactly this format:\nThought: <your reasoning about the "
+                'remaining candidates>\nAction: {"arm": <arm>, "question": "<question>"}')
+
+
+@dataclass
+class EvalConfig:
+    policies: str = arg("random,fixed_sequence,greedy_oracle,bayes",
+                        "comma list: random, fixed_sequence, greedy_oracle, bayes, tiny, smollm2, an HF id or "
+                        "dir, checkpoint:PATH, api:MODEL; a language model takes +cot, +react or +fullreact")
+    eval_set: str = arg("heldout", "heldout: the 20 held-out secrets of env.secret_split(), N=100; "
+                                   "generalization: secrets 1..200, N=200")
+    max_secrets: int = arg(0, "evaluate a seeded random subset of this many secrets of the set (0: all)")
+    question_set: str = arg("paper", "paper: every question family; binary: only yes/no questions (App. C)")
+    max_turns: int = arg(10, "horizon T (paper: 10)")
+    runs: int = arg(3, "runs per policy, run r with seed r (paper: 3)")
+    oracle: str = arg("rule", "clue holder: rule (offline, exact) or llm (OpenAI-compatible; paper: "
+                              "gpt-4o-mini at T=0)")
+    oracle_model: str = arg("gpt-4o-mini", "the llm oracle's model")
+    temperature: float = arg(0.0, "LM sampling temperature; 0 is greedy decoding")
+    top_p: float = arg(1.0, "nucleus mass of sampled decoding")
+    max_new_tokens: int = arg(64, "token limit of a zero-shot LM action")
+    reasoning_max_new_tokens: int = arg(256, "token limit with +cot, +react, +fullreact (reasoning first)")
+    batch_size: int = arg(64, "conversations per LM generate call")
+    out: str = arg("", "output directory; empty: runs/eval/<timestamp>")
+    from_logs: str = arg("", "recompute and print every table from an earlier --out directory, playing nothing")
+    figures: bool = arg(True, "write the PNG figures")
+
+
+def parse_args(argv=None) -> EvalConfig:
+    """EvalConfig from the command line (cli.py: unknown flags and wrong types are errors), checked."""
+    cfg = parse_config(EvalConfig, argv, description=__doc__.splitlines()[0])
+    checks = [(cfg.eval_set in ("heldout", "generalization"), "--eval-set must be heldout or generalization"),
+              (cfg.question_set in ("paper", "binary"), "--question-set must be paper or binary"),
+              (cfg.oracle in ("rule", "llm"), "--oracle must be rule or llm"),
+              (cfg.runs >= 1 and cfg.max_turns >= 1 and cfg.max_secrets >= 0 and cfg.batch_size >= 1,
+               "--runs, --max-turns and --batch-size must be at least 1, --max-secrets at least 0"),
+              (cfg.temperature >= 0 and 0 < cfg.top_p <= 1, "--temperature must be >= 0 and --top-p in (0, 1]")]
+    for ok, message in checks:
+        if not ok:
+            fail(message + ".")
+    return cfg
+
+
+def fail(message: str):
+    """A mistake the user can fix: one sentence on stderr, exit status 1."""
+    raise SystemExit(f"evaluate.py: {message}")
+
+
+class SkipPolicy(Exception):
+    """A policy that cannot be evaluated (no API key, key refused): its row is skipped."""
+
+
+def evaluation_set(cfg: EvalConfig) -> tuple[GameConfig, list[int]]:
+    """(game, secrets): the held-out split at N = 100 or 1..200 at N = 200 (section 5.1), or a
+    seeded subset of either (--max-secrets)."""
+    n_max = 100 if cfg.eval_set == "heldout" else 200
+    secrets = secret_split(100)[1] if cfg.eval_set == "heldout" else list(range(1, 201))
+    if 0 < cfg.max_secrets < len(secrets):
+        secrets = sorted(random.Random(0).sample(secrets, cfg.max_secrets))
+    return GameConfig(n_max=n_max, max_turns=cfg.max_turns, question_set=cfg.question_set), secrets
+
+
+# ---------------------------------------------------------------------------------------------
+# Policies: a spec is "<base>[+variant]"; every player has respond(game) -> [text per active episode]
+# ---------------------------------------------------------------------------------------------
+
+def split_spec(spec: str) -> tuple[str, str, str]:
+    """(base, variant, group) of a policy spec; unknown names stop here, before anything runs."""
+    base, plus, variant = spec.rpartition("+")
+    if not plus:
+        base, variant = spec, ""
+    elif variant not in VARIANTS:
+        fail(f"unknown prompting variant {'+' + variant!r} in {spec!r}: use +cot, +react or +fullreact.")
+    if base in REFERENCE_POLICIES:
+        if variant:
+            fail(f"{spec!r}: prompting variants apply to language models, not to reference policies.")
+        return base, variant, "reference"
+    if base.startswith("api:") and len(base) > 4:
+        return base, variant, "api"
+    if base.startswith("checkpoint:") and not os.path.isdir(base[len("checkpoint:"):]):
+        fail(f"{spec!r}: {base[len('checkpoint:'):]!r} is not a directory; give a trained checkpoint directory.")
+    if base.startswith("checkpoint:") or base in LM_ALIASES or "/" in base or os.path.isdir(base):
+        return base, variant, "lm"
+    fail(f"unknown policy {spec!r}: use {', '.join(REFERENCE_POLICIES)}, {', '.join(LM_ALIASES)}, "
+         "an HF id (owner/name), a local directory, checkpoint:PATH or api:MODEL.")
+
+
+def policy_group(spec: str) -> str:
+    return "reference" if spec in REFERENCE_POLICIES else "api" if spec.startswith("api:") else "lm"
+
+
+def load_lm(base: str, question_set: str = "paper"):
+    """A language model from policy.py; missing weights stop the evaluation with its message.
+    question_set picks the tiny model's format warm-up (policy.load_policy)."""
+    try:
+        from policy import ModelNotFoundError, load_policy
+    except ImportError as e:
+        fail(f"language-model policies need the project's policy.py, which could not be imported ({e}).")
+    try:
+        return load_policy(base.removeprefix("checkpoint:"), question_set=question_set)
+    except ModelNotFoundError as e:
+        fail(str(e))
+
+
+class APIModel:
+    """An OpenAI-compatible chat model with the generate_text interface of policy.py."""
+
+    def __init__(self, model: str, workers: int = 8):
+        key = os.environ.get("OPENAI_API_KEY")
+        if not key:
+            raise SkipPolicy(f"api:{model} skipped: set OPENAI_API_KEY (and OPENAI_BASE_URL for a server "
+                             "other than api.openai.com) to evaluate API models.")
+        import openai
+        self._openai, self.name, self.workers = openai, model, workers
+        self.client = openai.OpenAI(api_key=key, base_url=os.environ.get("OPENAI_BASE_URL"), timeout=60,
+                                    max_retries=4)  # the client backs off on rate limits and 5xx
+        self.failures = []  # requests that failed after the client's retries: logged as invalid turns
+
+    def generate_text(self, messages_list, greedy=True, temperature=1.0, top_p=1.0, max_new_tokens=64, seed=None):
+        o = self._openai
+
+        def one(messages):
+            try:
+                r = self.client.chat.completions.create(
+                    model=self.name, messages=messages, temperature=0.0 if greedy else temperature,
+                    top_p=1.0 if greedy else top_p, max_tokens=max_new_tokens, seed=seed)
+                return r.choices[0].message.content or ""
+            except (o.AuthenticationError, o.PermissionDeniedError, o.NotFoundError) as e:
+                raise SkipPolicy(f"api:{self.name} skipped: the endpoint refused it ({e}); check "
+                                 "OPENAI_API_KEY, OPENAI_BASE_URL and the model name.") from e
+            except o.OpenAIError as e:
+                self.failures.append(str(e))  # list.append is thread-safe
+                return ""
+
+        with ThreadPoolExecutor(self.workers) as pool:
+            return list(pool.map(one, messages_list))
+
+
+class LMPlayer:
+    """Plays a language model with one of the paper's prompting variants (see VARIANTS)."""
+
+    def __init__(self, lm, variant: str, cfg: EvalConfig, seed: int):
+        self.lm, self.variant, self.cfg, self.seed = lm, variant, cfg, seed
+        self.chats = {}  # fullreact: episode index -> the growing Thought/Action/Observation chat
+
+    def messages(self, game: CSG, i: int) -> list[dict]:
+        ep, gcfg = game.episodes[i], game.cfg
+        system, user = game.messages([i])[0]
+        if self.variant == "cot":
+            return [system, {"role": "user", "content": COT_PREFIX + user["content"]}]
+        if self.variant == "react":
+            return [{"role": "system", "content": REACT_SYSTEM}, user]
+        if self.variant == "fullreact":
+            if i not in self.chats:
+                self.chats[i] = [{"role": "system", "content": REACT_SYSTEM}, user]
+            else:
+                hint = ep.records[-1].hint or "No valid action was read. Reply with a Thought and an Action."
+                self.chats[i].append({"role": "user", "content": (
+                    f"Observation: {hint}\nTurn {ep.turn + 1} of {gcfg.max_turns}. Remaining candidates "
+                    f"({len(ep.candidates)}): [{', '.join(map(str, sorted(ep.candidates)))}]")})
+            return list(self.chats[i])
+        return [system, user]
+
+    def respond(self, game: CSG) -> list[str]:
+        active, cfg = game.active, self.cfg
+        batch = [self.messages(game, i) for i in active]
+        limit = cfg.reasoning_max_new_tokens if self.variant else cfg.max_new_tokens
+        turn, texts = game.episodes[active[0]].turn, []
+        for start in range(0, len(batch), cfg.batch_size):
+            texts += self.lm.generate_text(batch[start:start + cfg.batch_size], greedy=cfg.temperature == 0,
+                                           temperature=cfg.temperature or 1.0, top_p=cfg.top_p,
+                                           max_new_tokens=limit, seed=self.seed * 10**6 + turn * 10**3 + start)
+        if self.variant == "fullreact":
+            for i, text in zip(active, texts):
+                self.chats[i].append({"role": "assistant", "content": text})
+        return texts
+
+
+def make_player(spec: str, cfg: EvalConfig, seed: int, models: dict):
+    base, variant, group = split_spec(spec)
+    if group == "reference":
+        return REFERENCE_POLICIES[base](seed=seed) if base == "random" else REFERENCE_POLICIES[base]()
+    return LMPlayer(models[base], variant, cfg, seed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Play, then the four tables of App. E
+# ---------------------------------------------------------------------------------------------
+
+def play_all(cfg: EvalConfig, gcfg: GameConfig, secrets: list[int]) -> tuple[list, list, dict]:
+    """(turn rows, episode rows, skipped policies) for every policy x run."""
+    specs = [s.strip() for s in cfg.policies.split(",") if s.strip()]
+    if not specs:
+        fail("--policies is empty: name at least one policy.")
+    parsed = {spec: split_spec(spec) for spec in specs}
+    try:
+        oracle = make_oracle(cfg.oracle, cfg.oracle_model)
+    except OracleConfigError as e:
+        fail(str(e))
+    models, refused = {}, {}  # base -> loaded model; base -> why it is skipped
+    for base, _, group in parsed.values():  # load every model first: missing weights stop early
+        if group != "reference" and base not in models and base not in refused:
+            try:
+                models[base] = load_lm(base, cfg.question_set) if group == "lm" else APIModel(base[len("api:"):])
+            except SkipPolicy as e:
+                refused[base] = str(e)
+    turns, episodes, skipped = [], [], {}
+    for spec in specs:
+        base, start, rows_t, rows_e = parsed[spec][0], time.perf_counter(), [], []
+        try:
+            if base in refused:
+                raise SkipPolicy(refused[base])
+            for run in range(1, cfg.runs + 1):
+                game = play(make_player(spec, cfg, run, models), secrets, gcfg, oracle)
+                for i, ep in enumerate(game.episodes):
+                    rows = [r.as_dict() for r in ep.records]
+                    ids = {"model_key": spec, "run_id": f"run{run}", "episode_id": i}
+                    rows_t += [{**ids, **r, **extra} for r, extra in zip(rows, metrics.turn_columns(rows))]
+                    rows_e.append({**ids, **game.episode_summary(i), **metrics.episode_columns(rows)})
+        except SkipPolicy as e:
+            print(e)
+            skipped[spec] = refused[base] = str(e)
+            continue
+        turns += rows_t
+        episodes += rows_e
+        if getattr(models.get(base), "failures", None):
+            failures = models[base].failures
+            print(f"{spec}: {len(failures)} API requests failed after retries and were logged as invalid turns "
+                  f"(first: {failures[0]})")
+        print(f"played {spec}: {cfg.runs} runs x {len(secrets)} secrets in {time.perf_counter() - start:.1f} s",
+              file=sys.stderr)
+    return turns, episodes, skipped
+
+
+def group_turns(turn_rows) -> dict:
+    """{model_key: {run_id: [episode (turn rows in order)]}} in order of first appearance."""
+    out = {}
+    for r in turn_rows:
+        out.setdefault(r["model_key"], {}).setdefault(r["run_id"], {}).setdefault(r["episode_id"], []).append(r)
+    return {m: {run: [sorted(ep, key=lambda r: r["turn"]) for ep in eps.values()] for run, eps in runs.items()}
+            for m, runs in out.items()}
+
+
+def candidate_curve(episodes, max_turns: int) -> list[float]:
+    """Mean log2 |C_t| after t = 0..T turns; an episode that ended early keeps its last size."""
+    sizes = np.array([([ep[0]["candidates_before"]] + [r["candidates_after"] for r in ep]
+                       + [ep[-1]["candidates_after"]] * max_turns)[:max_turns + 1] for ep in episodes],
+                     dtype=float)  # (episodes, T + 1)
+    return np.log2(sizes).mean(axis=0).tolist()
+
+
+def build_tables(turn_rows, n_arms: int, max_turns: int) -> dict:
+    """Every number the tables print, per policy, from the turn rows alone."""
+    results = {}
+    for model, runs in group_turns(turn_rows).items():
+        per_run = {run: metrics.run_metrics(eps) for run, eps in runs.items()}
+        pooled = [ep for eps in runs.values() for ep in eps]
+        results[model] = {
+            "group": policy_group(model), "runs": per_run,
+            "summary": {k: metrics.mean_sem([m[k] for m in per_run.values()]) for k in metrics.RUN_KEYS},
+            "arms": metrics.arm_diagnostics(pooled, n_arms), "hints": metrics.hint_distribution(pooled),
+            "recovery": {event: metrics.recovery(pooled, event) for event in metrics.EVENTS},
+            "resolve": metrics.resolve(pooled), "candidates": candidate_curve(pooled, max_turns)}
+    return results
+
+
+def _num(x, digits=3, scale=1.0) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * scale:.{digits}f}"
+
+
+def _ms(pair, digits=3, scale=1.0) -> str:
+    mean, sem = pair
+    return _num(mean, digits, scale) + ("" if math.isnan(sem) else f" ± {_num(sem, digits, scale)}")
+
+
+def _render(title: str, header: list, rows: list) -> str:
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+
+    def line(cells):
+        first, rest = str(cells[0]).ljust(widths[0]), [str(c).rjust(w) for c, w in zip(cells[1:], widths[1:])]
+        return "  ".join([first] + rest)
+
+    return "\n".join([title, line(header), "-" * len(line(header))] + [line(r) for r in rows])
+
+
+# (column, runs-table key, digits, scale) of the two tables printed as mean ± SEM over runs.
+TABLE1 = [("Resolve", "resolve_rate", 1, 100), ("Zero", "zero_rate", 1, 100), ("Qual.", "quality_mean", 3, 1),
+          ("Ground", "grounded_rate", 3, 1), ("GRecover", "grounded_recover_rate", 3, 1),
+          ("ResAfterZero", "res_after_zero", 3, 1), ("Reason%", "reason_pct", 1, 1)]
+LATE_TABLE = [("LateCalib", "late_calib", 3, 1), ("ZeroEvents", "zero_events", 1, 1), ("Rec1", "rec1", 3, 1),
+              ("RecQ", "rec_q", 3, 1), ("NextZero", "next_zero", 3, 1), ("NextBad", "next_bad", 3, 1),
+              ("TTR", "ttr", 2, 1), ("TTRsucc", "ttr_succ", 3, 1)]
+RECOVERY_COLUMNS = ["Rec1", "GRec1", "RecQ", "Gain", "TTR", "TTRsucc", "Sust2", "NextRed", "EpRes"]
+EVENT_TITLES = {"zero": "zero-elimination events", "bad": "bad events (zero or wasted)",
+                "low": "low-quality events (answered, Qual < 0.5)",
+                "late_bad": "late bad events (bad at turn >= 5)"}
+
+
+def format_tables(results: dict, info: dict) -> str:
+    """Every table as text: Table 1, LateCalib, arm diagnostics, hint types, four recovery tables."""
+    g, e = info["game"], info["eval"]
+    decoding = "greedy" if e["temperature"] == 0 else f"sampled (T={e['temperature']}, top-p {e['top_p']})"
+    out = [f"CSG evaluation: {e['eval_set']} set, {len(info['secrets'])} secrets, N={g['n_max']}, "
+           f"T={g['max_turns']}, {g['question_set']} questions, {e['oracle']} oracle, {e['runs']} runs, "
+           f"{decoding} decoding"]
+    mean_sem_tables = {"Table 1 (tab:csg_main_results): mean ± SEM over runs, Resolve/Zero/Reason% in %": TABLE1,
+                       "LateCalib and recovery after ZeroEvents (App. C): mean ± SEM over runs": LATE_TABLE}
+    for title, columns in mean_sem_tables.items():
+        out.append(_render(title, ["Model"] + [c[0] for c in columns],
+                           [[m] + [_ms(r["summary"][key], digits, scale) for _, key, digits, scale in columns]
+                            for m, r in results.items()]))
+    arm_columns = list(next(iter(results.values()))["arms"])
+    out.append(_render("Arm routing and belief diagnostics (tab:arm_routing_belief_diagnostics), all runs pooled",
+                       ["Model"] + arm_columns, [[m] + [_num(r["arms"][c]) for c in arm_columns]
+                                                 for m, r in results.items()]))
+    hint_columns = ["ZeroElim", *metrics.HINT_COLUMNS]
+    share = lambda h, c: _num(h[c] / max(h["Turns"], 1), 1, 100)  # noqa: E731
+    out.append(_render("Hint-type distribution (tab:csg_hint_distribution_all): turns (% of turns), runs pooled",
+                       ["Model", "Turns"] + hint_columns,
+                       [[m, r["hints"]["Turns"]] + [f"{r['hints'][c]} ({share(r['hints'], c)})"
+                                                     for c in hint_columns] for m, r in results.items()]))
+    for event, title in EVENT_TITLES.items():
+        out.append(_render(f"Recovery after {title} (tab:csg_recovery_{event}), all runs pooled",
+                           ["Model", "Resolve", "N"] + RECOVERY_COLUMNS,
+                           [[m, _num(r["resolve"], 1, 100) + "%", r["recovery"][event]["N"]] +
+                            [_num(r["recovery"][event][c], 2 if c == "TTR" else 3) for c in RECOVERY_COLUMNS]
+                            for m, r in results.items()]))
+    if info.get("skipped"):
+        out.append("\n".join(dict.fromkeys(info["skipped"].values())))  # rows left out, and why
+    return "\n\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Logs on disk (App. E: model_summary, runs, episodes, turns; CSV and JSONL) and figures
+# ---------------------------------------------------------------------------------------------
+
+def _plain(v):
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
+def _write_table(out: Path, name: str, rows: list[dict]) -> None:
+    rows = [{k: _plain(v) for k, v in r.items()} for r in rows]
+    with open(out / f"{name}.jsonl", "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    with open(out / f"{name}.csv", "w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def write_logs(out: Path, turns: list, episodes: list, results: dict, info: dict, text: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    runs = [{"model_key": m, "group": r["group"], "run_id": run, "seed": int(run[3:]), **values}
+            for m, r in results.items() for run, values in r["runs"].items()]
+    names = {"quality_mean": "quality", "grounded_rate": "grounded", "grounded_recover_rate": "grounded_recover"}
+    summary = [{"model_key": m, "group": r["group"], "n_runs": len(r["runs"]),  # the paper's names (App. E)
+                **{names.get(k, k) + end: v for k, pair in r["summary"].items()
+                   for end, v in zip(("", "_sem"), pair)}} for m, r in results.items()]
+    for name, rows in (("model_summary", summary), ("runs", runs), ("episodes", episodes), ("turns", turns)):
+        _write_table(out, name, rows)
+    (out / "config.json").write_text(json.dumps(info, indent=2))
+    (out / "tables.txt").write_text(text + "\n")
+
+
+def read_logs(directory: str) -> tuple[list, dict]:
+    """(turn rows, config) of an earlier evaluation: everything the tables need."""
+    d = Path(directory)
+    try:
+        info = json.loads((d / "config.json").read_text())
+        with open(d / "turns.jsonl", encoding="utf-8") as f:
+            turns = [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError) as e:
+        fail(f"cannot read the evaluation logs in {directory!r} ({e}); give the --out directory of an "
+             "earlier evaluate.py run.")
+    if not turns:
+        fail(f"{directory!r} holds no turns to recompute tables from.")
+    return turns, info
+
+
+def write_figures(results: dict, info: dict, out: Path) -> list[Path]:
+    """Resolve vs Zero, candidate-set size per turn, recovery after zero events, hint types."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    out.mkdir(parents=True, exist_ok=True)
+    models, paths = list(results), []
+
+    def save(fig, name):
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=120)
+        plt.close(fig)
+        paths.append(out / name)
+
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for m in models:
+        (z, zs), (r, rs) = results[m]["summary"]["zero_rate"], results[m]["summary"]["resolve_rate"]
+        ax.errorbar(100 * z, 100 * r, xerr=100 * np.nan_to_num(zs), yerr=100 * np.nan_to_num(rs),
+                    fmt="o", capsize=3)
+        ax.annotate(m, (100 * z, 100 * r), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.set(xlabel="Zero (% of answered turns)", ylabel="Resolve (% of episodes)",
+           title="Resolve vs zero-elimination rate")
+    save(fig, "resolve_vs_zero.png")
+
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for m in models:
+        curve = results[m]["candidates"]
+        ax.plot(range(len(curve)), curve, marker="o", ms=3, label=m)
+    ax.set(xlabel="turns played t", ylabel="mean log2 |C_t|",
+           title=f"Candidate set size (N={info['game']['n_max']})")
+    ax.legend(fontsize=7)
+    save(fig, "candidates_per_turn.png")
+
+    cols = ["Rec1", "GRec1", "NextZero", "TTRsucc", "EpRes"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    width = 0.8 / len(models)
+    for j, m in enumerate(models):
+        values = [np.nan_to_num(results[m]["recovery"]["zero"][c]) for c in cols]
+        label = f"{m} (N={results[m]['recovery']['zero']['N']})"
+        ax.bar(np.arange(len(cols)) + j * width, values, width, label=label)
+    ax.set_xticks(np.arange(len(cols)) + 0.4 - width / 2, cols)
+    ax.set(ylabel="fraction of zero events", title="After a zero-elimination turn", ylim=(0, 1))
+    ax.legend(fontsize=7)
+    save(fig, "recovery_after_zero.png")
+
+    fig, ax = plt.subplots(figsize=(7, 0.5 * len(models) + 2))
+    left = np.zeros(len(models))
+    for c in metrics.HINT_COLUMNS:
+        share = np.array([results[m]["hints"][c] / max(results[m]["hints"]["Turns"], 1) for m in models])
+        ax.barh(models, share, left=left, label=c, color=plt.cm.tab20(metrics.HINT_COLUMNS.index(c)))
+        left += share
+    ax.set(xlabel="share of turns", title="Hint-type distribution", xlim=(0, 1))
+    ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    save(fig, "hint_types.png")
+    return paths
+
+
+def main(argv=None) -> dict:
+    cfg = parse_args(argv)
+    if cfg.from_logs:
+        turns, info = read_logs(cfg.from_logs)
+        results = build_tables(turns, info["game"]["n_arms"], info["game"]["max_turns"])
+        print(format_tables(results, info))
+        return results
+    gcfg, secrets = evaluation_set(cfg)
+    out = Path(cfg.out or Path("runs") / "eval" / time.strftime("%Y%m%d-%H%M%S"))
+    turns, episodes, skipped = play_all(cfg, gcfg, secrets)
+    if not turns:
+        fail("no policy could be evaluated (see the messages above).")
+    info = {"eval": {**asdict(cfg), "out": str(out)}, "game": asdict(gcfg), "secrets": secrets, "skipped": skipped}
+    results = build_tables(turns, gcfg.n_arms, gcfg.max_turns)
+    text = format_tables(results, info)
+    print(text)
+    write_logs(out, turns, episodes, results, info, text)
+    figures = write_figures(results, info, out / "figures") if cfg.figures else []
+    print(f"\nwrote {out}/{{model_summary,runs,episodes,turns}}.{{csv,jsonl}}, config.json, tables.txt"
+          + (f" and {len(figures)} figures in {out / 'figures'}" if figures else ""))
+    return results
+
+
+if __name__ == "__main__":
+    main()

