@@ -129,34 +129,40 @@ class Action:
 _DECODER = json.JSONDecoder()
 
 
-def read_action(text: str, n_arms: int) -> tuple[Action | None, str]:
-    """(Action, "") from the first JSON object with "arm" and "question" in the text, tolerating
-    code fences and prose around it; (None, reason) when there is no usable action."""
-    if not isinstance(text, str):
-        return None, "no_text"
-    reason = "no_json"
+def first_json_object(text: str, required=("arm", "question")) -> tuple[dict, int, int] | None:
+    """(object, start, end) of the first decodable JSON object in text holding every key in
+    `required`, wherever it is (code fences, prose around it); None if there is none."""
     start = text.find("{")
     while start != -1:
         try:
             obj, end = _DECODER.raw_decode(text, start)
+            if isinstance(obj, dict) and all(k in obj for k in required):
+                return obj, start, end
         except ValueError:
-            obj = None
-        if isinstance(obj, dict) and "arm" in obj and "question" in obj:
-            arm, question = obj["arm"], obj["question"]
-            if isinstance(arm, str) and arm.strip().isdigit():
-                arm = int(arm.strip())
-            if isinstance(arm, float) and arm.is_integer():
-                arm = int(arm)
-            if isinstance(arm, bool) or not isinstance(arm, int):
-                reason = "bad_arm"
-            elif not 0 <= arm < n_arms:
-                reason = "arm_out_of_range"
-            elif not isinstance(question, str) or not question.strip():
-                reason = "no_question"
-            else:
-                return Action(arm, question.strip(), text[start:end]), ""
+            pass
         start = text.find("{", start + 1)
-    return None, reason
+    return None
+
+
+def read_action(text: str, n_arms: int) -> tuple[Action | None, str]:
+    """(Action, "") from the first JSON object with "arm" and "question"; (None, reason) when
+    there is none or its arm or question is unusable."""
+    found = first_json_object(text) if isinstance(text, str) else None
+    if found is None:
+        return None, "no_json" if isinstance(text, str) else "no_text"
+    obj, start, end = found
+    arm, question = obj["arm"], obj["question"]
+    if isinstance(arm, str) and arm.strip().isdigit():
+        arm = int(arm.strip())
+    if isinstance(arm, float) and arm.is_integer():
+        arm = int(arm)
+    if isinstance(arm, bool) or not isinstance(arm, int):
+        return None, "bad_arm"
+    if not 0 <= arm < n_arms:
+        return None, "arm_out_of_range"
+    if not isinstance(question, str) or not question.strip():
+        return None, "no_question"
+    return Action(arm, question.strip(), text[start:end]), ""
 
 
 def update_belief(candidates: frozenset, fact: Fact | None, secret: int, n_max: int):
@@ -249,7 +255,8 @@ class Episode:
         return self.resolved
 
 
-def _norm(question: str) -> str:
+def question_key(question: str) -> str:
+    """Questions are the same question if they differ only in case, spacing or end punctuation."""
     return " ".join(question.lower().split()).rstrip("?.! ")
 
 
@@ -302,7 +309,7 @@ class CSG:
         ask = []
         for i, (action, _) in zip(indices, actions):
             ep = self.episodes[i]
-            if action is None or (action.arm, _norm(action.question)) in ep.asked:
+            if action is None or (action.arm, question_key(action.question)) in ep.asked:
                 continue
             query = parse_question(action.question)
             if self.cfg.question_set == "binary" and query is not None and not query.binary:
@@ -317,7 +324,7 @@ class CSG:
         t, before = ep.turn, len(ep.candidates)
         invalid = action is None
         question = action.question if action else ""
-        key = _norm(question)
+        key = question_key(question)
         redundant = not invalid and (action.arm, key) in ep.asked
         qtype = question_type(question) if action else "invalid"
         novel = arm_match = inconsistent = False

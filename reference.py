@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from env import ARM_FAMILIES, CSG, GameConfig
+from env import ARM_FAMILIES, CSG, GameConfig, question_key
 from properties import QUANTITIES, Predicate, Query, render_question
 
 FAMILY_ARM = {family: arm for arm, families in ARM_FAMILIES.items() for family in families}
@@ -75,15 +75,24 @@ def random_query(rng: random.Random, cfg: GameConfig) -> Query:
 
 
 class RandomPolicy:
-    """Random arm, random question (random_query): the belief-agnostic floor."""
+    """Random arm, random question (random_query): the belief-agnostic floor. It follows the
+    prompt's one rule, "Do NOT repeat a question already asked", by drawing again when a question
+    was already asked in the episode; that uses its own past questions, never the candidates."""
     name = "random"
 
     def __init__(self, seed: int = 0):
         self.rng = random.Random(seed)
 
+    def _fresh_query(self, cfg: GameConfig, asked: set) -> Query:
+        for _ in range(100):
+            query = random_query(self.rng, cfg)
+            if question_key(render_question(query)) not in asked:
+                return query
+        return query
+
     def respond(self, game: CSG) -> list[str]:
-        return [action_text(random_query(self.rng, game.cfg), self.rng.randrange(game.cfg.n_arms))
-                for _ in game.active]
+        return [action_text(self._fresh_query(game.cfg, game.episodes[i].asked_any),
+                            self.rng.randrange(game.cfg.n_arms)) for i in game.active]
 
 
 @dataclass(frozen=True)
@@ -174,10 +183,13 @@ class GreedyOraclePolicy:
             best, best_elim = None, -1
             for text in self.questions:
                 query = parse_question(text)
-                if text in asked or (game.cfg.question_set == "binary" and not query.binary):
+                if text in asked:
                     continue
-                fact = query.true_fact(ep.secret)
-                elim = len(ep.candidates) - len(ep.candidates & fact.members(game.cfg.n_max))
+                if game.cfg.question_set == "binary" and not query.binary:
+                    elim = 0   # deflected there: it teaches nothing, but it is not a repeat
+                else:
+                    fact = query.true_fact(ep.secret)
+                    elim = len(ep.candidates) - len(ep.candidates & fact.members(game.cfg.n_max))
                 if elim > best_elim:
                     best, best_elim = query, elim
             texts.append(action_text(best or parse_question(self.questions[0])))

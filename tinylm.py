@@ -37,7 +37,7 @@ from env import SYSTEM_PROMPT, CSG, GameConfig, selector_prompt
 from oracle import default_cache_dir
 from reference import RandomPolicy
 
-TOKENIZER_VERSION = 2  # bump when the vocabulary construction changes: it invalidates caches
+CACHE_VERSION = 4  # bump when the vocabulary or the warm-up data change: it invalidates caches
 SPECIALS = ["<pad>", "<unk>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
 CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
                  "{% if add_generation_prompt %}<|assistant|>{% endif %}")
@@ -91,14 +91,21 @@ def _corpus(seed: int = 0) -> tuple[list[str], list[dict], list[str]]:
     return prompts, actions, hints
 
 
+# Template delimiters are never merged with the text around them, so a question is the same
+# tokens in the action ('{"arm": 3, "question": "' + Q + '"}') as in the history ('    Q: ' + Q):
+# "do not ask again what the history shows" is then a matter of matching equal tokens.
+DELIMITERS = ('{"arm": ', ', "question": "', '"}', "    Q: ", "    A: ", "\n")
+
+
 def learn_phrases(lines: list[list[str]], n_merges: int, min_count: int = 20) -> list[str]:
-    """BPE over pieces: repeatedly merge the most frequent adjacent pair of non-number pieces
-    ("Is" + " the" -> "Is the", ..., "    A: No, the number is not" ...). Numbers are never
-    merged: the policy must see them as themselves."""
+    """BPE over pieces: repeatedly merge the most frequent adjacent pair of pieces ("Is" + " the"
+    -> "Is the", ..., "No, the number is not"). Numbers and template delimiters are never
+    merged: the policy must see numbers as themselves, and a question as the same tokens
+    wherever it appears."""
     from collections import Counter
     weight = Counter(tuple(s) for s in lines)             # each distinct line once, with its count
     seqs = [(list(s), w) for s, w in weight.items()]
-    mergeable = lambda p: not any(c.isdigit() for c in p)  # noqa: E731
+    mergeable = lambda p: not any(c.isdigit() for c in p) and p not in DELIMITERS  # noqa: E731
     phrases = []
     for _ in range(n_merges):
         counts = Counter()
@@ -227,7 +234,7 @@ def prompt_fingerprint(question_set: str) -> str:
 
 
 def cache_key(tiny: TinyConfig, warm: WarmupConfig, question_set: str) -> str:
-    blob = json.dumps([TOKENIZER_VERSION, asdict(tiny), asdict(warm), question_set,
+    blob = json.dumps([CACHE_VERSION, asdict(tiny), asdict(warm), question_set,
                        prompt_fingerprint(question_set)], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 

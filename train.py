@@ -9,7 +9,7 @@ The loop, in the order things happen each step:
               same number of episodes from a dataset collected once at step 0
     2. credit one advantage per turn from the estimator (baselines.ESTIMATORS; echo = Eq. 1)
     3. update `ppo_epochs` passes of Eq. 2 over the batch; log pi_old is recomputed under the
-              pre-update weights with the same padded passes, so the first epoch's ratio is 1
+              pre-update weights with the same padded passes, so the first step's ratio is 1
     4. log    train/ (optimisation), clue/ (the batch's game behaviour), eval/ (greedy play of
               the held-out secrets every `eval_every` steps); checkpoint atomically
 
@@ -24,7 +24,7 @@ import random
 import shutil
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -46,17 +46,21 @@ class TrainConfig:
     question_set: str = arg("paper", "paper (every family) or binary (yes/no questions only)")
     oracle: str = arg("rule", "rule (offline, exact) or llm (OpenAI-compatible, OPENAI_API_KEY)")
     oracle_model: str = arg("gpt-4o-mini", "model of the LLM oracle (paper: gpt-4o-mini, T = 0)")
-    steps: int = arg(30, "RL steps (one batch of B x G episodes each)")
+    steps: int = arg(40, "RL steps (one batch of B x G episodes each)")
     secrets_per_step: int = arg(8, "B: training secrets per step")
     group_size: int = arg(8, "G: rollouts per secret, the group of Eq. 1 (paper: 4)")
-    lr: float = arg(-1.0, "AdamW learning rate; -1 = 2e-3 for the tiny model, 1e-6 otherwise")
+    lr: float = arg(-1.0, "AdamW learning rate; -1 = 5e-4 for the tiny model, 1e-6 otherwise")
     ppo_epochs: int = arg(2, "passes of Eq. 2 over each batch")
-    num_minibatches: int = arg(1, "optimizer steps per pass (1: exactly Eq. 2 over the batch)")
+    num_minibatches: int = arg(4, "optimizer steps per pass (1: exactly Eq. 2 over the whole batch)")
     micro_batch: int = arg(64, "turns per forward pass (memory only; gradients accumulate)")
     clip_eta: float = arg(0.2, "eta of Eq. 2 (paper: the TRL default, 0.2)")
     ratio_level: str = arg("sequence", "sequence (the paper's rho per action) or token")
     kl_beta: float = arg(0.0, "weight of KL to the initial policy (paper: 0)")
     grad_clip: float = arg(0.5, "gradient-norm clip (paper: 0.5)")
+    target_kl: float = arg(0.0, "stop a batch's updates once KL(pi_old || pi) per action exceeds this (0: never)")
+    adam_beta2: float = arg(0.99, "Adam's second-moment decay (0.99 reacts to gradient spikes; torch default 0.999)")
+    adam_eps: float = arg(1e-5, "Adam's epsilon (PPO practice: 1e-5, so near-zero gradients take near-zero steps)")
+    anneal_lr: bool = arg(True, "decay the learning rate linearly to 0 over `steps` (PPO practice)")
     temperature: float = arg(1.0, "sampling temperature of the rollouts (paper: 1.0)")
     top_p: float = arg(1.0, "top-p of the rollouts (paper: 0.9); log-probs are scored under it")
     max_new_tokens: int = arg(64, "longest action, in tokens (paper: 64)")
@@ -71,6 +75,7 @@ class TrainConfig:
     out: str = arg("runs", "runs are written to OUT/RUN_NAME")
     run_name: str = arg("", "default: ESTIMATOR-QUESTION_SET-seedSEED")
     resume: bool = arg(False, "continue RUN_NAME from its last checkpoint")
+    time_limit_min: float = arg(0.0, "stop after the step that passes this many minutes (0: none)")
     device: str = arg("", "cpu | cuda | '' (auto)")
 
 
@@ -108,6 +113,7 @@ def ppo_update(policy, opt, turns: dict, advantages: torch.Tensor, cfg: TrainCon
     stats = {"clip_fraction": 0.0, "ratio_sum": 0.0, "ratio_max": 0.0, "terms": 0, "grad_norm": [],
              "loss": [], "kl_old": 0.0, "kl_ref": 0.0, "first_ratio_max_dev": 0.0}
     policy.model.train()
+    stopped = False
     for epoch in range(cfg.ppo_epochs):
         perm = torch.randperm(len(micro), generator=gen).tolist()
         for chunk in [perm[k::cfg.num_minibatches] for k in range(cfg.num_minibatches)]:
@@ -115,37 +121,44 @@ def ppo_update(policy, opt, turns: dict, advantages: torch.Tensor, cfg: TrainCon
                 continue
             n_terms = sum(len(micro[j]) for j in chunk)    # Eq. 2: divide by the (rollout, turn) terms
             opt.zero_grad(set_to_none=True)
-            total = 0.0
+            total, kl_sum = 0.0, 0.0
             for j in chunk:
                 logp, mask = score(policy, micro[j])
                 objective, st = clipped_objective(logp, old[j], mask, adv[micro[j]], cfg.clip_eta,
                                                   n_terms, cfg.ratio_level)
                 loss = -objective
-                if epoch == cfg.ppo_epochs - 1:   # KL(pi_old || pi_theta), k3 with r = pi_theta / pi_old
-                    log_r = (logp.detach() - old[j]) * mask
-                    stats["kl_old"] += ((log_r.exp() - 1 - log_r) * mask).sum().item()
+                log_r = (logp.detach() - old[j]) * mask     # KL(pi_old || pi_theta): k3, r = pi_theta / pi_old
+                kl_sum += ((log_r.exp() - 1 - log_r) * mask).sum().item()
                 if ref is not None:
                     kl = kl_to_reference(logp, ref[j], mask.float(), n_terms)
                     loss = loss + cfg.kl_beta * kl
                     stats["kl_ref"] += kl.item() * n_terms
                 loss.backward()
                 total += loss.item()
-                if epoch == 0:
+                if epoch == 0 and not stats["grad_norm"]:   # the first optimizer step: rho must be 1
                     stats["first_ratio_max_dev"] = max(stats["first_ratio_max_dev"],
                                                        float(((logp.detach() - old[j]) * mask).sum(-1).abs().max()))
                 for k in ("clip_fraction", "ratio_sum", "terms"):
                     stats[k] += st[k]
                 stats["ratio_max"] = max(stats["ratio_max"], st["ratio_max"])
+            stats["kl_old"] = kl_sum / n_terms
+            if cfg.target_kl > 0 and stats["kl_old"] > cfg.target_kl:
+                stopped = True    # pi has moved far enough from pi_old on this batch: no more steps
+                break
             stats["grad_norm"].append(float(torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)))
             opt.step()
             stats["loss"].append(total)
+        if stopped:
+            break
     policy.model.eval()
     n = max(stats["terms"], 1)
-    return {"train/loss": sum(stats["loss"]) / len(stats["loss"]), "train/clip_fraction": stats["clip_fraction"] / n,
+    mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")  # noqa: E731
+    return {"train/loss": mean(stats["loss"]), "train/clip_fraction": stats["clip_fraction"] / n,
             "train/ratio_mean": stats["ratio_sum"] / n, "train/ratio_max": stats["ratio_max"],
-            "train/kl": stats["kl_old"] / len(P), "train/kl_ref": stats["kl_ref"] / max(len(P) * cfg.ppo_epochs, 1),
-            "train/grad_norm": sum(stats["grad_norm"]) / len(stats["grad_norm"]),
-            "train/first_epoch_log_ratio_max": stats["first_ratio_max_dev"]}
+            "train/kl": stats["kl_old"], "train/kl_ref": stats["kl_ref"] / max(len(P) * cfg.ppo_epochs, 1),
+            "train/optimizer_steps": len(stats["grad_norm"]), "train/early_stop": float(stopped),
+            "train/grad_norm": mean(stats["grad_norm"]),
+            "train/first_step_log_ratio_max": stats["first_ratio_max_dev"]}
 
 
 def batch_metrics(data, credit: Credit, adv: torch.Tensor, max_turns: int) -> dict:
@@ -265,7 +278,7 @@ def train(cfg: TrainConfig) -> dict:
     """One training run; returns its summary (also written to run_dir/summary.json)."""
     check_config(cfg)
     cfg = replace(cfg, run_name=cfg.run_name or f"{cfg.estimator}-{cfg.question_set}-seed{cfg.seed}")
-    lr = cfg.lr if cfg.lr > 0 else (2e-3 if cfg.model == "tiny" else 1e-6)
+    lr = cfg.lr if cfg.lr > 0 else (5e-4 if cfg.model == "tiny" else 1e-6)
     run_dir = Path(cfg.out) / cfg.run_name
     ckpt = run_dir / "checkpoint"
     if run_dir.exists() and not cfg.resume and any(run_dir.iterdir()):
@@ -281,7 +294,8 @@ def train(cfg: TrainConfig) -> dict:
     estimator = ESTIMATORS[cfg.estimator]
     policy = load_policy(str(ckpt) if cfg.resume else cfg.model, cfg.device or None, question_set=cfg.question_set)
     ref_policy = load_policy(cfg.model, cfg.device or None, question_set=cfg.question_set, quiet=True) if cfg.kl_beta > 0 else None
-    opt = torch.optim.AdamW(policy.model.parameters(), lr=lr, weight_decay=0.0)
+    opt = torch.optim.AdamW(policy.model.parameters(), lr=lr, betas=(0.9, cfg.adam_beta2), eps=cfg.adam_eps,
+                            weight_decay=0.0)
     rng = random.Random(cfg.seed)
     gen = torch.Generator(policy.device).manual_seed(cfg.seed)
     shuffle_gen = torch.Generator().manual_seed(cfg.seed)
@@ -311,7 +325,7 @@ def train(cfg: TrainConfig) -> dict:
     print(f"[{cfg.run_name}] {cfg.estimator} on {policy.name}, {cfg.question_set} questions, "
           f"{cfg.steps} steps x {cfg.secrets_per_step} secrets x {cfg.group_size} rollouts, lr {lr:g}; "
           f"{len(train_secrets)} training / {len(heldout)} held-out secrets -> {run_dir}", flush=True)
-    seconds = []
+    seconds, started = [], time.time()
     for step in range(start, cfg.steps):
         t0 = time.time()
         if offline is None:
@@ -320,12 +334,15 @@ def train(cfg: TrainConfig) -> dict:
         else:
             state["phase"] = "sft" if step < cfg.offline_sft_fraction * cfg.steps else "rl"
             data = offline.sample(rng, cfg.secrets_per_step * cfg.group_size)
+        for group in opt.param_groups:   # linear annealing: lr (1 - step / steps), as CleanRL's PPO
+            group["lr"] = lr * (1 - step / cfg.steps) if cfg.anneal_lr else lr
         credit = credit_from_rollout(data, game_cfg.n_max, game_cfg.max_turns)
         adv = estimator.advantages(credit, state)
-        row = {"step": step + 1, **batch_metrics(data, credit, adv, game_cfg.max_turns)}
+        row = {"step": step + 1, "train/lr": opt.param_groups[0]["lr"], **batch_metrics(data, credit, adv, game_cfg.max_turns)}
         row.update(ppo_update(policy, opt, {"prompt_ids": data.prompt_ids, "completion_ids": data.completion_ids},
                               adv, cfg, shuffle_gen, ref_policy))
-        if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
+        last = step + 1 == cfg.steps or (cfg.time_limit_min > 0 and (time.time() - started) / 60 >= cfg.time_limit_min)
+        if (step + 1) % cfg.eval_every == 0 or last:
             row.update(evaluate_heldout(policy, heldout, game_cfg, oracle))
         seconds.append(time.time() - t0)
         row["train/seconds_per_step"] = seconds[-1]
@@ -333,14 +350,16 @@ def train(cfg: TrainConfig) -> dict:
         rows.append(row)
         write_logs(run_dir, rows)
         print(progress(cfg, step, seconds, row), flush=True)
-        if (step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps:
+        if (step + 1) % cfg.save_every == 0 or last:
             rngs = {"python": rng.getstate(), "sample": gen.get_state(), "shuffle": shuffle_gen.get_state()}
             save_checkpoint(run_dir, step + 1, policy, opt, state, rngs, cfg)
+        if last:
+            break   # out of steps or out of time (--time-limit-min)
     evals = [r for r in rows if "eval/resolve_rate" in r]
     reach = next((r["step"] for r in evals if r["eval/resolve_rate"] >= 0.9), None)
     final = evals[-1] if evals else {}
     summary = {"run_name": cfg.run_name, "estimator": cfg.estimator, "question_set": cfg.question_set,
-               "seed": cfg.seed, "steps": cfg.steps, "final_eval": {k: v for k, v in final.items() if k.startswith("eval/")},
+               "seed": cfg.seed, "steps": rows[-1]["step"] if rows else 0, "final_eval": {k: v for k, v in final.items() if k.startswith("eval/")},
                "steps_to_90": reach, "train_seconds": round(sum(seconds), 1), "checkpoint": str(ckpt)}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
     plot_curves(rows, run_dir / "training_curves.png", cfg.run_name)

@@ -5,13 +5,13 @@ Goal (issue 2): at least 20,000 turns/s, so the game never shows up in a trainin
     python bench/env_speed.py [--seconds 10]
 """
 import argparse
-import json
 import os
 import random
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.common import RESULTS, save_results  # noqa: E402
 from env import CSG, GameConfig  # noqa: E402
 from reference import action_text, random_query  # noqa: E402
 
@@ -19,7 +19,7 @@ from reference import action_text, random_query  # noqa: E402
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="how long to play")
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "env_speed.json"))
+    parser.add_argument("--out", default=os.path.join(RESULTS, "env_speed.json"))
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
@@ -37,10 +37,7 @@ def main():
         elapsed = time.perf_counter() - start
         results[question_set] = {"turns": turns, "seconds": round(elapsed, 2), "turns_per_s": round(turns / elapsed)}
         print(f"{question_set:7s} {turns:8d} turns in {elapsed:5.2f} s on one core: {turns / elapsed:9.0f} turns/s (goal 20000)")
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(results, f, indent=2)
-    print("wrote", args.out)
+    save_results(results, args.out)
 
 
 if __name__ == "__main__":

@@ -7,13 +7,13 @@ model (policy.py). The tiny model's one-time format warm-up is cached before tim
 import argparse
 import contextlib
 import io
-import json
 import os
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.common import RESULTS, save_results  # noqa: E402
 import evaluate  # noqa: E402
 
 SUITES = {"reference": "random,fixed_sequence,greedy_oracle,bayes", "tiny": "tiny", "tiny+react": "tiny+react"}
@@ -23,7 +23,7 @@ GOAL_S = 120.0
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suites", default="reference,tiny", help=f"comma list of {', '.join(SUITES)}")
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "eval_speed.json"))
+    parser.add_argument("--out", default=os.path.join(RESULTS, "eval_speed.json"))
     args = parser.parse_args()
     results = {}
     for suite in args.suites.split(","):
@@ -42,10 +42,7 @@ def main():
         print(f"{suite:10s} {policies:40s} {turns:5d} turns, 3 runs x 20 secrets: {seconds:6.1f} s "
               f"(goal < {GOAL_S:.0f} s){'' if seconds < GOAL_S else '  OVER GOAL'}; load average "
               f"{load_before:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(results, f, indent=2)
-    print("wrote", args.out)
+    save_results(results, args.out)
 
 
 if __name__ == "__main__":

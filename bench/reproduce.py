@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from cli import arg, parse_config  # noqa: E402
-from metrics import mean_sem, paired_t_test  # noqa: E402
+from stats import mean_sem, paired_t_test  # noqa: E402
 from train import TrainConfig, train  # noqa: E402
 
 

@@ -7,14 +7,13 @@ Goals (issue 3): >= 10x for the tiny model on 2 cores; peak memory under 2 GB.
     python bench/rollouts.py [--episodes 64] [--smollm2-episodes 16]
 """
 import argparse
-import json
 import os
-import resource
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.common import RESULTS, save_results  # noqa: E402
 import torch  # noqa: E402
 
 from env import CSG, GameConfig  # noqa: E402
@@ -71,7 +70,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=64)
     parser.add_argument("--smollm2-episodes", type=int, default=16, help="0 to skip SmolLM2")
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "rollouts.json"))
+    parser.add_argument("--out", default=os.path.join(RESULTS, "rollouts.json"))
     args = parser.parse_args()
     results = {"tiny": compare("tiny", args.episodes)}
     results["tiny"]["peak_rss_mb"] = round(peak_memory_mb(args.episodes), 1)
@@ -79,10 +78,7 @@ def main():
     if args.smollm2_episodes:
         results["smollm2"] = compare("smollm2", args.smollm2_episodes)
     results["threads"] = torch.get_num_threads()
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(results, f, indent=2)
-    print("wrote", args.out)
+    save_results(results, args.out)
 
 
 if __name__ == "__main__":

@@ -46,11 +46,15 @@ def test_two_step_run_has_no_nan_and_writes_logs_and_a_checkpoint(tmp_path, mode
 
 
 def test_first_ppo_epoch_ratio_is_exactly_one(tmp_path, model_dir):
-    """pi_old is recomputed with the same padded passes as the first epoch: log rho == 0 exactly."""
-    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--ppo-epochs", "1")
+    """pi_old is recomputed with the same padded passes as the first epoch: before any optimizer
+    step log rho == 0 exactly; with one minibatch per epoch the whole first epoch has rho == 1."""
+    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--ppo-epochs", "1", "--num-minibatches", "1")
     row = json.loads(open(tmp_path / summary["run_name"] / "metrics.jsonl").readline())
-    assert row["train/first_epoch_log_ratio_max"] == 0.0
+    assert row["train/first_step_log_ratio_max"] == 0.0
     assert row["train/ratio_mean"] == 1.0 and row["train/clip_fraction"] == 0.0
+    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--num-minibatches", "4", "--run-name", "mb")
+    row = json.loads(open(tmp_path / "mb" / "metrics.jsonl").readline())
+    assert row["train/first_step_log_ratio_max"] == 0.0
 
 
 def test_resume_reaches_the_same_state_as_an_uninterrupted_run(tmp_path, model_dir):

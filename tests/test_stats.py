@@ -1,0 +1,50 @@
+"""Aggregation across runs: mean and SEM, the t distribution, the paired t-test."""
+import math
+
+import pytest
+
+import stats as M
+
+
+def test_mean_sem():
+    """SEM = std(ddof=1) / sqrt(n); one run -> NaN SEM; NaN runs are left out."""
+    mean, sem = M.mean_sem([0.2, 0.4, 0.6])
+    assert mean == pytest.approx(0.4) and sem == pytest.approx(0.2 / math.sqrt(3))  # std = 0.2
+    mean, sem = M.mean_sem([0.7])
+    assert mean == 0.7 and math.isnan(sem)
+    assert M.mean_sem([0.5, float("nan"), None])[0] == 0.5
+    assert all(math.isnan(x) for x in M.mean_sem([]))
+
+
+def test_t_distribution_against_closed_forms_and_tables():
+    """t CDF: Cauchy (df 1) and df 2 closed forms, textbook critical values, the normal limit."""
+    for t in (-3.0, -0.5, 0.0, 0.3, 1.0, 7.0):
+        assert M.t_cdf(t, 1) == pytest.approx(0.5 + math.atan(t) / math.pi, abs=1e-12)
+        assert M.t_cdf(t, 2) == pytest.approx(0.5 + t / (2 * math.sqrt(2 + t * t)), abs=1e-12)
+    assert M.t_cdf(2.228138852, 10) == pytest.approx(0.975, abs=1e-9)
+    assert M.t_cdf(4.604094871, 4) == pytest.approx(0.995, abs=1e-9)
+    assert M.t_cdf(-2.570581836, 5) == pytest.approx(0.025, abs=1e-9)
+    assert M.t_cdf(1.959963985, 10**7) == pytest.approx(0.975, abs=1e-6)
+
+
+def test_betainc_against_mpmath():
+    """The regularized incomplete beta against mpmath's arbitrary-precision betainc."""
+    mpmath = pytest.importorskip("mpmath")
+    for a in (0.5, 1.0, 2.5, 10.0, 150.0):
+        for b in (0.5, 1.0, 3.0, 40.0):
+            for x in (0.001, 0.1, 0.5, 0.77, 0.999):
+                ref = float(mpmath.betainc(a, b, 0, x, regularized=True))
+                assert M.betainc(a, b, x) == pytest.approx(ref, abs=1e-12)
+    assert M.betainc(1, 1, 0.3) == pytest.approx(0.3) and M.betainc(3, 1, 0.5) == pytest.approx(0.125)
+
+
+def test_paired_t_test_by_hand():
+    """d = (0.5, 1, 2.5): t = 8 / sqrt(13); df 2 -> p = 1 - |t| / sqrt(2 + t^2) = 1 - 8 / sqrt(90)."""
+    t, p = M.paired_t_test([1, 2, 3.5], [0.5, 1, 1])
+    assert t == pytest.approx(8 / math.sqrt(13)) and p == pytest.approx(1 - 8 / math.sqrt(90))
+    t, p = M.paired_t_test([0.5, 1, 1], [1, 2, 3.5])   # swapped: same p, negative t
+    assert t == pytest.approx(-8 / math.sqrt(13)) and p == pytest.approx(1 - 8 / math.sqrt(90))
+    assert all(math.isnan(x) for x in M.paired_t_test([1.0], [0.0]))
+    assert M.paired_t_test([2, 3], [1, 2]) == (math.inf, 0.0)   # identical differences
+    t, p = M.paired_t_test([1, 2], [1, 2])
+    assert math.isnan(t) and p == 1.0
