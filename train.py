@@ -136,8 +136,7 @@ def ppo_update(policy, opt, turns: dict, advantages: torch.Tensor, cfg: TrainCon
                 loss.backward()
                 total += loss.item()
                 if epoch == 0 and not stats["grad_norm"]:   # the first optimizer step: rho must be 1
-                    stats["first_ratio_max_dev"] = max(stats["first_ratio_max_dev"],
-                                                       float(((logp.detach() - old[j]) * mask).sum(-1).abs().max()))
+                    stats["first_ratio_max_dev"] = max(stats["first_ratio_max_dev"], float(log_r.sum(-1).abs().max()))
                 for k in ("clip_fraction", "ratio_sum", "terms"):
                     stats[k] += st[k]
                 stats["ratio_max"] = max(stats["ratio_max"], st["ratio_max"])

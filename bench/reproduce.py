@@ -24,7 +24,7 @@ class ReproduceConfig:
     estimators: str = arg("echo,grpo,rloo", "comma-separated estimators to train")
     seeds: str = arg("0,1,2", "comma-separated seeds (paired across estimators)")
     question_set: str = arg("paper", "paper or binary")
-    steps: int = arg(30, "RL steps per run (train.py's default)")
+    steps: int = arg(40, "RL steps per run (train.py's default)")
     lr: float = arg(-1.0, "learning rate passed to train.py (-1: its default)")
     out: str = arg("runs/reproduce", "runs go to OUT/QUESTION_SET/ESTIMATOR-seedS")
     report: str = arg("bench/results", "the markdown report and figure are also copied here")
@@ -60,7 +60,7 @@ def fmt(mean: float, sem: float, pct: int) -> str:
 
 def report(cfg: ReproduceConfig, results: dict) -> str:
     lines = [f"# Reproduction: {', '.join(results)} on the {cfg.question_set} question set",
-             "", f"{cfg.steps} steps of 8 secrets x 8 rollouts, tiny model, rule oracle; seeds {cfg.seeds}; "
+             "", f"{cfg.steps} steps of 8 secrets x 8 rollouts (default train.py config), tiny model, rule oracle; seeds {cfg.seeds}; "
              "greedy play of the 20 held-out secrets after the last step. Mean +- SEM over seeds "
              "(Resolve and Zero in %).", "",
              "| Estimator | " + " | ".join(c[1] for c in COLUMNS) + " | Steps to 90% (per seed) | Train time (s) |",
