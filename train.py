@@ -19,6 +19,7 @@ With no flags it trains the built-in tiny model on 2 CPU cores in minutes (warm-
 from __future__ import annotations
 
 import json
+import math
 import random
 import shutil
 import sys
@@ -68,11 +69,11 @@ class TrainConfig:
                                      "(not in the paper; env.expected_elimination)")
     oracle: str = arg("rule", "rule (offline, exact) or llm (OpenAI-compatible, OPENAI_API_KEY)")
     oracle_model: str = arg("gpt-4o-mini", "model of the LLM oracle (paper: gpt-4o-mini, T = 0)")
-    steps: int = arg(40, "RL steps (one batch of B x G episodes each)")
+    steps: int = arg(-1, "RL steps (one batch of B x G episodes each); -1: 40 (paper set), 400 (binary set)")
     secrets_per_step: int = arg(8, "B: training secrets per step")
     group_size: int = arg(4, "G: rollouts per secret, the group of Eq. 1 (paper: 4)")
     lr: float = arg(-1.0, "AdamW learning rate; -1: 5e-4 (tiny), 5e-6 (LoRA: the paper's code), 1e-6 (full fine-tuning)")
-    ppo_epochs: int = arg(2, "passes of Eq. 2 over each batch")
+    ppo_epochs: int = arg(-1, "passes of Eq. 2 over each batch; -1: 2 (paper set), 4 (binary set)")
     num_minibatches: int = arg(4, "optimizer steps per pass (1: exactly Eq. 2 over the whole batch)")
     micro_batch: int = arg(-1, "turns per forward pass (memory and speed; gradients accumulate); -1: 64 tiny, 16 otherwise")
     clip_eta: float = arg(0.2, "eta of Eq. 2 (paper: the TRL default, 0.2)")
@@ -102,20 +103,27 @@ class TrainConfig:
     out: str = arg("runs", "runs are written to OUT/RUN_NAME")
     run_name: str = arg("", "default: ESTIMATOR-QUESTION_SET-seedSEED")
     resume: bool = arg(False, "continue RUN_NAME from its last checkpoint")
-    time_limit_min: float = arg(0.0, "stop after the step that passes this many minutes (0: none); the learning "
-                                     "rate then anneals over whichever of steps and time runs out first")
-    validation_secrets: int = arg(0, "training secrets set aside to choose the checkpoint the run keeps: the best "
+    time_limit_min: float = arg(-1.0, "stop after the step that passes this many minutes (0: none; -1: none on the "
+                                      "paper set, 60 on the binary set); the learning rate then anneals over "
+                                      "whichever of steps and time runs out first")
+    validation_secrets: int = arg(-1, "training secrets set aside to choose the checkpoint the run keeps: the best "
                                      "evaluation on them (greedy and sampled resolve) is kept as RUN/best and "
-                                     "evaluated on the held-out secrets at the end (0: keep the last)")
+                                     "evaluated on the held-out secrets at the end (0: keep the last; -1: 0 on the "
+                                     "paper set, 10 on the binary set)")
     device: str = arg("", "cpu | cuda | '' (auto)")
     threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)")
 
 
 def with_defaults(cfg: TrainConfig) -> TrainConfig:
-    """The config with every -1 ("per kind of model") resolved: what the run saves and uses."""
-    tiny = cfg.model == "tiny"
+    """The config with every -1 ("per kind of model" or "per question set") resolved: what the run
+    saves and uses. The binary set's defaults were settled in bench/results/binary (README)."""
+    tiny, binary = cfg.model == "tiny", cfg.question_set == "binary"
     lora_rank = cfg.lora_rank if cfg.lora_rank >= 0 else (0 if tiny else 16)
     return replace(cfg, lora_rank=lora_rank,
+                   steps=cfg.steps if cfg.steps > 0 else 400 if binary else 40,
+                   ppo_epochs=cfg.ppo_epochs if cfg.ppo_epochs > 0 else 4 if binary else 2,
+                   time_limit_min=cfg.time_limit_min if cfg.time_limit_min >= 0 else 60 if binary else 0,
+                   validation_secrets=cfg.validation_secrets if cfg.validation_secrets >= 0 else 10 if binary else 0,
                    lr=cfg.lr if cfg.lr > 0 else 5e-4 if tiny else 5e-6 if lora_rank else 1e-6,
                    micro_batch=cfg.micro_batch if cfg.micro_batch > 0 else 64 if tiny else 16,
                    warmup_episodes=cfg.warmup_episodes if cfg.warmup_episodes > 0 else 300 if tiny else 64,
@@ -199,7 +207,7 @@ def ppo_update(policy, opt, batch: Rollout, advantages: torch.Tensor, cfg: Train
     b_advantages = advantages.to(policy.device)
     params = [p for p in policy.model.parameters() if p.requires_grad]
     stats = torch.zeros(5, dtype=torch.float64)     # clip fraction, ratio sum, terms, KL to the reference, loss
-    grad_norms, approx_kl_old, first_log_ratio_max, ratio_max, stopped = [], 0.0, 0.0, 0.0, False
+    grad_norms, approx_kl_old, first_log_ratio_max, ratio_max, stopped, skipped = [], 0.0, 0.0, 0.0, False, 0
     policy.model.train()
     for epoch in range(cfg.ppo_epochs):
         perm = torch.randperm(len(micro), generator=gen).tolist()     # each epoch, chunks to minibatches at random
@@ -232,7 +240,11 @@ def ppo_update(policy, opt, batch: Rollout, advantages: torch.Tensor, cfg: Train
                 stopped = True    # pi has moved far enough from pi_old on this batch: no more steps
                 break
             ranks.sum_gradients(params)    # every rank's share of the minibatch: the same step everywhere
-            grad_norms.append(float(torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)))
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip))
+            if not math.isfinite(grad_norm):   # one such step would make every weight NaN: skip it, count it
+                skipped += 1
+                continue
+            grad_norms.append(grad_norm)
             opt.step()
             stats[4] += minibatch_loss
         if stopped:
@@ -244,7 +256,8 @@ def ppo_update(policy, opt, batch: Rollout, advantages: torch.Tensor, cfg: Train
     return {"train/loss": loss / len(grad_norms) if grad_norms else float("nan"),
             "train/clip_fraction": clip_fraction / n, "train/ratio_mean": ratio_sum / n,
             "train/ratio_max": ranks.max(ratio_max), "train/kl": approx_kl_old, "train/kl_ref": kl_ref / n,
-            "train/optimizer_steps": len(grad_norms), "train/early_stop": float(stopped),
+            "train/optimizer_steps": len(grad_norms), "train/nonfinite_steps_skipped": skipped,
+            "train/early_stop": float(stopped),
             "train/grad_norm": mean(grad_norms), "train/first_step_log_ratio_max": ranks.max(first_log_ratio_max),
             "train/behaviour_logprob_gap": ranks.max(gap)}
 
@@ -429,8 +442,8 @@ def prepare_policy(spec: str, cfg: TrainConfig, quiet: bool = False):
 
 def train(cfg: TrainConfig) -> dict:
     """One training run; returns its summary (also written to run_dir/summary.json)."""
-    check_config(cfg)
     cfg = with_defaults(replace(cfg, run_name=cfg.run_name or f"{cfg.estimator}-{cfg.question_set}-seed{cfg.seed}"))
+    check_config(cfg)
     lr = cfg.lr
     run_dir = Path(cfg.out) / cfg.run_name
     if run_dir.exists() and not cfg.resume and any(run_dir.iterdir()):

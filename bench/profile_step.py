@@ -109,7 +109,7 @@ def one_step(policy, opt, cfg, rng, gen, shuffle):
 
 def main(argv=None):
     pcfg = parse_config(ProfileConfig, argv, description=__doc__.splitlines()[0])
-    cfg = train.TrainConfig()
+    cfg = train.with_defaults(train.TrainConfig())
     use_threads(pcfg.threads)
     policy = warmed_up("tiny", quiet=True) if pcfg.model == "tiny" else models.load_policy(pcfg.model)
     opt = torch.optim.AdamW(policy.model.parameters(), lr=5e-4, betas=(0.9, cfg.adam_beta2), eps=cfg.adam_eps)

@@ -118,3 +118,27 @@ def test_validation_secrets_choose_the_kept_checkpoint(tmp_path, model_dir):
     assert summary["kept"]["step"] == max(range(1, 3), key=lambda s: (scores[s - 1], s))
     assert (tmp_path / "kept" / "best" / "model.safetensors").exists()
     assert "eval/resolve_rate" in summary["final_eval"] and "eval/resolve_rate" in summary["last_eval"]
+
+
+def test_a_non_finite_gradient_skips_the_step_and_leaves_the_weights(tmp_path, model_dir, monkeypatch):
+    """A NaN loss (here forced) must not reach the optimizer: one such step would make every
+    weight NaN and the rest of the run sample from NaN probabilities."""
+    objective = train.clipped_objective
+    monkeypatch.setattr(train, "clipped_objective", lambda *a, **k: (lambda o, st: (o * float("nan"), st))(*objective(*a, **k)))
+    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--ppo-epochs", "2", "--num-minibatches", "2")
+    row = json.loads(open(tmp_path / summary["run_name"] / "metrics.jsonl").readline())
+    assert row["train/nonfinite_steps_skipped"] == 4 and row["train/optimizer_steps"] == 0
+    before = load_file(f"{model_dir}/model.safetensors")
+    after = load_file(tmp_path / summary["run_name"] / "checkpoint" / "model.safetensors")
+    assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+def test_per_question_set_defaults_resolve_and_explicit_flags_win():
+    """-1 means "the question set's default"; a value the user gives is kept, 0 included."""
+    paper, binary = (train.with_defaults(train.TrainConfig(question_set=q)) for q in ("paper", "binary"))
+    assert (paper.steps, paper.ppo_epochs, paper.time_limit_min, paper.validation_secrets) == (40, 2, 0, 0)
+    assert binary.steps > paper.steps and binary.ppo_epochs > paper.ppo_epochs
+    assert binary.time_limit_min == 60 and binary.validation_secrets > 0
+    mine = train.with_defaults(train.TrainConfig(question_set="binary", steps=3, ppo_epochs=1, time_limit_min=0,
+                                                 validation_secrets=0))
+    assert (mine.steps, mine.ppo_epochs, mine.time_limit_min, mine.validation_secrets) == (3, 1, 0, 0)
