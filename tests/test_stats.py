@@ -48,3 +48,17 @@ def test_paired_t_test_by_hand():
     assert M.paired_t_test([2, 3], [1, 2]) == (math.inf, 0.0)   # identical differences
     t, p = M.paired_t_test([1, 2], [1, 2])
     assert math.isnan(t) and p == 1.0
+
+
+def test_final_window_table_by_hand():
+    """tab:echo_grpo_final_window_stats: per seed the mean over the last `window` steps, then the
+    mean over seeds and a paired t-test. Worked: echo seeds (1+3)/2 = 2 and (2+4)/2 = 3, grpo 1
+    and 1; differences 1 and 2: mean 1.5, SE 0.5, t = 3 with 1 degree of freedom, so
+    p = 1 - 2 atan(3) / pi = 0.2048."""
+    from bench.reproduce import final_window_table
+    rows = lambda *rewards: [{"step": i + 1, "clue/reward": r} for i, r in enumerate(rewards)]  # noqa: E731
+    results = {"echo": [({}, rows(0, 1, 3)), ({}, rows(0, 2, 4))], "grpo": [({}, rows(1, 1, 1)), ({}, rows(5, 0, 2))]}
+    line = next(x for x in final_window_table(results, "echo", "grpo", window=2) if x.startswith("| Reward mean"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[1:4] == ["2.500", "1.000", "+1.500"]
+    assert float(cells[4]) == pytest.approx(1 - 2 * math.atan(3) / math.pi, abs=5e-4)
