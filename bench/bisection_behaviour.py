@@ -98,6 +98,7 @@ def main(argv=None):
     for key, r in results.items():
         print(f"{key:20s} " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
                                          for k, v in r.items() if k != "points"))
+    os.makedirs(cfg.out, exist_ok=True)
     figure(results, os.path.join(cfg.out, f"bisection_behaviour_{name}.png"), name)
     save_results({k: {kk: vv for kk, vv in v.items() if kk != "points"} for k, v in results.items()},
                  os.path.join(cfg.out, f"bisection_behaviour_{name}.json"))
