@@ -38,10 +38,12 @@ class BisectionConfig:
 
 def turns_of(records_with_beliefs):
     """(threshold, median of C_t, |C_t|, fraction eliminated) of the comparison turns, and the
-    fraction eliminated of every answered turn."""
+    fraction eliminated of every turn: 0 for a repeated question or an unreadable action, which
+    is what keeps a policy that asks one good question and then repeats it from resolving."""
     comparisons, eliminated = [], []
     for record, belief in records_with_beliefs:
         if record.invalid or record.redundant:
+            eliminated.append(0.0)
             continue
         eliminated.append(record.eliminated / record.candidates_before)
         query = parse_question(record.question)
@@ -63,14 +65,16 @@ def greedy_turns(policy, secrets, cfg):
 
 def summary(comparisons, eliminated) -> dict:
     if not comparisons:
-        return {"comparisons": 0, "mean_fraction_eliminated": statistics.mean(eliminated) if eliminated else math.nan}
+        return {"comparisons": 0, "mean_fraction_eliminated": statistics.mean(eliminated) if eliminated else math.nan,
+                "zero_share": sum(e == 0 for e in eliminated) / max(len(eliminated), 1)}
     x = torch.tensor([c[0] for c in comparisons])
     m = torch.tensor([float(c[1]) for c in comparisons])
     corr = torch.corrcoef(torch.stack([x, m]))[0, 1].item() if len(x) > 2 else math.nan
     return {"comparisons": len(comparisons), "threshold_median_corr": corr,
             "mean_abs_offset_over_size": statistics.mean(abs(c[0] - c[1]) / c[2] for c in comparisons),
             "mean_fraction_eliminated": statistics.mean(eliminated),
-            "comparison_share": len(comparisons) / max(len(eliminated), 1)}
+            "comparison_share": len(comparisons) / max(len(eliminated), 1),
+            "zero_share": sum(e == 0 for e in eliminated) / max(len(eliminated), 1)}
 
 
 def main(argv=None):
@@ -120,7 +124,7 @@ def figure(results: dict, path: str, title: str) -> None:
     names = list(results)
     ax2.bar(names, [results[k]["mean_fraction_eliminated"] for k in names], color=["C0", "C1", "C2", "C7"])
     ax2.axhline(0.5, color="k", ls="--", lw=0.8)
-    ax2.set(ylabel="mean fraction of C_t eliminated per answered turn", title="elimination per turn")
+    ax2.set(ylabel="mean fraction of C_t eliminated per turn (repeats count 0)", title="elimination per turn")
     ax2.tick_params(axis="x", labelsize=7)
     fig.suptitle(f"Belief conditioning on the binary question set: {title}")
     fig.tight_layout()

@@ -125,7 +125,7 @@ def report(cfg: ReproduceConfig, results: dict, wall: float, window: int) -> str
              f"train.py defaults{' with ' + cfg.train_flags if cfg.train_flags else ''} ({steps} steps), tiny model, "
              f"rule oracle; seeds {seeds}; the final policy plays the 20 held-out secrets greedily and sampled "
              "(T = 1, 4 episodes per secret). Mean +- SEM over seeds (rates in %). Steps to 90%: the first "
-             "evaluation (every 5 steps) whose sampled held-out resolve reaches 0.9.", "",
+             "periodic evaluation whose sampled held-out resolve reaches 0.9.", "",
              "| Estimator | " + " | ".join(c[1] for c in COLUMNS) + " | Steps to 90% (per seed) | Train time (s) |",
              "|---" * (len(COLUMNS) + 3) + "|"]
     finals = {}
