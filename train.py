@@ -116,7 +116,7 @@ class TrainConfig:
 
 def with_defaults(cfg: TrainConfig) -> TrainConfig:
     """The config with every -1 ("per kind of model" or "per question set") resolved: what the run
-    saves and uses. The binary set's defaults were settled in bench/results/binary (README)."""
+    saves and uses. The binary set's defaults were settled in bench/results/binary_explore.md."""
     tiny, binary = cfg.model == "tiny", cfg.question_set == "binary"
     lora_rank = cfg.lora_rank if cfg.lora_rank >= 0 else (0 if tiny else 16)
     return replace(cfg, lora_rank=lora_rank,
