@@ -37,9 +37,11 @@ class SmolLearningConfig:
 
 def main(argv=None):
     cfg = parse_config(SmolLearningConfig, argv, description=__doc__.splitlines()[0])
+    # micro-batch 4: a prompt pass with gradient through SmolLM2's 30 layers keeps its activations
+    # for backward; 16 turns at once took more than 24 GB and the kernel killed the run
     flags = ["--model", "smollm2", "--estimator", "echo", "--n-max", str(cfg.n_max), "--n-heldout", "4",
              "--secrets-per-step", "4", "--group-size", "4", "--steps", str(cfg.steps), "--lr", str(cfg.lr),
-             "--ppo-epochs", "1", "--num-minibatches", "2", "--micro-batch", "16", "--max-new-tokens", "48",
+             "--ppo-epochs", "1", "--num-minibatches", "2", "--micro-batch", "4", "--max-new-tokens", "48",
              "--eval-every", "3", "--eval-samples", "2", "--credit-probe", "0", "--save-every", "3",
              "--warmup", "auto", "--warmup-episodes", "24", "--warmup-epochs", "1", "--warmup-lr", "5e-4",
              "--time-limit-min", str(cfg.minutes), "--out", cfg.out, "--run-name", "smollm2-echo"]
