@@ -110,6 +110,8 @@ class TrainConfig:
                                      "evaluation on them (greedy and sampled resolve) is kept as RUN/best and "
                                      "evaluated on the held-out secrets at the end (0: keep the last; -1: 0 on the "
                                      "paper set, 10 on the binary set)")
+    validation_window: int = arg(3, "the score that chooses is the mean validation score of the last this many "
+                                    "evaluations: the maximum of single noisy evaluations over a run is mostly noise")
     device: str = arg("", "cpu | cuda | '' (auto)")
     threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)")
 
@@ -152,6 +154,7 @@ def check_config(cfg: TrainConfig) -> None:
         (cfg.ratio_level not in ("sequence", "token"), "ratio_level must be sequence or token"),
         (not 0 < cfg.top_p <= 1 or cfg.temperature <= 0, "need 0 < top_p <= 1 and temperature > 0"),
         (cfg.ppo_epochs < 1 or cfg.num_minibatches < 1 or cfg.micro_batch == 0, "ppo_epochs, num_minibatches, micro_batch must be >= 1"),
+        (cfg.validation_window < 1, "validation_window must be at least 1"),
         (cfg.precision not in ("auto", "bf16", "fp32"), "precision must be auto, bf16 or fp32"),
         (cfg.warmup not in ("auto", "always", "never"), "warmup must be auto, always or never"),
     ]
@@ -527,8 +530,11 @@ def train(cfg: TrainConfig) -> dict:
             if validation:   # the score that chooses the kept checkpoint: never the held-out secrets
                 v = evaluate_heldout(policy, validation, game_cfg, oracle, max(cfg.eval_samples, 2), cfg.seed + step)
                 row["eval/validation_score"] = (v["eval/resolve_rate"] + v["eval/sampled_resolve_rate"]) / 2
-                if row["eval/validation_score"] >= state.get("best_score", -1.0):
-                    state.update(best_score=row["eval/validation_score"], best_step=step + 1)
+                recent = [r["eval/validation_score"] for r in rows + [row] if "eval/validation_score" in r]
+                recent = recent[-cfg.validation_window:]
+                row["eval/validation_smoothed"] = sum(recent) / len(recent)
+                if row["eval/validation_smoothed"] >= state.get("best_score", -1.0):
+                    state.update(best_score=row["eval/validation_smoothed"], best_step=step + 1)
                     policy.save(run_dir / "best")
         seconds.append(time.time() - t0)
         row.update({"train/seconds_per_step": seconds[-1], "train/seconds_rollout": t_played - t0,

@@ -82,6 +82,7 @@ def test_resume_reaches_the_same_state_as_an_uninterrupted_run(tmp_path, model_d
     (["--estimator", "reinforce"], "unknown estimator"),
     (["--secrets-per-step", "500"], "exceeds"),
     (["--ratio-level", "word"], "ratio_level"),
+    (["--validation-window", "0"], "validation_window"),
 ])
 def test_bad_configuration_fails_at_once(tmp_path, capsys, flags, message):
     with pytest.raises(SystemExit) as e:
@@ -109,13 +110,16 @@ def test_existing_run_is_not_overwritten_and_resume_needs_a_checkpoint(tmp_path,
 
 def test_validation_secrets_choose_the_kept_checkpoint(tmp_path, model_dir):
     """--validation-secrets sets training secrets aside (never trained on, never the held-out
-    ones); the best evaluation on them is kept as RUN/best, and the summary's final_eval is the
-    held-out evaluation of that kept policy."""
-    (summary,) = run(tmp_path, model_dir, "--steps", "2", "--eval-every", "1", "--validation-secrets", "4",
-                     "--eval-samples", "1", "--run-name", "kept")
+    ones); the checkpoint with the best mean score over the last --validation-window evaluations
+    on them is kept as RUN/best, and the summary's final_eval is the held-out evaluation of that
+    kept policy."""
+    (summary,) = run(tmp_path, model_dir, "--steps", "4", "--eval-every", "1", "--validation-secrets", "4",
+                     "--validation-window", "2", "--eval-samples", "1", "--run-name", "kept")
     rows = [json.loads(line) for line in open(tmp_path / "kept" / "metrics.jsonl")]
     scores = [r["eval/validation_score"] for r in rows]
-    assert summary["kept"]["step"] == max(range(1, 3), key=lambda s: (scores[s - 1], s))
+    smoothed = [scores[0]] + [(a + b) / 2 for a, b in zip(scores, scores[1:])]   # by hand, window 2
+    assert [r["eval/validation_smoothed"] for r in rows] == pytest.approx(smoothed)
+    assert summary["kept"]["step"] == max(range(1, 5), key=lambda s: (smoothed[s - 1], s))
     assert (tmp_path / "kept" / "best" / "model.safetensors").exists()
     assert "eval/resolve_rate" in summary["final_eval"] and "eval/resolve_rate" in summary["last_eval"]
 
