@@ -106,12 +106,12 @@ class TrainConfig:
     time_limit_min: float = arg(-1.0, "stop after the step that passes this many minutes (0: none; -1: none on the "
                                       "paper set, 60 on the binary set); the learning rate then anneals over "
                                       "whichever of steps and time runs out first")
-    validation_secrets: int = arg(-1, "training secrets set aside to choose the checkpoint the run keeps: the best "
-                                     "evaluation on them (greedy and sampled resolve) is kept as RUN/best and "
+    validation_secrets: int = arg(-1, "training secrets set aside to choose the checkpoint the run keeps: the one that "
+                                     "plays best on them (greedy and sampled resolve) is kept as RUN/best and "
                                      "evaluated on the held-out secrets at the end (0: keep the last; -1: 0 on the "
                                      "paper set, 10 on the binary set)")
-    validation_window: int = arg(3, "the score that chooses is the mean validation score of the last this many "
-                                    "evaluations: the maximum of single noisy evaluations over a run is mostly noise")
+    validation_window: int = arg(3, "'plays best': the best mean validation score over this many evaluations in a "
+                                    "row (the best single one of a run's noisy evaluations is mostly luck)")
     device: str = arg("", "cpu | cuda | '' (auto)")
     threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)")
 

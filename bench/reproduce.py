@@ -95,6 +95,12 @@ def run_all(cfg: ReproduceConfig) -> tuple[dict, float]:
     return results, wall
 
 
+def kept_and_last(summary: dict) -> str:
+    last = summary["last_eval"]
+    return (f"kept {summary['kept']['step']}, last {summary['steps']} "
+            f"{last.get('eval/resolve_rate', math.nan):.2f}/{last.get('eval/sampled_resolve_rate', math.nan):.2f}")
+
+
 def fmt(mean: float, sem: float, pct: int) -> str:
     if mean != mean:
         return "n/a"
@@ -140,7 +146,10 @@ def report(cfg: ReproduceConfig, results: dict, wall: float, window: int) -> str
     lines += ["", "Per-seed held-out resolve, greedy / sampled: " + "; ".join(
         f"{est}: " + ", ".join(f"{g:.2f}/{s:.2f}" for g, s in zip(finals[est]["eval/resolve_rate"],
                                                                   finals[est]["eval/sampled_resolve_rate"]))
-        for est in finals), ""]
+        for est in finals)]
+    lines += ["Per seed, the step kept (on the validation secrets) and the last step with its held-out "
+              "evaluation, greedy / sampled: " + "; ".join(
+                  f"{est}: " + ", ".join(kept_and_last(s) for s, _ in runs) for est, runs in results.items()), ""]
     for other in list(results)[1:]:
         for key, label in (("eval/resolve_rate", "greedy"), ("eval/sampled_resolve_rate", "sampled")):
             t, p = paired_t_test(finals[first][key], finals[other][key])
