@@ -71,7 +71,7 @@ class TrainConfig:
     oracle_model: str = arg("gpt-4o-mini", "model of the LLM oracle (paper: gpt-4o-mini, T = 0)")
     steps: int = arg(-1, "RL steps (one batch of B x G episodes each); -1: 40 (paper set), 400 (binary set)")
     secrets_per_step: int = arg(8, "B: training secrets per step")
-    group_size: int = arg(4, "G: rollouts per secret, the group of Eq. 1 (paper: 4)")
+    group_size: int = arg(-1, "G: rollouts per secret, the group of Eq. 1; -1: 4 (paper set: the paper's), 8 (binary set)")
     lr: float = arg(-1.0, "AdamW learning rate; -1: 5e-4 (tiny), 5e-6 (LoRA: the paper's code), 1e-6 (full fine-tuning)")
     ppo_epochs: int = arg(-1, "passes of Eq. 2 over each batch; -1: 2 (paper set), 4 (binary set)")
     num_minibatches: int = arg(4, "optimizer steps per pass (1: exactly Eq. 2 over the whole batch)")
@@ -118,12 +118,14 @@ class TrainConfig:
 
 def with_defaults(cfg: TrainConfig) -> TrainConfig:
     """The config with every -1 ("per kind of model" or "per question set") resolved: what the run
-    saves and uses. The binary set's defaults were settled in bench/results/binary_explore.md."""
+    saves and uses. The binary set's defaults were settled in bench/results/binary_explore.md, its G in
+    reproduce_binary_60min_g8.md."""
     tiny, binary = cfg.model == "tiny", cfg.question_set == "binary"
     lora_rank = cfg.lora_rank if cfg.lora_rank >= 0 else (0 if tiny else 16)
     return replace(cfg, lora_rank=lora_rank,
                    steps=cfg.steps if cfg.steps > 0 else 400 if binary else 40,
                    ppo_epochs=cfg.ppo_epochs if cfg.ppo_epochs > 0 else 4 if binary else 2,
+                   group_size=cfg.group_size if cfg.group_size >= 0 else 8 if binary else 4,
                    time_limit_min=cfg.time_limit_min if cfg.time_limit_min >= 0 else 60 if binary else 0,
                    validation_secrets=cfg.validation_secrets if cfg.validation_secrets >= 0 else 10 if binary else 0,
                    lr=cfg.lr if cfg.lr > 0 else 5e-4 if tiny else 5e-6 if lora_rank else 1e-6,

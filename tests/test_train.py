@@ -143,6 +143,7 @@ def test_per_question_set_defaults_resolve_and_explicit_flags_win():
     assert (paper.steps, paper.ppo_epochs, paper.time_limit_min, paper.validation_secrets) == (40, 2, 0, 0)
     assert binary.steps > paper.steps and binary.ppo_epochs > paper.ppo_epochs
     assert binary.time_limit_min == 60 and binary.validation_secrets > 0
+    assert paper.group_size == 4 and binary.group_size == 8  # the paper's G; the binary set's (README)
     mine = train.with_defaults(train.TrainConfig(question_set="binary", steps=3, ppo_epochs=1, time_limit_min=0,
-                                                 validation_secrets=0))
-    assert (mine.steps, mine.ppo_epochs, mine.time_limit_min, mine.validation_secrets) == (3, 1, 0, 0)
+                                                 validation_secrets=0, group_size=2))
+    assert (mine.steps, mine.ppo_epochs, mine.time_limit_min, mine.validation_secrets, mine.group_size) == (3, 1, 0, 0, 2)
