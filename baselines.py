@@ -16,7 +16,7 @@ were played) and returns one advantage per cell; train.py optimises Eq. 2 with t
                 supervised (filtered behaviour cloning of the turns better than their turn's
                 mean), then single-turn offline RL on the same fixed data; no online play
 
-Beyond the paper (issue 13):
+Beyond the paper:
     echo-belief  Eq. 1 with the group taken over the rollouts at turn t that also hold the same
                  belief C_t: an exact anchor on b_t. A rollout alone with its belief falls back to
                  its turn's group (Eq. 1), so no turn loses its credit.
@@ -29,14 +29,15 @@ Beyond the paper (issue 13):
                  secret in an identical state at turn t (same candidates, same arm histories:
                  the same prompt); a state reached by one rollout has step-level advantage 0
 
-Adding an estimator: write f(credit, state) -> (B, G, T) advantages and add it to ESTIMATORS.
-Settings an estimator reads come in `state` (train.py puts gigpo_step_weight and gigpo_gamma
-there from its config); state also carries what an estimator keeps between steps.
+Adding an estimator: write f(credit, ctx) -> (B, G, T) advantages and add it to ESTIMATORS.
+`ctx` (EstimatorContext) is everything an estimator reads besides the batch: its settings from
+train.py's config, how to sum a statistic over the ranks of a torchrun launch, and what it
+carries from step to step (saved with every checkpoint).
 
 Choices where the paper is silent: RLOO is the unnormalised leave-one-out of Ahmadian et al.
 (2024) (with the std of Eq. 1 it would equal ECHO times G_t / (G_t - 1)); PBRS uses gamma = 1,
 Phi(terminal) = 0, and Phi(b) = w . [1, x, x^2, t/T] with x = log|C_t| / log N, refit each batch
-by ridge regression of the return-to-go and averaged over batches (state["phi"]). GiGPO follows
+by ridge regression of the return-to-go and averaged over batches (ctx.phi). GiGPO follows
 its paper's equations: one return per trajectory in the episode-level statistics (the
 verl-agent code's default weighs each trajectory by its number of steps), mean and std
 normalisation ("mean_std_norm", as its ALFWorld runs), gamma 0.95 and step weight 1 (its
@@ -47,16 +48,31 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
-from echo import echo_advantages
+from echo import echo_advantages, group_normalize
 
 
-def SUM_ACROSS_RANKS(values: torch.Tensor) -> torch.Tensor:
-    """Sums a batch-wide statistic over the ranks of a multi-process run; train.py sets it to
-    ranks.Ranks.sum there (ranks.py). On one rank, the identity."""
+def on_one_rank(values: torch.Tensor) -> torch.Tensor:
+    """The sum of a statistic over the ranks when there is one rank: the statistic itself."""
     return values
+
+
+@dataclass
+class EstimatorContext:
+    """What an estimator reads besides the batch."""
+    gigpo_step_weight: float = 1.0                   # gigpo: weight of the step-level advantage
+    gigpo_gamma: float = 0.95                        # gigpo: discount of the step-level return-to-go
+    sum_over_ranks: Callable = on_one_rank           # ranks.Ranks.sum under torchrun: a statistic of the whole batch
+    phi: torch.Tensor | None = None                  # pbrs: the potential's weights, averaged over steps
+    turn_stats: tuple | None = None                  # offline: (mean, std) of the reward at each turn t, (T,) each
+    phase: str = "sft"                               # offline: "sft" (behaviour cloning), then "rl"
+
+    def carried(self) -> dict:
+        """What changes from step to step: saved with a checkpoint, restored on --resume."""
+        return {"phi": self.phi, "phase": self.phase}
 
 
 @dataclass
@@ -68,34 +84,25 @@ class Credit:
     n_before: torch.Tensor   # (B, G, T) |C_t|
     n_after: torch.Tensor    # (B, G, T) |C_{t+1}|
     belief: torch.Tensor     # (B, G, T) long: equal ids <=> equal candidate sets C_t (-1 inactive)
-    state: torch.Tensor      # (B, G, T) long: equal ids <=> equal prompts, i.e. the same C_t and arm histories
+    prompt: torch.Tensor     # (B, G, T) long: equal ids <=> equal prompts, i.e. the same C_t and arm histories
     n_max: int
     max_turns: int
 
 
-def credit_from_rollout(rollout, n_max: int) -> Credit:
-    """Lay a policy.Rollout's turns out as the (B, G, T) grid of Eq. 1."""
-    recs = rollout.records
-    grid = lambda values: rollout.to_grid(torch.tensor(values, dtype=torch.float64))  # noqa: E731
+def credit_from_batch(batch, n_max: int) -> Credit:
+    """Lay a policy.RolloutBatch's turns out as the (B, G, T) grid of Eq. 1."""
+    recs = batch.records
+    grid = lambda values: batch.to_grid(torch.tensor(values, dtype=torch.float64))  # noqa: E731
 
     def ids(things) -> torch.Tensor:   # equal things, equal ids
         seen = {}
-        return rollout.to_grid(torch.tensor([seen.setdefault(x, len(seen)) for x in things]), fill=-1)
+        return batch.to_grid(torch.tensor([seen.setdefault(x, len(seen)) for x in things]), fill=-1)
     return Credit(rewards=grid([r.reward for r in recs]),
-                  active=rollout.to_grid(torch.ones(len(recs), dtype=torch.bool), fill=False),
+                  active=batch.to_grid(torch.ones(len(recs), dtype=torch.bool), fill=False),
                   n_before=grid([r.candidates_before for r in recs]),
                   n_after=grid([r.candidates_after for r in recs]),
-                  belief=ids(rollout.beliefs), state=ids(tuple(p) for p in rollout.prompt_ids),
-                  n_max=n_max, max_turns=rollout.max_turns)
-
-
-def masked_group_normalize(values: torch.Tensor, active: torch.Tensor, dims, eps: float = 1e-6) -> torch.Tensor:
-    """(v - mean) / (std + eps) over the active cells of `dims` (sample std); 0 with fewer than two."""
-    v, m = values.double(), active.bool()
-    n = m.sum(dim=dims, keepdim=True)
-    mean = torch.where(m, v, 0.0).sum(dim=dims, keepdim=True) / n.clamp(min=1)
-    var = torch.where(m, (v - mean) ** 2, 0.0).sum(dim=dims, keepdim=True) / (n - 1).clamp(min=1)
-    return torch.where(m & (n > 1), (v - mean) / (var.sqrt() + eps), 0.0)
+                  belief=ids(batch.beliefs), prompt=ids(tuple(p) for p in batch.prompt_ids),
+                  n_max=n_max, max_turns=batch.max_turns)
 
 
 def turn_groups(c: Credit, within: torch.Tensor | None = None) -> torch.Tensor:
@@ -128,7 +135,7 @@ def normalize_within(values: torch.Tensor, groups: torch.Tensor, eps: float = 1e
 
 
 def episode_returns(c: Credit) -> torch.Tensor:
-    """G = sum_t r_t of every rollout. (B, G, T) -> (B, G)."""
+    """The return R = sum_t r_t of every rollout. (B, G, T) -> (B, G)."""
     return torch.where(c.active, c.rewards, 0.0).sum(-1)
 
 
@@ -140,35 +147,39 @@ def return_to_go(values: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
 
 def leave_one_out(values: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
     """v - mean of the other active rollouts at the same turn (group axis 1); 0 in a group of one."""
+    # BEGIN SOLUTION
     v, m = values.double(), active.bool()
     n = m.sum(dim=1, keepdim=True)
     others = (torch.where(m, v, 0.0).sum(dim=1, keepdim=True) - v) / (n - 1).clamp(min=1)
     return torch.where(m & (n > 1), v - others, 0.0)
+    # END SOLUTION
 
 
-def echo(c: Credit, state: dict) -> torch.Tensor:
+def echo(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
     return echo_advantages(c.rewards, c.active)
 
 
-def grpo(c: Credit, state: dict) -> torch.Tensor:
-    """Episodic return G = sum_t r_t, normalised over the secret's G rollouts, on every turn."""
+def grpo(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
+    """Episodic return R = sum_t r_t, normalised over the secret's G rollouts, on every turn."""
+    # BEGIN SOLUTION
     every_rollout = torch.ones(c.active.shape[:2], dtype=torch.bool)          # (B, G)
-    adv = masked_group_normalize(episode_returns(c), every_rollout, dims=1)   # (B, G)
+    adv = group_normalize(episode_returns(c), every_rollout, dims=1)          # (B, G)
     return torch.where(c.active, adv[..., None], 0.0)                         # broadcast over T
+    # END SOLUTION
 
 
-def rloo(c: Credit, state: dict) -> torch.Tensor:
+def rloo(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
     return leave_one_out(c.rewards, c.active)
 
 
-def echo_belief(c: Credit, state: dict) -> torch.Tensor:
+def echo_belief(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
     """Eq. 1 within the rollouts at turn t that hold the same belief C_t; a rollout alone with
     its belief takes its turn's Eq. 1 advantage instead (the fallback)."""
     by_belief, size = normalize_within(c.rewards, turn_groups(c, c.belief))
     return torch.where(size > 1, by_belief, echo_advantages(c.rewards, c.active).double())
 
 
-def echo_zeropad(c: Credit, state: dict) -> torch.Tensor:
+def echo_zeropad(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
     """The paper's released code: every rollout padded to T turns with reward 0, mean and sample
     std over all G at each turn, std floored at 1e-4; the padded cells' credit is dropped."""
     r = torch.where(c.active, c.rewards, 0.0)                               # (B, G, T), zero-padded
@@ -185,14 +196,14 @@ def discounted_return_to_go(values: torch.Tensor, active: torch.Tensor, gamma: f
     return out
 
 
-def gigpo(c: Credit, state: dict) -> torch.Tensor:
+def gigpo(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
     """GiGPO: A = A_episode + w A_step. A_episode: the return normalised over the G rollouts.
     A_step: the discounted return-to-go normalised over the rollouts of the secret that reached
     the same state at turn t (an anchor-state group); 0 for a state reached once."""
-    w, gamma = state.get("gigpo_step_weight", 1.0), state.get("gigpo_gamma", 0.95)
-    a_episode = torch.where(c.active, grpo(c, state), 0.0)
-    a_step, _ = normalize_within(discounted_return_to_go(c.rewards, c.active, gamma), turn_groups(c, c.state))
-    return torch.where(c.active, a_episode + w * a_step, 0.0)
+    a_episode = torch.where(c.active, grpo(c, ctx), 0.0)
+    returns_to_go = discounted_return_to_go(c.rewards, c.active, ctx.gigpo_gamma)
+    a_step, _ = normalize_within(returns_to_go, turn_groups(c, c.prompt))
+    return torch.where(c.active, a_episode + ctx.gigpo_step_weight * a_step, 0.0)
 
 
 def belief_features(n_candidates: torch.Tensor, turn: torch.Tensor, n_max: int, max_turns: int) -> torch.Tensor:
@@ -201,15 +212,15 @@ def belief_features(n_candidates: torch.Tensor, turn: torch.Tensor, n_max: int, 
     return torch.stack([torch.ones_like(x), x, x * x, turn.double() / max_turns], dim=-1)
 
 
-def potential_shaped_rewards(c: Credit, state: dict, ridge: float = 1e-3, momentum: float = 0.9) -> torch.Tensor:
-    """r'_t = r_t + Phi(b_{t+1}) - Phi(b_t), Phi(terminal) = 0; refits Phi (state["phi"]). (B, G, T)"""
+def potential_shaped_rewards(c: Credit, ctx: EstimatorContext, ridge: float = 1e-3, momentum: float = 0.9) -> torch.Tensor:
+    """r'_t = r_t + Phi(b_{t+1}) - Phi(b_t), Phi(terminal) = 0; refits Phi (ctx.phi). (B, G, T)"""
     turn = torch.arange(c.max_turns).expand_as(c.rewards)
     f_now = belief_features(c.n_before, turn, c.n_max, c.max_turns)[c.active]          # (N, 4)
     target = return_to_go(c.rewards, c.active)[c.active]                                # (N,)
-    normal = SUM_ACROSS_RANKS(torch.cat([f_now.T @ f_now, (f_now.T @ target)[:, None]], 1))   # (4, 5), whole batch
+    normal = ctx.sum_over_ranks(torch.cat([f_now.T @ f_now, (f_now.T @ target)[:, None]], 1))   # (4, 5), whole batch
     w = torch.linalg.solve(normal[:, :4] + ridge * torch.eye(4, dtype=f_now.dtype), normal[:, 4])
-    state["phi"] = w if "phi" not in state else momentum * state["phi"] + (1 - momentum) * w
-    phi = state["phi"]
+    ctx.phi = w if ctx.phi is None else momentum * ctx.phi + (1 - momentum) * w
+    phi = ctx.phi
     plays_next = torch.zeros_like(c.active)
     plays_next[..., :-1] = c.active[..., 1:]            # the rollout plays turn t + 1: b_{t+1} is not terminal
     phi_now = belief_features(c.n_before, turn, c.n_max, c.max_turns) @ phi
@@ -217,31 +228,32 @@ def potential_shaped_rewards(c: Credit, state: dict, ridge: float = 1e-3, moment
     return torch.where(c.active, c.rewards + phi_next - phi_now, 0.0)
 
 
-def pbrs(c: Credit, state: dict) -> torch.Tensor:
+def pbrs(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
     """Shaped return-to-go (= return-to-go - Phi(b_t)), normalised over all the secret's turns."""
-    shaped = potential_shaped_rewards(c, state)
-    return masked_group_normalize(return_to_go(shaped, c.active), c.active, dims=(1, 2))
+    shaped = potential_shaped_rewards(c, ctx)
+    return group_normalize(return_to_go(shaped, c.active), c.active, dims=(1, 2))
 
 
-def pbrs_rloo(c: Credit, state: dict) -> torch.Tensor:
-    return leave_one_out(potential_shaped_rewards(c, state), c.active)
+def pbrs_rloo(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
+    return leave_one_out(potential_shaped_rewards(c, ctx), c.active)
 
 
-def offline(c: Credit, state: dict) -> torch.Tensor:
+def offline(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
     """Phase "sft": weight 1 on turns better than the mean reward at their turn t in the fixed
     dataset, 0 otherwise (filtered behaviour cloning). Phase "rl": single-turn credit, the turn
     reward normalised by its turn's mean and std over the dataset (no future, no online play).
-    state["turn_stats"] = (mean, std), each (T,), is computed once from the whole dataset."""
-    mean, std = state["turn_stats"]
-    if state.get("phase", "sft") == "sft":
+    ctx.turn_stats = (mean, std), each (T,), is computed once from the whole dataset."""
+    mean, std = ctx.turn_stats
+    if ctx.phase == "sft":
         return torch.where(c.active & (c.rewards > mean), 1.0, 0.0)
     return torch.where(c.active, (c.rewards - mean) / (std + 1e-6), 0.0)
 
 
-def turn_stats(c: Credit) -> tuple[torch.Tensor, torch.Tensor]:
-    """(mean, sample std) of the reward at each turn t over every rollout of c. Each (T,)."""
+def turn_stats(c: Credit, sum_over_ranks: Callable = on_one_rank) -> tuple[torch.Tensor, torch.Tensor]:
+    """(mean, sample std) of the reward at each turn t over every rollout of c (and of every
+    rank's c). Each (T,)."""
     r = torch.where(c.active, c.rewards, 0.0).flatten(0, 1)       # (B * G, T)
-    sums = SUM_ACROSS_RANKS(torch.stack([c.active.flatten(0, 1).sum(0).double(), r.sum(0), (r * r).sum(0)]))
+    sums = sum_over_ranks(torch.stack([c.active.flatten(0, 1).sum(0).double(), r.sum(0), (r * r).sum(0)]))
     n, total, squares = sums                                       # (T,) each, the whole dataset's
     mean = total / n.clamp(min=1)
     var = (squares - n * mean * mean).clamp(min=0) / (n - 1).clamp(min=1)
@@ -250,7 +262,7 @@ def turn_stats(c: Credit) -> tuple[torch.Tensor, torch.Tensor]:
 
 @dataclass(frozen=True)
 class Estimator:
-    advantages: object          # f(credit, state) -> (B, G, T) tensor
+    advantages: object          # f(credit, ctx) -> (B, G, T) tensor
     online: bool = True         # False: trains on a fixed dataset collected once (offline)
 
 

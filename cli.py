@@ -27,19 +27,61 @@ def arg(default, help: str):
     return dataclasses.field(default=default, metadata={"help": help})
 
 
-def parse_config(cls, argv=None, description=None, prog=None):
-    """An instance of dataclass `cls` from command-line flags (booleans: --flag / --no-flag)."""
-    parser = argparse.ArgumentParser(prog=prog, description=description, allow_abbrev=False)
+def parse_config(cls, argv=None, description=None, prog=None, presets=None):
+    """An instance of dataclass `cls` from command-line flags (booleans: --flag / --no-flag).
+
+    presets: {name: Preset}. Each preset that applies to the parsed config (in order) sets its
+    values on the fields the command line did not give: a flag the user gives always wins, and a
+    later preset may refine an earlier one. --help shows each flag's default and preset values.
+    """
+    presets = presets or {}
+    parser = argparse.ArgumentParser(prog=prog, description=description, allow_abbrev=False,
+                                     epilog=presets_help(presets), formatter_class=argparse.RawDescriptionHelpFormatter)
+    given = argparse.ArgumentParser(allow_abbrev=False, add_help=False)   # the flags on the command line only
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
-        help_text = f"{f.metadata.get('help', '')} (default: {f.default})"
-        if f.type in (bool, "bool"):
-            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
-                                default=f.default, help=help_text)
-        else:
-            kind = {"int": int, "float": float, "str": str}.get(f.type, f.type)
-            parser.add_argument(flag, dest=f.name, type=kind, default=f.default, help=help_text)
-    return cls(**vars(parser.parse_args(argv)))
+        shown = [f"{name}: {p.values[f.name]}" for name, p in presets.items() if f.name in p.values]
+        default = [] if f.default == "" else [f"default: {f.default}"]
+        help_text = f"{f.metadata.get('help', '')}" + (f" ({'; '.join(default + shown)})" if default + shown else "")
+        kind = {"int": int, "float": float, "str": str}.get(f.type, f.type)
+        for p, default in ((parser, f.default), (given, argparse.SUPPRESS)):
+            if f.type in (bool, "bool"):
+                p.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default, help=help_text)
+            else:
+                p.add_argument(flag, dest=f.name, type=kind, default=default, help=help_text)
+    cfg = cls(**vars(parser.parse_args(argv)))
+    return with_presets(cfg, presets, set(vars(given.parse_known_args(argv)[0])))
+
+
+@dataclasses.dataclass(frozen=True)
+class Preset:
+    """Values of a config that depend on another setting (the model, the question set)."""
+    when: str          # the condition, as --help shows it
+    applies: object    # cfg -> bool
+    values: dict       # field -> value
+
+
+def with_presets(cfg, presets: dict, given=frozenset()):
+    """cfg with each applying preset's values set, in order, on the fields not in `given`."""
+    for preset in presets.values():
+        if preset.applies(cfg):
+            cfg = dataclasses.replace(cfg, **{k: v for k, v in preset.values.items() if k not in given})
+    return cfg
+
+
+def applied_presets(cfg, presets: dict) -> list[str]:
+    """The names of the presets that apply to cfg (what the saved config records)."""
+    return [name for name, preset in presets.items() if preset.applies(cfg)]
+
+
+def presets_help(presets: dict) -> str | None:
+    if not presets:
+        return None
+    lines = ["presets (each sets its values on the flags you do not give):"]
+    for name, p in presets.items():
+        values = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in p.values.items())
+        lines.append(f"  {name:10s} when {p.when}: {values}")
+    return "\n".join(lines)
 
 
 def fail(program: str, message: str):
@@ -49,11 +91,12 @@ def fail(program: str, message: str):
     raise SystemExit(2)
 
 
-def save_config(cfg, path) -> Path:
-    """Write the resolved config as JSON (saved with every run and checkpoint)."""
+def save_config(cfg, path, **extra) -> Path:
+    """Write the resolved config as JSON (saved with every run and checkpoint), with `extra`
+    keys first (e.g. the presets applied)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(dataclasses.asdict(cfg), indent=2) + "\n")
+    path.write_text(json.dumps({**extra, **dataclasses.asdict(cfg)}, indent=2) + "\n")
     return path
 
 

@@ -31,35 +31,49 @@ from __future__ import annotations
 import torch
 
 
-def echo_advantages(rewards: torch.Tensor, active: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    """Eq. 1. rewards, active: (B, G, T) -> advantages (B, G, T), 0 where inactive.
+def group_normalize(values: torch.Tensor, active: torch.Tensor, dims=1, eps: float = 1e-6) -> torch.Tensor:
+    """Eq. 1's normalisation: (v - mean) / (std + eps) over the active cells of the group axis
+    `dims`, with the sample std; 0 where fewer than two cells of the group are active.
+    values, active: (B, G, T) -> (B, G, T), float64. Every depth-grouped estimator calls this."""
+    # BEGIN SOLUTION
+    v, m = values.double(), active.bool()
+    n = m.sum(dim=dims, keepdim=True)                                          # |G_t|: (B, 1, T)
+    mean = torch.where(m, v, 0.0).sum(dim=dims, keepdim=True) / n.clamp(min=1)
+    var = torch.where(m, (v - mean) ** 2, 0.0).sum(dim=dims, keepdim=True) / (n - 1).clamp(min=1)
+    return torch.where(m & (n > 1), (v - mean) / (var.sqrt() + eps), 0.0)
+    # END SOLUTION
 
-    Mean and sample std over the group axis G, counting only the active rollouts G_t.
-    """
-    r, m = rewards.double(), active.bool()
-    n = m.sum(dim=1, keepdim=True)                                         # |G_t|: (B, 1, T)
-    mean = torch.where(m, r, 0.0).sum(dim=1, keepdim=True) / n.clamp(min=1)
-    var = torch.where(m, (r - mean) ** 2, 0.0).sum(dim=1, keepdim=True) / (n - 1).clamp(min=1)
-    advantages = (r - mean) / (var.sqrt() + eps)
-    return torch.where(m & (n > 1), advantages, 0.0).float()
+
+def echo_advantages(rewards: torch.Tensor, active: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """Eq. 1. rewards, active: (B, G, T) -> advantages (B, G, T), 0 where inactive: each turn's
+    reward normalised over the rollouts G_t of its secret still active at that turn t."""
+    return group_normalize(rewards, active, dims=1, eps=eps).float()
 
 
 def approx_kl(log_ratio: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """k3 estimate of KL(q || p) per action from tokens sampled from q (Schulman 2020):
     x = log p - log q per token, (exp(x) - 1) - x >= 0, summed over the action's tokens.
     (N, L) -> (N,). KL(pi_old || pi): x = log pi - log pi_old; KL(pi || pi_ref): x = log pi_ref - log pi."""
+    # BEGIN SOLUTION
     x = log_ratio * mask
     return ((x.exp() - 1 - x) * mask).sum(-1)
+    # END SOLUTION
 
 
 def clipped_objective(logp_new: torch.Tensor, logp_old: torch.Tensor, mask: torch.Tensor,
                       advantages: torch.Tensor, clip_eta: float, n_terms: int,
                       level: str = "sequence") -> tuple[torch.Tensor, dict]:
     """Eq. 2's sum over these (rollout, turn) terms, divided by n_terms (all terms of the batch,
-    so minibatch sums add up to J exactly). Returns (J part, diagnostics).
+    so minibatch sums add up to J exactly). Returns (J part, stats).
 
     logp_new, logp_old, mask: (N, L) per action token (mask marks real tokens); advantages: (N,).
+    level "sequence": one ratio per action, rho = exp(sum of its tokens' log-ratios), as the
+    paper; "token": a ratio per token, each action's clipped terms averaged over its tokens.
+    stats: "clipped" (terms where the clipped branch is the minimum; per token, the action's
+    share), "ratio_sum" and "ratio_max" of rho (token level: its mean over the action's tokens),
+    "terms" (N).
     """
+    # BEGIN SOLUTION
     mask = mask.to(logp_new.dtype)
     if level == "sequence":
         log_ratio = ((logp_new - logp_old) * mask).sum(-1)                 # log rho: (N,)
@@ -78,6 +92,7 @@ def clipped_objective(logp_new: torch.Tensor, logp_old: torch.Tensor, mask: torc
         ratio = ((ratio_tok * mask).sum(-1) / n_tok).detach()
     else:
         raise ValueError(f"level must be 'sequence' or 'token', not {level!r}")
-    stats = {"clip_fraction": clipped.sum().item(), "ratio_sum": ratio.detach().sum().item(),
+    stats = {"clipped": clipped.sum().item(), "ratio_sum": ratio.detach().sum().item(),
              "ratio_max": ratio.detach().max().item(), "terms": len(terms)}
     return terms.sum() / n_terms, stats
+    # END SOLUTION

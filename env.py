@@ -183,11 +183,13 @@ def update_belief(candidates: frozenset, fact: Fact | None, secret: int, n_max: 
     Returns (C_{t+1}, inconsistent). A fact false of the secret would eliminate it: the update is
     refused (C_{t+1} = C_t) and the turn is marked inconsistent. Never restores candidates.
     """
+    # BEGIN SOLUTION
     if fact is None:
         return candidates, False
     if not fact.holds(secret):
         return candidates, True
     return candidates & fact.members(n_max), False
+    # END SOLUTION
 
 
 def expected_elimination(part_sizes) -> Fraction:
@@ -225,6 +227,7 @@ def turn_reward(n_before: int, n_after: int, turn: int, max_turns: int, *, redun
     about (or `info`, when given: its expectation under b_t); the rest is shaping. Redundant and
     invalid turns return early with their penalty.
     """
+    # BEGIN SOLUTION
     r = dict(r_info=0.0, r_arm_match=0.0, r_diversity=0.0, r_resolve=0.0, r_efficiency=0.0,
              r_redundancy=0.0, r_invalid=0.0)
     if invalid:
@@ -240,6 +243,7 @@ def turn_reward(n_before: int, n_after: int, turn: int, max_turns: int, *, redun
             r["r_efficiency"] = w.efficiency_weight * (max_turns - turn)
     r["reward"] = sum(r.values())
     return r
+    # END SOLUTION
 
 
 @dataclass(slots=True)

@@ -37,12 +37,16 @@ from pathlib import Path
 import cli  # before torch: it sets how idle threads wait
 from cli import arg, parse_config, use_threads
 
+import torch
+
 import metrics
 import models
 from env import CSG, QUESTION_SETS, SYSTEM_PROMPT, GameConfig, play, secret_split
 from oracle import OracleConfigError, make_oracle
+from policy import SampleConfig, play_rollouts
 from reference import REFERENCE_POLICIES
 from report import SAMPLED, LogError, build_tables, format_tables, read_logs, write_figures, write_logs
+from stats import mean_sem
 
 LM_ALIASES = ("tiny", "smollm2")
 VARIANTS = ("cot", "react", "fullreact")
@@ -301,6 +305,32 @@ def play_all(cfg: EvalConfig, gcfg: GameConfig, secrets: list[int]) -> tuple[lis
         print(f"played {spec}: {cfg.runs} runs x {len(secrets)} secrets in {time.perf_counter() - start:.1f} s",
               file=sys.stderr)
     return turns, episodes, skipped
+
+
+# ---------------------------------------------------------------------------------------------
+# During training: the eval/ metrics of train.py
+# ---------------------------------------------------------------------------------------------
+
+def evaluate_policy(policy, secrets, game_cfg: GameConfig, oracle, samples: int, seed: int) -> dict:
+    """The eval/ metrics of a language-model policy on these secrets, played two ways. Greedy
+    (one episode per secret): the paper's Table 1 columns among them. Sampled at T = 1 as in
+    training (`samples` episodes per secret, as the paper evaluated its trained models):
+    eval/sampled_resolve_rate and its standard error over secrets, which does not flip between
+    0 and 1 the way a greedy policy that repeats one question can."""
+    game = play(policy, secrets, game_cfg, oracle)
+    episodes = [[r.as_dict() for r in e.records] for e in game.episodes]
+    summaries = [game.episode_summary(i) for i in range(len(secrets))]
+    out = {f"eval/{k}": v for k, v in metrics.training_metrics([r for ep in episodes for r in ep], summaries,
+                                                                game_cfg.max_turns).items()}
+    out.update({f"eval/{k}": v for k, v in metrics.run_metrics(episodes).items()})
+    if samples > 0:
+        sampled = play_rollouts(policy, secrets, samples, game_cfg, SampleConfig(), oracle,
+                                torch.Generator(policy.device).manual_seed(seed))
+        resolved = torch.tensor([e["resolved"] for e in sampled.episodes], dtype=torch.float64)
+        per_secret = resolved.view(len(secrets), samples).mean(1)                      # (secrets,)
+        out["eval/sampled_resolve_rate"], out["eval/sampled_resolve_sem"] = mean_sem(per_secret.tolist())
+        out["eval/sampled_episode_length"] = sum(e["turns_taken"] for e in sampled.episodes) / len(sampled.episodes)
+    return out
 
 
 def main(argv=None) -> dict:

@@ -2,10 +2,11 @@
 
 Paper: section 3 "Bayesian Value and Advantage": Q_B(h_t, a) = E_{z ~ b_t}[Q_z(h_t, a)] and
 A_B(h_t, a_t) = Q_B(h_t, a_t) - E_{a' ~ pi(.|h_t)} Q_B(h_t, a'); Theorem 3.2 (ii) with App. A
-Theorem A.3: credit that is a function of the return G alone is off A_B by at least
-E[Var(A_B | G)]; section 4: ECHO's turn-wise normalisation "is not an exact belief-local
-advantage after rollouts diverge". In the Clue Selector Game b_t = Unif(C_t) is known exactly,
-so A_B can be measured on the real game with the real policy:
+Theorem A.3: credit that is a function of the return R = sum_t r_t alone (the paper writes it
+G; here G is the group size) is off A_B by at least E[Var(A_B | R)]; section 4: ECHO's turn-wise
+normalisation "is not an exact belief-local advantage after rollouts diverge". In the Clue
+Selector Game b_t = Unif(C_t) is known exactly, so A_B can be measured on the real game with
+the real policy:
 
     1. play     B secrets x G rollouts of the policy, sampled at T = 1, as train.py does
     2. credit   each estimator's advantage for every turn, from its own rollout group
@@ -17,12 +18,13 @@ so A_B can be measured on the real game with the real policy:
     4. compare  per estimator, overall and by turn: Pearson and Spearman correlation, sign
                 agreement, and the error left after the best scale c (min_c E[(c A - A_B)^2],
                 relative to E[A_B^2], c >= 0), with bootstrap intervals over the drawn turns; and the
-                floor of every return-only credit, E[Var(A_B | G)] (relative), estimated from
+                floor of every return-only credit, E[Var(A_B | R)] (relative), estimated from
                 the same turns (within-return-bin variance, less the branching noise).
 
 A cheaper reference needs no branching: the one-step Bayesian advantage A1_B, the same with
 the return-to-go cut to the turn's own reward, E_{z ~ b_t}[r_t(a)] computed exactly over every
-z in C_t. train.py logs the correlation of its estimator with A1_B (train/credit_onestep_corr).
+z in C_t. train.py logs the correlation of its estimator with A1_B (train/credit_onestep_corr,
+`credit_probe`).
 
     python fidelity.py [--policy tiny | CHECKPOINT_DIR] [--quick]
 """
@@ -41,9 +43,9 @@ from cli import arg, fail, parse_config, save_config, use_threads  # before torc
 import torch
 
 import models
-from baselines import ESTIMATORS, credit_from_rollout
+from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
 from env import CSG, GameConfig, answer_partition, read_action, secret_split
-from policy import SampleConfig, rollout
+from policy import SampleConfig, play_rollouts
 from warmup import warmed_up
 
 
@@ -161,6 +163,19 @@ def bayesian_advantages(batch, picks, policy, actor, cfg: GameConfig, k: int, m:
     return out
 
 
+def credit_probe(policy, batch, advantages: torch.Tensor, cfg: GameConfig, n: int, seed: int) -> dict:
+    """A cheap look at the credit's quality during training (train.py, at each evaluation, under
+    pi_old): on n turns of the batch, the correlation of the estimator's advantages with the
+    one-step Bayesian advantage A1_B = E_{z ~ b_t}[r_t(a_t)] - E_{a' ~ pi} E_{z ~ b_t}[r_t(a')],
+    exact over C_t, 3 alternatives a' each. advantages: (N,) one per turn of `batch`."""
+    rng = random.Random(seed)
+    picks = sorted(rng.sample(range(len(batch.records)), min(n, len(batch.records))))
+    games, actions = states_and_alternatives(batch, picks, policy, cfg, 3,
+                                             torch.Generator(policy.device).manual_seed(seed))
+    a1 = torch.tensor(onestep_advantages(games, actions, cfg), dtype=torch.float64)
+    return {"train/credit_onestep_corr": pearson(advantages[picks].double().cpu(), a1)}
+
+
 def pearson(x: torch.Tensor, y: torch.Tensor) -> float:
     x, y = x - x.mean(), y - y.mean()
     d = (x.square().sum() * y.square().sum()).sqrt()
@@ -182,7 +197,7 @@ def agreement(est: torch.Tensor, truth: torch.Tensor) -> dict:
 
 
 def return_only_floor(truth: torch.Tensor, se: torch.Tensor, returns: torch.Tensor, bin_size: int = 6) -> float:
-    """E[Var(A_B | G)] / E[A_B^2] from samples: turns sorted by their episode's return G and cut
+    """E[Var(A_B | R)] / E[A_B^2] from samples: turns sorted by their episode's return R and cut
     into bins of `bin_size`; the mean within-bin variance of the measured A_B, less the mean
     branching noise se^2 (which the measured values add), relative to E[A_B^2]."""
     order = returns.argsort()
@@ -201,8 +216,8 @@ def bootstrap(fn, n: int, draws: int, rng: random.Random) -> tuple[float, float]
 
 def credit_of_every_estimator(batch, n_max: int) -> dict:
     """Each online estimator's advantage for every turn of the batch, in play order."""
-    credit = credit_from_rollout(batch, n_max)
-    return {name: batch.from_grid(e.advantages(credit, {})).double() for name, e in ESTIMATORS.items() if e.online}
+    credit = credit_from_batch(batch, n_max)
+    return {name: batch.from_grid(e.advantages(credit, EstimatorContext())).double() for name, e in ESTIMATORS.items() if e.online}
 
 
 def measure(cfg: FidelityConfig) -> dict:
@@ -213,7 +228,7 @@ def measure(cfg: FidelityConfig) -> dict:
     game_cfg = GameConfig(question_set=cfg.question_set)
     policy = warmed_up("tiny", cfg.question_set, quiet=True) if cfg.policy == "tiny" else models.load_policy(cfg.policy)
     rng, generator = random.Random(cfg.seed), torch.Generator().manual_seed(cfg.seed)
-    batch = rollout(policy, rng.sample(secret_split()[0], cfg.secrets), cfg.group_size, game_cfg, SampleConfig(),
+    batch = play_rollouts(policy, rng.sample(secret_split()[0], cfg.secrets), cfg.group_size, game_cfg, SampleConfig(),
                     generator=generator)
     credit = credit_of_every_estimator(batch, game_cfg.n_max)
     picks = sorted(rng.sample(range(len(batch.records)), min(cfg.turns, len(batch.records))))
@@ -268,7 +283,7 @@ def table(result: dict) -> str:
         lines.append(f"| {r['estimator']} | {r['turns']} | {r['n']} | {r['pearson']:.3f} [{r['pearson_lo']:.3f}, "
                      f"{r['pearson_hi']:.3f}] | {r['spearman']:.3f} | {r['sign']:.3f} | {r['scaled_error']:.3f} "
                      f"[{r['scaled_error_lo']:.3f}, {r['scaled_error_hi']:.3f}] |")
-    lines += ["", "Floor of any return-only credit, E[Var(A_B | G)] / E[A_B^2] (Theorem 3.2 (ii)), estimated from "
+    lines += ["", "Floor of any return-only credit, E[Var(A_B | R)] / E[A_B^2] (Theorem 3.2 (ii)), estimated from "
               "the same turns: " + ", ".join(f"{k}: {v:.3f}" for k, v in result["floors"].items()), ""]
     return "\n".join(lines)
 

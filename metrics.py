@@ -78,7 +78,9 @@ def _mean(values) -> float:
 
 def elim_quality(row: dict) -> float:
     """Qual of one turn: eliminated / max(|C_t| / 2, 1), capped at 1 (1 = an exact halving or better)."""
+    # BEGIN SOLUTION
     return min(row["eliminated"] / max(row["candidates_before"] / 2, 1), 1.0)
+    # END SOLUTION
 
 
 def frac_eliminated(row: dict) -> float:
@@ -93,7 +95,9 @@ def is_wasted(row: dict) -> bool:
 
 def is_zero(row: dict) -> bool:
     """zero_nonredundant: a new question was answered and eliminated no candidate."""
+    # BEGIN SOLUTION
     return not is_wasted(row) and row["eliminated"] == 0
+    # END SOLUTION
 
 
 def is_grounded(row: dict) -> bool:
@@ -148,12 +152,16 @@ def resolve(episodes) -> float:
 
 def zero(episodes) -> float:
     """Zero: fraction of non-wasted turns that eliminated no candidate."""
+    # BEGIN SOLUTION
     return _mean(is_zero(r) for r in _turns(episodes) if not is_wasted(r))
+    # END SOLUTION
 
 
 def quality(episodes) -> float:
     """Qual.: mean elimination quality over all turns (wasted turns count as 0)."""
+    # BEGIN SOLUTION
     return _mean(elim_quality(r) for r in _turns(episodes))
+    # END SOLUTION
 
 
 def ground(episodes) -> float:

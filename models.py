@@ -30,9 +30,14 @@ from pathlib import Path
 from cli import arg, fail, parse_config  # before torch: it sets how idle threads wait
 
 import torch
+from transformers.utils import logging as hf_logging
 
 import tinylm
 from policy import LMPolicy
+
+# Nothing is ever downloaded, so the library's progress bars would only show checkpoint writes
+# ("Writing model shards", at every save) between the lines of echo's own console.
+hf_logging.disable_progress_bar()
 
 
 class ModelNotFoundError(RuntimeError):

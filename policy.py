@@ -17,8 +17,8 @@ Three pieces:
   same layout (prompt left-padded, completion right-padded). Both run each distinct prompt once
   (`LMPolicy.prefill`): at turn 0 all B x G rollouts share one prompt, and a policy that has
   converged asks the same first question, so later prompts repeat too.
-- `rollout`: B secrets x G rollouts against the game; episodes that resolve drop out. A
-  `Rollout` keeps every turn flat, in play order, and lays any per-turn value out as the
+- `play_rollouts`: B secrets x G rollouts against the game; episodes that resolve drop out. A
+  `RolloutBatch` keeps every turn flat, in play order, and lays any per-turn value out as the
   (B, G, T) grid of Eq. 1 (`to_grid`, `from_grid`).
 
 Models are loaded by models.py; the built-in tiny model is built in tinylm.py.
@@ -171,7 +171,7 @@ class LMPolicy:
         logits, cache, mask = self.prefill(prompt_ids)                        # (B, V), B rows, (B, Lp)
         B = logits.shape[0]
         next_pos = positions(mask)[:, -1:] + 1
-        done = torch.zeros(B, dtype=torch.bool, device=dev)
+        ended = torch.zeros(B, dtype=torch.bool, device=dev)
         stop = torch.tensor(sorted(self.stop_ids), device=dev)
         tokens, logps, ents = [], [], []
         scanners = [JsonScanner() for _ in range(B)]   # the turn ends where the action's JSON closes
@@ -196,19 +196,19 @@ class LMPolicy:
                     tok = (cdf < uniforms[:, k:k + 1] * cdf[:, -1:]).sum(-1).clamp(max=logp.shape[-1] - 1)
                 else:
                     tok = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
-            tok = torch.where(done, torch.full_like(tok, self.pad_id), tok)
+            tok = torch.where(ended, torch.full_like(tok, self.pad_id), tok)
             p = logp.exp()
             ents.append(-(p * logp.clamp(min=-1e9)).sum(-1))
             logps.append(logp.gather(-1, tok[:, None]).squeeze(-1))
             tokens.append(tok)
             finished = torch.isin(tok, stop)
             for b, t in enumerate(tok.tolist()):
-                if not done[b] and scanners[b].feed(self._token_text[t]):
+                if not ended[b] and scanners[b].feed(self._token_text[t]):
                     finished[b] = True
-            for b in torch.nonzero(finished & ~done).flatten().tolist():
+            for b in torch.nonzero(finished & ~ended).flatten().tolist():
                 length[b] = len(tokens)   # this turn's action ends with the token just sampled
-            done = done | finished
-            if done.all():
+            ended = ended | finished
+            if ended.all():
                 break
             mask = torch.cat([mask, torch.ones((B, 1), dtype=mask.dtype, device=dev)], dim=1)
             with self.autocast():
@@ -279,7 +279,7 @@ class LMPolicy:
 # ---------------------------------------------------------------------------------------------
 
 @dataclass
-class Rollout:
+class RolloutBatch:
     """Every turn of one batch, flat and in play order, and the (B, G, T) grid it fills.
 
     Episode e of the batch is rollout g = e % G of secret b = e // G; its turn t sits in cell
@@ -314,15 +314,36 @@ class Rollout:
         """(B, G, T) -> per-turn values (N,), in play order."""
         return grid[self.cells()]
 
+    def micro_batches(self, size: int, ranks) -> tuple[list[list[int]], list[int]]:
+        """The batch's turns in chunks of at most `size` for the forward passes: sorted so that
+        lengths are alike within a chunk (little padding) and equal prompts sit side by side (each
+        runs once). The chunks are also the units dealt out to Eq. 2's minibatches (train.py). On
+        several ranks (ranks.Ranks) they are cut from every rank's turns together (the sort keys
+        are gathered), each rank keeping its own turns of each chunk, so the cut is the same
+        whatever the number of ranks. Returns (this rank's turns of each chunk, each chunk's size)."""
+        P, C = self.prompt_ids, self.completion_ids
+        b, g, t = (x.tolist() for x in self.cells())
+        keys = [(len(P[i]), hash(tuple(P[i])), len(C[i]), self.first_secret + b[i], g[i], t[i], ranks.rank, i)
+                for i in range(len(P))]
+        keys = sorted(ranks.gather(keys))                       # every rank's turns, in one order
+        chunks = [keys[k:k + size] for k in range(0, len(keys), size)]
+        return [[key[-1] for key in chunk if key[-2] == ranks.rank] for chunk in chunks], [len(c) for c in chunks]
 
-def rollout(policy: LMPolicy, secrets, group_size: int, cfg: GameConfig = GameConfig(),
-            sample: SampleConfig = SampleConfig(), oracle=None,
-            generator: torch.Generator | None = None, seeds: list[int] | None = None) -> Rollout:
+
+def episode_seed(seed: int, step: int, secret: int, rollout: int) -> int:
+    """The sampling seed of one rollout: a function of (run seed, step, secret index, rollout g),
+    so a run plays the same episodes however its secrets are batched or shared out to ranks."""
+    return hash((seed, step, secret, rollout)) & (2**63 - 1)
+
+
+def play_rollouts(policy: LMPolicy, secrets, group_size: int, cfg: GameConfig = GameConfig(),
+                  sample: SampleConfig = SampleConfig(), oracle=None,
+                  generator: torch.Generator | None = None, seeds: list[int] | None = None) -> RolloutBatch:
     """Play G rollouts of each secret; each turn, one batched generation over the live ones.
     Sampling draws from `generator`, or, given `seeds` (one per episode, b * G + g), from each
     episode's own generator: its rollout is then the same whatever else is played beside it."""
     game = CSG([s for s in secrets for _ in range(group_size)], cfg, oracle)   # episode e = b * G + g
-    out = Rollout(secrets=list(secrets), group_size=group_size, max_turns=cfg.max_turns)
+    out = RolloutBatch(secrets=list(secrets), group_size=group_size, max_turns=cfg.max_turns)
     if seeds is not None:
         generators = [torch.Generator(policy.device).manual_seed(s) for s in seeds]
     while game.active:

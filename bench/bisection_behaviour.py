@@ -21,7 +21,7 @@ import torch  # noqa: E402
 import models  # noqa: E402
 from cli import arg, parse_config  # noqa: E402
 from env import CSG, GameConfig, play, secret_split  # noqa: E402
-from policy import SampleConfig, rollout  # noqa: E402
+from policy import SampleConfig, play_rollouts  # noqa: E402
 from questions import parse_question  # noqa: E402
 from reference import BayesPolicy, RandomPolicy  # noqa: E402
 
@@ -85,7 +85,7 @@ def main(argv=None):
     results = {}
     comp, elim = turns_of(greedy_turns(policy, secrets, game_cfg))
     results["policy greedy"] = summary(comp, elim) | {"points": comp}
-    batch = rollout(policy, secrets, cfg.samples, game_cfg, SampleConfig(), seeds=list(range(len(secrets) * cfg.samples)))
+    batch = play_rollouts(policy, secrets, cfg.samples, game_cfg, SampleConfig(), seeds=list(range(len(secrets) * cfg.samples)))
     comp, elim = turns_of(zip(batch.records, batch.beliefs))
     results["policy sampled"] = summary(comp, elim) | {"points": comp}
     for name, reference in (("bisection (Bayes)", BayesPolicy()), ("random", RandomPolicy(0))):

@@ -17,7 +17,7 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, save_results  # noqa: E402
@@ -26,11 +26,11 @@ import torch  # noqa: E402
 import models  # noqa: E402
 import tinylm  # noqa: E402
 import train  # noqa: E402
-from baselines import ESTIMATORS, credit_from_rollout  # noqa: E402
+from baselines import ESTIMATORS, EstimatorContext, credit_from_batch  # noqa: E402
 from bench.rollouts import hf_generate_per_episode  # noqa: E402
 from cli import arg, parse_config  # noqa: E402
 from env import GameConfig  # noqa: E402
-from policy import LMPolicy, SampleConfig, rollout  # noqa: E402
+from policy import LMPolicy, SampleConfig, play_rollouts  # noqa: E402
 
 QWEN25_15B = dict(  # Qwen/Qwen2.5-1.5B-Instruct config.json, as published
     vocab_size=151936, hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
@@ -70,10 +70,10 @@ def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
 
 
 def one_step(policy, cfg: GpuStepConfig, mode: str) -> dict:
-    tcfg = train.with_defaults(replace(train.TrainConfig(), model="qwen", lora_rank=16 if mode == "lora" else 0,
-                                       group_size=cfg.group_size, secrets_per_step=cfg.secrets, ppo_epochs=1,
-                                       num_minibatches=4, micro_batch=cfg.micro_batch,
-                                       max_new_tokens=cfg.max_new_tokens))
+    tcfg = train.config_from_flags(["--model", "qwen", "--lora-rank", "16" if mode == "lora" else "0",
+                                    "--group-size", str(cfg.group_size), "--secrets-per-step", str(cfg.secrets),
+                                    "--ppo-epochs", "1", "--num-minibatches", "4", "--micro-batch", str(cfg.micro_batch),
+                                    "--max-new-tokens", str(cfg.max_new_tokens)])
     params = [p for p in policy.model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=tcfg.lr, betas=(0.9, tcfg.adam_beta2), eps=tcfg.adam_eps, weight_decay=0.0)
     scoring = {"old": 0.0}
@@ -91,19 +91,19 @@ def one_step(policy, cfg: GpuStepConfig, mode: str) -> dict:
     sync()
     torch.cuda.reset_peak_memory_stats() if torch.cuda.is_available() else None
     start = time.perf_counter()
-    batch = rollout(policy, list(range(1, cfg.secrets + 1)), cfg.group_size, GameConfig(),
+    batch = play_rollouts(policy, list(range(1, cfg.secrets + 1)), cfg.group_size, GameConfig(),
                     SampleConfig(max_new_tokens=cfg.max_new_tokens), seeds=list(range(cfg.secrets * cfg.group_size)))
     sync()
     played = time.perf_counter()
-    advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit_from_rollout(batch, 100), {})).float()
+    advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit_from_batch(batch, 100), EstimatorContext())).float()
     train.ppo_update(policy, opt, batch, advantages, tcfg, torch.Generator().manual_seed(0))
     sync()
-    done = time.perf_counter()
+    updated = time.perf_counter()
     policy.score = score
     tokens = sum(len(c) for c in batch.completion_ids)
     return {"turns": len(batch.records), "generated_tokens": tokens, "prompt_tokens": sum(map(len, batch.prompt_ids)),
             "rollout_s": round(played - start, 2), "scoring_s": round(scoring["old"], 2),
-            "update_s": round(done - played - scoring["old"], 2), "step_s": round(done - start, 2),
+            "update_s": round(updated - played - scoring["old"], 2), "step_s": round(updated - start, 2),
             "batched_generated_tokens_per_s": round(tokens / (played - start), 1),
             "peak_gpu_memory_gb": round(torch.cuda.max_memory_allocated() / 2**30, 2) if torch.cuda.is_available() else None,
             "trainable_parameters": sum(p.numel() for p in params),

@@ -26,7 +26,7 @@ import torch  # noqa: E402
 import env  # noqa: E402
 import policy as policy_module  # noqa: E402
 import train  # noqa: E402
-from baselines import ESTIMATORS, credit_from_rollout  # noqa: E402
+from baselines import ESTIMATORS, EstimatorContext, credit_from_batch  # noqa: E402
 from cli import arg, parse_config, use_threads  # noqa: E402
 from warmup import warmed_up  # noqa: E402
 import models  # noqa: E402
@@ -98,10 +98,10 @@ def one_step(policy, opt, cfg, rng, gen, shuffle):
     secrets = rng.sample(env.secret_split(cfg.n_max, cfg.n_heldout)[0], cfg.secrets_per_step)
     sample = policy_module.SampleConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens)
     with timed("rollout (total)"):
-        batch = policy_module.rollout(policy, secrets, cfg.group_size, game_cfg, sample, None, gen)
+        batch = policy_module.play_rollouts(policy, secrets, cfg.group_size, game_cfg, sample, None, gen)
     with timed("credit (total)"):
-        credit = credit_from_rollout(batch, cfg.n_max)
-        advantages = batch.from_grid(ESTIMATORS[cfg.estimator].advantages(credit, {})).float()
+        credit = credit_from_batch(batch, cfg.n_max)
+        advantages = batch.from_grid(ESTIMATORS[cfg.estimator].advantages(credit, EstimatorContext())).float()
     with timed("update (total)"):
         train.ppo_update(policy, opt, batch, advantages, cfg, shuffle)
     return batch
@@ -109,7 +109,7 @@ def one_step(policy, opt, cfg, rng, gen, shuffle):
 
 def main(argv=None):
     pcfg = parse_config(ProfileConfig, argv, description=__doc__.splitlines()[0])
-    cfg = train.with_defaults(train.TrainConfig())
+    cfg = train.config_from_flags([])
     use_threads(pcfg.threads)
     policy = warmed_up("tiny", quiet=True) if pcfg.model == "tiny" else models.load_policy(pcfg.model)
     opt = torch.optim.AdamW(policy.model.parameters(), lr=5e-4, betas=(0.9, cfg.adam_beta2), eps=cfg.adam_eps)

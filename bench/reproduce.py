@@ -199,7 +199,7 @@ def check(cfg: ReproduceConfig) -> None:
         fail("reproduce.py", f"--seeds {cfg.seeds!r} is not a comma-separated list of integers, e.g. 0,1,2.")
     for estimator in cfg.estimators.split(","):
         flags = ["--estimator", estimator, "--question-set", cfg.question_set, *cfg.train_flags.split()]
-        train.check_config(train.with_defaults(parse_config(train.TrainConfig, flags, prog="reproduce.py --train-flags")))
+        train.check_config(train.config_from_flags(flags, prog="reproduce.py --train-flags"))
 
 
 def main(argv=None):

@@ -1,4 +1,4 @@
-"""Rollout throughput: the batched engine (policy.rollout: one generation per turn over every
+"""RolloutBatch throughput: the batched engine (policy.play_rollouts: one generation per turn over every
 live episode) versus one episode at a time, same model, same secrets, same seed, in one run.
 One-at-a-time is measured twice: with our own KV-cached decoder (policy.generate, which stops as
 soon as the action's JSON closes), and the way the paper's code plays (train_echo.py
@@ -27,7 +27,7 @@ import torch  # noqa: E402
 
 from cli import arg, parse_config  # noqa: E402
 from env import CSG, GameConfig  # noqa: E402
-from policy import SampleConfig, rollout  # noqa: E402
+from policy import SampleConfig, play_rollouts  # noqa: E402
 from warmup import warmed_up  # noqa: E402
 import models  # noqa: E402
 
@@ -72,7 +72,7 @@ def batched(policy, n: int, seed: int = 0) -> dict:
         return out
     policy.model.forward = metered
     start = time.perf_counter()
-    out = rollout(policy, secrets_for(n), 1, GameConfig(), SampleConfig(), generator=torch.Generator().manual_seed(seed))
+    out = play_rollouts(policy, secrets_for(n), 1, GameConfig(), SampleConfig(), generator=torch.Generator().manual_seed(seed))
     seconds = time.perf_counter() - start
     policy.model.forward = forward
     tokens = sum(len(c) for c in out.completion_ids)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, save_results  # noqa: E402
 from cli import arg, parse_config  # noqa: E402
+from experiment import run_directory  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -49,7 +50,7 @@ def main(argv=None):
              "--time-limit-min", str(cfg.minutes), "--out", cfg.out, "--run-name", "smollm2-echo"]
     resume = ["--resume"] if os.path.exists(os.path.join(cfg.out, "smollm2-echo", "checkpoint", "trainer_state.pt")) else []
     subprocess.run([sys.executable, "train.py", *flags, *resume], cwd=ROOT, check=True)
-    run_dir = os.path.join(ROOT, cfg.out, "smollm2-echo")
+    run_dir = str(run_directory(os.path.join(ROOT, cfg.out), "smollm2-echo", resume=True))   # the run just written
     rows = [json.loads(line) for line in open(os.path.join(run_dir, "metrics.jsonl"))]
     warm = json.load(open(os.path.join(run_dir, "warmup.json"))) if os.path.exists(os.path.join(run_dir, "warmup.json")) else {}
     per_step = [{"step": r["step"], "seconds": round(r["train/seconds_per_step"], 1),

@@ -26,12 +26,12 @@ import json, sys, time
 sys.path.insert(0, {root!r})
 {setup}
 from env import GameConfig
-from policy import SampleConfig, rollout
+from policy import SampleConfig, play_rollouts
 from warmup import warmed_up
 policy = warmed_up("tiny", quiet=True)
 secrets = [1 + (17 * i) % 100 for i in range({episodes})]
 start = time.perf_counter()
-rollout(policy, secrets, 1, GameConfig(), SampleConfig(), generator=torch.Generator().manual_seed(0))
+play_rollouts(policy, secrets, 1, GameConfig(), SampleConfig(), generator=torch.Generator().manual_seed(0))
 print(json.dumps({{"seconds": time.perf_counter() - start, "threads": torch.get_num_threads()}}))
 """
 

@@ -4,28 +4,29 @@ import math
 import pytest
 import torch
 
-from baselines import (ESTIMATORS, Credit, belief_features, discounted_return_to_go, echo_belief, echo_zeropad,
-                       gigpo, grpo, leave_one_out, pbrs, potential_shaped_rewards, return_to_go, rloo, turn_groups)
-from echo import approx_kl, clipped_objective, echo_advantages
+from baselines import (ESTIMATORS, Credit, EstimatorContext, belief_features, discounted_return_to_go, echo_belief,
+                       echo_zeropad, gigpo, grpo, leave_one_out, pbrs, potential_shaped_rewards, return_to_go, rloo,
+                       turn_groups)
+from echo import approx_kl, clipped_objective, echo_advantages, group_normalize
 
 
-def credit(rollouts, n_before=None, n_after=None, max_turns=None, belief=None, state=None):
-    """A Credit from ragged per-rollout lists: rollouts[b][g] = [r_0, r_1, ...]; belief and state
-    (ids of C_t and of the whole state) are ragged the same way, default: all different."""
+def credit(rollouts, n_before=None, n_after=None, max_turns=None, belief=None, prompt=None):
+    """A Credit from ragged per-rollout lists: rollouts[b][g] = [r_0, r_1, ...]; belief and prompt
+    (ids of C_t and of the whole prompt) are ragged the same way, default: all different."""
     B, G = len(rollouts), len(rollouts[0])
     T = max_turns or max(len(r) for group in rollouts for r in group)
     rewards = torch.zeros(B, G, T, dtype=torch.float64)
     active = torch.zeros(B, G, T, dtype=torch.bool)
-    ids = {"belief": torch.full((B, G, T), -1), "state": torch.full((B, G, T), -1)}
+    ids = {"belief": torch.full((B, G, T), -1), "prompt": torch.full((B, G, T), -1)}
     for b, group in enumerate(rollouts):
         for g, r in enumerate(group):
             rewards[b, g, :len(r)] = torch.tensor(r, dtype=torch.float64)
             active[b, g, :len(r)] = True
-            for name, given in (("belief", belief), ("state", state)):
+            for name, given in (("belief", belief), ("prompt", prompt)):
                 ids[name][b, g, :len(r)] = torch.tensor(given[b][g]) if given else 1000 + 100 * g + torch.arange(len(r))
     fill = lambda x, default: torch.tensor(x, dtype=torch.float64) if x is not None else torch.full((B, G, T), default)  # noqa: E731
     return Credit(rewards=rewards, active=active, n_before=fill(n_before, 100.0), n_after=fill(n_after, 50.0),
-                  belief=ids["belief"], state=ids["state"], n_max=100, max_turns=T)
+                  belief=ids["belief"], prompt=ids["prompt"], n_max=100, max_turns=T)
 
 
 # Secret 0 has rollouts 0, 1, 2: rollout 2 resolved at turn 0, so only 0 and 1 are active at
@@ -53,9 +54,22 @@ def test_eq1_single_rollout_or_zero_spread_gives_zero():
     assert adv.abs().sum() == 0 and not torch.isnan(adv).any()
 
 
+def test_group_normalize_is_eq1_over_any_group_axes():
+    """The one implementation of Eq. 1's normalisation: over the group axis it is ECHO's
+    advantage; over (G, T) it normalises all of a secret's active cells together (as PBRS uses
+    it): secret 0's five active rewards 1, 0.3, 0.5, 0.7, 0 have mean 0.5 and sample std 0.3808."""
+    c = credit(BATCH)
+    assert torch.equal(group_normalize(c.rewards, c.active).float(), echo_advantages(c.rewards, c.active))
+    over_all = group_normalize(c.rewards, c.active, dims=(1, 2))
+    five = torch.tensor([1.0, 0.3, 0.5, 0.7, 0.0], dtype=torch.float64)
+    expected = (five - 0.5) / (five.std() + 1e-6)
+    assert torch.allclose(over_all[0][c.active[0]], expected, atol=1e-9)           # row-major: (g, t)
+    assert over_all[1].abs().sum() == 0 and over_all[0, 2, 1] == 0          # no spread; an inactive cell
+
+
 def test_grpo_broadcasts_the_normalised_episode_return():
     """Returns of secret 0's rollouts: 1.3, 1.2, 0.0 (mean 0.8333, std 0.7234); secret 1: equal."""
-    adv = grpo(credit(BATCH), {})
+    adv = grpo(credit(BATCH), EstimatorContext())
     returns = torch.tensor([1.3, 1.2, 0.0], dtype=torch.float64)
     z = ((returns - returns.mean()) / returns.std())
     assert torch.allclose(adv[0, :, 0], z, atol=1e-5) and torch.allclose(adv[0, :2, 1], z[:2], atol=1e-5)
@@ -64,7 +78,7 @@ def test_grpo_broadcasts_the_normalised_episode_return():
 
 def test_rloo_per_turn_leave_one_out():
     """Turn 0: 1 - (0.5 + 0)/2 = 0.75, 0.5 - 0.5 = 0, 0 - 0.75; turn 1: 0.3 - 0.7 = -0.4, +0.4."""
-    adv = rloo(credit(BATCH), {})
+    adv = rloo(credit(BATCH), EstimatorContext())
     expected = torch.tensor([[[0.75, -0.4], [0.0, 0.4], [-0.75, 0.0]], [[0.0, 0.0]] * 3], dtype=torch.float64)
     assert torch.allclose(adv, expected, atol=1e-9)
     c = credit([[[5.0], []]])
@@ -80,12 +94,12 @@ def test_pbrs_shaping_telescopes_and_preserves_the_return():
     """With Phi(terminal) = 0 the shaped return of an episode is its return minus Phi(b_0), so
     shaping cannot change which policy is optimal (Ng et al. 1999)."""
     c = credit([[[0.5, 0.4, 1.9]]], n_before=[[[100, 50, 10]]], n_after=[[[50, 10, 1]]])
-    state = {}
-    shaped = potential_shaped_rewards(c, state)
-    phi0 = belief_features(torch.tensor([100.0]), torch.tensor([0]), 100, 3) @ state["phi"]
+    ctx = EstimatorContext()
+    shaped = potential_shaped_rewards(c, ctx)
+    phi0 = belief_features(torch.tensor([100.0]), torch.tensor([0]), 100, 3) @ ctx.phi
     assert torch.isclose(shaped.sum(), c.rewards.sum() - phi0[0], atol=1e-9)
     # pbrs credit at turn t is the shaped return-to-go, normalised over the group
-    adv = pbrs(c, dict(state))
+    adv = pbrs(c, EstimatorContext(phi=ctx.phi))
     assert adv.shape == (1, 1, 3) and torch.isfinite(adv).all()
 
 
@@ -97,7 +111,7 @@ def test_echo_belief_groups_by_belief_and_falls_back_for_a_belief_held_alone():
     rewards = [[[1.0, 0.2], [0.0, 0.6], [0.5, 0.0], [0.5, 1.0]]]
     beliefs = [[[1, 7], [1, 7], [1, 8], [1, 9]]]
     c = credit(rewards, belief=beliefs)
-    adv = echo_belief(c, {})
+    adv = echo_belief(c, EstimatorContext())
     eq1 = echo_advantages(c.rewards, c.active).double()
     assert torch.allclose(adv[0, :, 0], eq1[0, :, 0])                                     # one belief: Eq. 1
     assert torch.allclose(adv[0, :2, 1], torch.tensor([-1, 1], dtype=torch.float64) / math.sqrt(2), atol=1e-5)
@@ -111,14 +125,14 @@ def test_echo_zeropad_reproduces_the_released_code():
     mean and std (unbiased, floored at 1e-4) over all G at each turn. G = 3: rollout 2 resolved
     at turn 0. Turn 1 by hand, with the pad: rewards (0.3, 0.7, 0) -> mean 1/3, std sqrt(0.1233..)."""
     c = credit([[[1.0, 0.3], [0.5, 0.7], [0.0]]])
-    adv = echo_zeropad(c, {})
+    adv = echo_zeropad(c, EstimatorContext())
     r1 = torch.tensor([0.3, 0.7, 0.0], dtype=torch.float64)
     expected_t1 = (r1 - r1.mean()) / r1.std()
     assert torch.allclose(adv[0, :2, 1], expected_t1[:2]) and adv[0, 2, 1] == 0          # the pad gets no credit
     assert adv[0, 0, 1] == pytest.approx((0.3 - 1 / 3) / math.sqrt(((0.3 - 1 / 3) ** 2 + (0.7 - 1 / 3) ** 2 + (1 / 3) ** 2) / 2))
     # the bias: ECHO compares 0.3 with 0.7 only (-1/sqrt 2); the pad lifts rollout 0 to about -0.09
     assert echo_advantages(c.rewards, c.active)[0, 0, 1] == pytest.approx(-1 / math.sqrt(2), abs=1e-5)
-    flat = echo_zeropad(credit([[[2.0], [2.0]]]), {})
+    flat = echo_zeropad(credit([[[2.0], [2.0]]]), EstimatorContext())
     assert flat.abs().sum() == 0                                                          # floor, not NaN
 
 
@@ -127,9 +141,9 @@ def test_gigpo_adds_an_anchor_state_advantage_to_the_episode_one():
     (same prompt); a third reaches another state. gamma = 0.5, w = 1. Discounted returns-to-go:
     rollout 0: 1 + 0.5 * 2 = 2 then 2; rollout 1: 0 + 0.5 * 1 = 0.5 then 1; rollout 2: 3 then 4."""
     rewards = [[[1.0, 2.0], [0.0, 1.0], [1.0, 4.0]]]
-    states = [[[0, 5], [0, 5], [0, 6]]]
-    c = credit(rewards, state=states)
-    adv = gigpo(c, {"gigpo_step_weight": 1.0, "gigpo_gamma": 0.5})
+    prompts = [[[0, 5], [0, 5], [0, 6]]]
+    c = credit(rewards, prompt=prompts)
+    adv = gigpo(c, EstimatorContext(gigpo_step_weight=1.0, gigpo_gamma=0.5))
     returns = torch.tensor([3.0, 1.0, 5.0], dtype=torch.float64)
     a_ep = (returns - returns.mean()) / returns.std()                                      # 0, -1, 1
     rtg0 = torch.tensor([2.0, 0.5, 3.0], dtype=torch.float64)
@@ -166,7 +180,7 @@ def test_eq2_clipped_objective_hand_worked():
     mask = torch.ones(4, 2)
     J, stats = clipped_objective(logp_new, logp_old, mask, adv, 0.2, n_terms=4)
     assert J.item() == pytest.approx(-0.15, abs=1e-6)
-    assert stats["clip_fraction"] == 2 and stats["ratio_max"] == pytest.approx(1.5)
+    assert stats["clipped"] == 2 and stats["ratio_max"] == pytest.approx(1.5)
     J.backward()
     # d/d logp of rho A / 4 is rho A / 4 on each token where the unclipped branch is taken
     expected = torch.tensor([0.0, 0.5 / 4, -1.5 / 4, 0.0])[:, None].expand(4, 2)
@@ -180,7 +194,7 @@ def test_eq2_ratio_one_gives_the_policy_gradient_and_token_level_agrees_there():
     adv = torch.tensor([0.4, -1.0])
     for level in ("sequence", "token"):
         J, stats = clipped_objective(logp, logp, mask, adv, 0.2, n_terms=2, level=level)
-        assert J.item() == pytest.approx(-0.3) and stats["clip_fraction"] == 0
+        assert J.item() == pytest.approx(-0.3) and stats["clipped"] == 0
 
 
 def test_approx_kl_k3_hand_worked():

@@ -8,7 +8,7 @@ import tinylm
 import warmup
 from env import CSG, GameConfig
 from models import ModelNotFoundError, cache_dir, load_policy
-from policy import LMPolicy, SampleConfig, pad, positions, process_logits, rollout
+from policy import LMPolicy, SampleConfig, pad, play_rollouts, positions, process_logits
 
 
 @pytest.fixture(scope="session")
@@ -157,7 +157,7 @@ def test_rollout_plays_groups_and_keeps_what_training_needs(tokenizer):
     behaviour log-probs; episode e is rollout e % G of secret e // G, and every turn has its own
     cell of the (B, G, T) grid."""
     policy = random_policy(tokenizer, "llama")
-    out = rollout(policy, [42, 7], 3, GameConfig(max_turns=3), SampleConfig(max_new_tokens=6),
+    out = play_rollouts(policy, [42, 7], 3, GameConfig(max_turns=3), SampleConfig(max_new_tokens=6),
                   generator=torch.Generator().manual_seed(0))
     assert out.secrets == [42, 7] and out.group_size == 3
     assert len(out.records) == sum(e["turns_taken"] for e in out.episodes) == len(out.prompt_ids)

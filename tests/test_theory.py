@@ -201,49 +201,49 @@ def test_advantage_recursion_matches_raw_history_averages(traj):
 
 @pytest.mark.parametrize("t", range(GAME.T))
 def test_best_return_only_estimator_is_conditional_mean(traj, t):
-    """Least squares over all functions of G gives phi(G) = E[A | G], and its error equals the
-    exact E[Var(A | G)] (Theorem 3.2(ii) / spectral aliasing theorem) to 1e-12."""
+    """Least squares over all functions of R gives phi(R) = E[A | R], and its error equals the
+    exact E[Var(A | R)] (Theorem 3.2(ii) / spectral aliasing theorem) to 1e-12."""
     p, A = traj["p"], [a[t] for a in traj["A"]]
-    G = [sum(r) for r in traj["rewards"]]
-    phi, _, error = ra.best_fit(p, G, A)
-    _, levels = ra.indicator_basis(G)
+    R = [sum(r) for r in traj["rewards"]]
+    phi, _, error = ra.best_fit(p, R, A)
+    _, levels = ra.indicator_basis(R)
     for value, g in zip(phi, levels):
-        members = [(p_i, A_i) for p_i, G_i, A_i in zip(p, G, A) if G_i == g]
+        members = [(p_i, A_i) for p_i, R_i, A_i in zip(p, R, A) if R_i == g]
         cond_mean = sum(p_i * A_i for p_i, A_i in members) / sum(p_i for p_i, _ in members)
         assert value == pytest.approx(float(cond_mean), abs=1e-12)
-    assert error == pytest.approx(float(ra.expected_conditional_variance(p, G, A)), abs=1e-12)
+    assert error == pytest.approx(float(ra.expected_conditional_variance(p, R, A)), abs=1e-12)
 
 
 def test_projection_is_orthogonal_with_spectrum_0_1(traj):
-    """Pi_G is idempotent and self-adjoint in the p-weighted product (1e-12), equals the
+    """Pi_R is idempotent and self-adjoint in the p-weighted product (1e-12), equals the
     least-squares projection onto the indicator basis, has eigenvalues in {0, 1} and rank =
     trace = number of distinct return levels."""
     p = traj["p"]
-    G = [sum(r) for r in traj["rewards"]]
-    Pi = ra.conditional_expectation_matrix(p, G)
-    X, levels = ra.indicator_basis(G)
+    R = [sum(r) for r in traj["rewards"]]
+    Pi = ra.conditional_expectation_matrix(p, R)
+    X, levels = ra.indicator_basis(R)
     checks = ra.projection_checks(p, Pi)
     assert checks["idempotence"] < 1e-12 and checks["self_adjoint"] < 1e-12
     assert checks["eig_dist"] < 1e-12
-    assert checks["rank"] == len(levels) == round(np.trace(Pi)) == len(set(G))
+    assert checks["rank"] == len(levels) == round(np.trace(Pi)) == len(set(R))
     assert np.abs(Pi - ra.weighted_projection(p, X)).max() < 1e-12
 
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.floats(-1, 1), min_size=16, max_size=16))
 def test_pythagoras_for_any_return_only_estimator(values):
-    """For any phi(G): E[(phi(G) - A)^2] = ||phi(G) - Pi_G A||^2 + E[Var(A | G)] >= E[Var(A|G)]
+    """For any phi(R): E[(phi(R) - A)^2] = ||phi(R) - Pi_R A||^2 + E[Var(A | R)] >= E[Var(A|R)]
     (the proof's orthogonal decomposition), at turn 1 of the default EDP."""
     traj = ra.enumerate_trajectories(GAME)  # memoised recursions: cheap after the first call
     p = np.array(traj["p"], dtype=float)
     A = np.array([a[1] for a in traj["A"]], dtype=float)
-    G = [sum(r) for r in traj["rewards"]]
-    X, levels = ra.indicator_basis(G)
+    R = [sum(r) for r in traj["rewards"]]
+    X, levels = ra.indicator_basis(R)
     assert len(levels) == len(values)
-    phi_G = X @ np.array(values)
-    irreducible = float(ra.expected_conditional_variance(traj["p"], G, [a[1] for a in traj["A"]]))
-    total = p @ (phi_G - A) ** 2
-    projected = p @ (phi_G - ra.conditional_expectation_matrix(p, G) @ A) ** 2
+    phi_R = X @ np.array(values)
+    irreducible = float(ra.expected_conditional_variance(traj["p"], R, [a[1] for a in traj["A"]]))
+    total = p @ (phi_R - A) ** 2
+    projected = p @ (phi_R - ra.conditional_expectation_matrix(p, R) @ A) ** 2
     assert total == pytest.approx(projected + irreducible, abs=1e-12)
     assert total >= irreducible - 1e-12
 
@@ -251,29 +251,29 @@ def test_pythagoras_for_any_return_only_estimator(values):
 @settings(max_examples=12, deadline=None)
 @given(st.integers(3, 7), st.integers(1, 2), st.sampled_from([Fraction(1, 4), Fraction(1, 2), 1]))
 def test_least_squares_identity_on_other_games(N, T, epsilon):
-    """The identity lstsq error == E[Var(A|G)] and the projection properties hold for other
+    """The identity lstsq error == E[Var(A|R)] and the projection properties hold for other
     sizes and policies of the game too, at every turn (the theorem is not about one EDP)."""
     traj = ra.enumerate_trajectories(ra.Game(N, T, Fraction(epsilon)))
-    G = [sum(r) for r in traj["rewards"]]
-    checks = ra.projection_checks(traj["p"], ra.conditional_expectation_matrix(traj["p"], G))
+    R = [sum(r) for r in traj["rewards"]]
+    checks = ra.projection_checks(traj["p"], ra.conditional_expectation_matrix(traj["p"], R))
     assert checks["idempotence"] < 1e-12 and checks["eig_dist"] < 1e-12
     for t in range(T):
         A = [a[t] for a in traj["A"]]
-        assert ra.best_fit(traj["p"], G, A)[2] == pytest.approx(
-            float(ra.expected_conditional_variance(traj["p"], G, A)), abs=1e-12)
+        assert ra.best_fit(traj["p"], R, A)[2] == pytest.approx(
+            float(ra.expected_conditional_variance(traj["p"], R, A)), abs=1e-12)
 
 
 def test_aliasing_is_strict_and_turn_level_credit_is_better(traj):
     """At turn 1 of the default EDP: some return level holds the same question under two
-    beliefs with different A_B, so E[Var(A|G)] > 0; the best function of r_t has smaller error,
-    and so does ECHO's group-normalised r_t against GRPO's group-normalised G. (Not claimed at
-    every turn: at the last turn G carries belief information that r_t lacks.)"""
+    beliefs with different A_B, so E[Var(A|R)] > 0; the best function of r_t has smaller error,
+    and so does ECHO's group-normalised r_t against GRPO's group-normalised R. (Not claimed at
+    every turn: at the last turn R carries belief information that r_t lacks.)"""
     a = ra.analyse_turn(traj, 1)
     i, j = ra.aliasing_example(traj, 1)
     assert sum(traj["rewards"][i]) == sum(traj["rewards"][j])
     assert traj["A"][i][1] != traj["A"][j][1] and traj["beliefs"][i][1] != traj["beliefs"][j][1]
-    assert a["evar_G"] > 0
-    assert a["evar_r"] < a["evar_G"]
+    assert a["evar_R"] > 0
+    assert a["evar_r"] < a["evar_R"]
     assert a["lstsq_r"] == pytest.approx(float(a["evar_r"]), abs=1e-12)
     assert a["echo"] < a["grpo"]
 
@@ -293,7 +293,7 @@ def test_group_normalize_hand_worked():
 def test_real_clue_selector_game():
     """On the real game (csg_aliasing: env.py, rule oracle, App. C reward): probabilities sum to
     1, E_pi[A_B] = 0 at every history, and at every turn the least-squares error over functions
-    of G equals E[Var(A|G)] > 0 with Pi_G of rank = number of levels."""
+    of R equals E[Var(A|R)] > 0 with Pi_R of rank = number of levels."""
     csg = ca.csg_trajectories(N=6, T=2, epsilon=Fraction(1, 2))
     assert sum(csg["p"]) == 1
     A_of = {}  # (h_t, a) -> A_B(h_t, a)
@@ -308,13 +308,13 @@ def test_real_clue_selector_game():
         sub, mass = ca.active_at(csg, t)
         assert sum(sub["p"]) == 1 and 0 < mass <= 1
         a = ra.analyse_turn(sub, t)
-        assert a["lstsq_G"] == pytest.approx(float(a["evar_G"]), abs=1e-12) and a["evar_G"] > 0
-        assert a["rank"] == a["levels_G"] and a["idempotence"] < 1e-12
+        assert a["lstsq_R"] == pytest.approx(float(a["evar_R"]), abs=1e-12) and a["evar_R"] > 0
+        assert a["rank"] == a["levels_R"] and a["idempotence"] < 1e-12
 
 
 def test_csg_aliasing_main_smoke(tmp_path, capsys):
     """csg_aliasing.main() on a tiny game writes its table and config, prints one row per turn
-    with the exact E[Var(A|G)], and rejects an impossible game."""
+    with the exact E[Var(A|R)], and rejects an impossible game."""
     csg, analyses = ca.main(["--n-candidates", "4", "--horizon", "2", "--out", str(tmp_path)])
     for name in ("csg_aliasing.txt", "csg_aliasing_config.json"):
         assert (tmp_path / name).stat().st_size > 0
@@ -322,7 +322,7 @@ def test_csg_aliasing_main_smoke(tmp_path, capsys):
     assert (tmp_path / "csg_aliasing.txt").read_text() in printed
     assert sum(csg["p"]) == 1 and len(analyses) == max(map(len, csg["history"]))
     for a in analyses:
-        assert f"{float(a['evar_G']):11.6f}" in printed
+        assert f"{float(a['evar_R']):11.6f}" in printed
     with pytest.raises(SystemExit):
         ca.main(["--n-candidates", "40", "--out", str(tmp_path)])
 
@@ -334,10 +334,10 @@ def test_monte_carlo_converges_to_exact_errors(traj):
     exact values within 4-sigma intervals."""
     rewards, A = ra.play(GAME, 20000, np.random.default_rng(0))
     a = ra.analyse_turn(traj, 1)
-    G = rewards.sum(axis=1)
-    exact_mean_G = float(sum(p * sum(r) for p, r in zip(traj["p"], traj["rewards"])))
-    assert abs(G.mean() - exact_mean_G) <= Z4 * G.std() / math.sqrt(len(G))
-    for keys, exact in ((np.round(G, 9), a["evar_G"]), (np.round(rewards[:, 1], 9), a["evar_r"])):
+    R = rewards.sum(axis=1)
+    exact_mean_R = float(sum(p * sum(r) for p, r in zip(traj["p"], traj["rewards"])))
+    assert abs(R.mean() - exact_mean_R) <= Z4 * R.std() / math.sqrt(len(R))
+    for keys, exact in ((np.round(R, 9), a["evar_R"]), (np.round(rewards[:, 1], 9), a["evar_r"])):
         _, lo, hi = ra.mc_irreducible_error(keys, A[:, 1], Z4)
         assert lo <= float(exact) <= hi
 
@@ -351,9 +351,9 @@ def test_return_aliasing_main_smoke(tmp_path, capsys):
     assert (tmp_path / "return_aliasing.txt").read_text() in printed
     assert [r["n"] for r in mc_rows] == [200, 2000]
     for a in analyses:
-        assert a["lstsq_G"] == pytest.approx(float(a["evar_G"]), abs=1e-12)
-        assert a["rank"] == a["levels_G"]
-        assert f"{float(a['evar_G']):11.6f}" in printed
+        assert a["lstsq_R"] == pytest.approx(float(a["evar_R"]), abs=1e-12)
+        assert a["rank"] == a["levels_R"]
+        assert f"{float(a['evar_R']):11.6f}" in printed
     with pytest.raises(SystemExit):
         ra.main(["--turn", "5", "--out", str(tmp_path)])
 

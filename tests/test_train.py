@@ -6,6 +6,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+import experiment
 import tinylm
 import train
 from baselines import ESTIMATORS
@@ -98,14 +99,33 @@ def test_unknown_flags_and_types_are_errors(tmp_path):
         train.main(["--steps", "many"])
 
 
-def test_existing_run_is_not_overwritten_and_resume_needs_a_checkpoint(tmp_path, capsys, model_dir):
-    run(tmp_path, model_dir, "--steps", "1", "--run-name", "once")
-    for name, extra, message in (("once", [], "already exists"), ("never", ["--resume"], "nothing to resume")):
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as e:
-            run(tmp_path, model_dir, "--steps", "1", "--run-name", name, *extra)
-        assert e.value.code == 2 and message in capsys.readouterr().err
+def test_the_same_command_twice_starts_a_second_run_and_resume_continues_the_latest(tmp_path, capsys, model_dir):
+    """A run never overwrites another: the second run of a name goes to NAME-2, with its own
+    logs; --resume continues the latest run of the name; a name never run cannot be resumed."""
+    first, second = (run(tmp_path, model_dir, "--steps", "1", "--run-name", "once")[0] for _ in range(2))
+    assert (first["run_name"], second["run_name"]) == ("once", "once-2")
+    assert (tmp_path / "once" / "summary.json").exists() and (tmp_path / "once-2" / "summary.json").exists()
+    (resumed,) = run(tmp_path, model_dir, "--steps", "2", "--run-name", "once", "--resume")
+    assert resumed["run_name"] == "once-2" and resumed["steps"] == 2 and not (tmp_path / "once-3").exists()
+    assert [json.loads(line)["step"] for line in open(tmp_path / "once" / "metrics.jsonl")] == [1]   # untouched
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        run(tmp_path, model_dir, "--steps", "1", "--run-name", "never", "--resume")
+    assert e.value.code == 2 and "nothing to resume" in capsys.readouterr().err
     assert not (tmp_path / "never").exists()
+
+
+def test_run_directory_numbers_runs_of_a_name(tmp_path):
+    """OUT/NAME, then NAME-2, NAME-3; an empty directory is free; resume takes the highest."""
+    assert experiment.run_directory(tmp_path, "x") == tmp_path / "x"
+    (tmp_path / "x").mkdir()
+    assert experiment.run_directory(tmp_path, "x") == tmp_path / "x"            # empty: nothing to overwrite
+    for name in ("x", "x-2", "x-10", "x-y", "x-2-3"):
+        (tmp_path / name).mkdir(exist_ok=True)
+        (tmp_path / name / "metrics.jsonl").write_text("")
+    assert experiment.run_directory(tmp_path, "x") == tmp_path / "x-11"
+    assert experiment.run_directory(tmp_path, "x", resume=True) == tmp_path / "x-10"
+    assert experiment.run_directory(tmp_path, "x-2") == tmp_path / "x-2-4"
 
 
 def test_validation_secrets_choose_the_kept_checkpoint(tmp_path, model_dir):
@@ -137,13 +157,31 @@ def test_a_non_finite_gradient_skips_the_step_and_leaves_the_weights(tmp_path, m
     assert all(torch.equal(before[k], after[k]) for k in before)
 
 
-def test_per_question_set_defaults_resolve_and_explicit_flags_win():
-    """-1 means "the question set's default"; a value the user gives is kept, 0 included."""
-    paper, binary = (train.with_defaults(train.TrainConfig(question_set=q)) for q in ("paper", "binary"))
-    assert (paper.steps, paper.ppo_epochs, paper.time_limit_min, paper.validation_secrets) == (40, 2, 0, 0)
-    assert binary.steps > paper.steps and binary.ppo_epochs > paper.ppo_epochs
-    assert binary.time_limit_min == 60 and binary.validation_secrets > 0
-    assert paper.group_size == 4 and binary.group_size == 8  # the paper's G; the binary set's (README)
-    mine = train.with_defaults(train.TrainConfig(question_set="binary", steps=3, ppo_epochs=1, time_limit_min=0,
-                                                 validation_secrets=0, group_size=2))
-    assert (mine.steps, mine.ppo_epochs, mine.time_limit_min, mine.validation_secrets, mine.group_size) == (3, 1, 0, 0, 2)
+def test_presets_set_what_the_flags_do_not_give_and_are_recorded(tmp_path, model_dir):
+    """The defaults are the tiny model's on the paper set, with no sentinel value; the binary set
+    and other models are named presets; a flag the user gives always wins, 0 included; the
+    saved config records the presets that applied."""
+    defaults, binary = train.config_from_flags([]), train.config_from_flags(["--question-set", "binary"])
+    assert defaults == train.TrainConfig()
+    assert all(v != -1 for v in vars(defaults).values())
+    assert (defaults.steps, defaults.ppo_epochs, defaults.group_size, defaults.validation_secrets) == (40, 2, 4, 0)
+    assert {k: getattr(binary, k) for k in train.PRESETS["binary"].values} == train.PRESETS["binary"].values
+    mine = train.config_from_flags(["--question-set", "binary", "--steps", "3", "--ppo-epochs", "2",
+                                    "--time-limit-min", "0", "--validation-secrets", "0"])
+    assert (mine.steps, mine.ppo_epochs, mine.time_limit_min, mine.validation_secrets, mine.group_size) == (3, 2, 0, 0, 8)
+    lora, full = (train.config_from_flags(["--model", "org/m", *extra]) for extra in ([], ["--lora-rank", "0"]))
+    assert (lora.lora_rank, lora.lr, full.lora_rank, full.lr) == (16, 5e-6, 0, 1e-6)
+    assert train.config_from_flags(["--model", "org/m", "--lr", "3e-4"]).lr == 3e-4
+    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--question-set", "binary", "--time-limit-min", "0",
+                     "--validation-secrets", "0", "--run-name", "b")
+    saved = json.loads((tmp_path / "b" / "train_config.json").read_text())
+    assert saved["presets"] == ["llm", "llm-full", "binary"] and saved["group_size"] == 2 and saved["steps"] == 1
+    assert saved["ppo_epochs"] == 4 and summary["presets"] == saved["presets"]
+
+
+def test_help_shows_each_default_and_the_presets(capsys):
+    with pytest.raises(SystemExit):
+        train.main(["--help"])
+    text = capsys.readouterr().out
+    assert "-1" not in text and "(default: 40; binary: 400)" in " ".join(text.split())
+    assert all(f"  {name} " in text for name in train.PRESETS)

@@ -48,13 +48,13 @@ def test_train_py(tmp_path, flags, must_say, must_not_say):
     assert not out.exists() or not any(out.iterdir())        # nothing was started, nothing to clean up
 
 
-def test_train_py_resume_and_existing_run(tmp_path):
-    """--resume of a run that never started, and a run directory that already holds a run."""
+def test_train_py_resume_of_a_run_that_never_started(tmp_path):
+    """--resume of a run that was never started, and of one that stopped before its first checkpoint."""
     out = tmp_path / "runs"
     one_sentence(run(["train.py", "--out", str(out), "--resume"], tmp_path), "nothing to resume", "without --resume")
-    (out / "taken").mkdir(parents=True)
-    (out / "taken" / "metrics.jsonl").write_text("")
-    one_sentence(run(["train.py", "--out", str(out), "--run-name", "taken"], tmp_path), "already exists", "--resume")
+    (out / "cut").mkdir(parents=True)
+    (out / "cut" / "metrics.jsonl").write_text("")
+    one_sentence(run(["train.py", "--out", str(out), "--run-name", "cut", "--resume"], tmp_path), "nothing to resume")
 
 
 @pytest.mark.parametrize("flags,must_say", [

@@ -6,9 +6,9 @@ checks that theory/return_aliasing.py runs on a cut-down EDP: the Bayesian advan
     A_B(h_t, a_t) = Q_B(h_t, a_t) - E_{a'~pi}[Q_B(h_t, a')],  Q_B = E_{z~b_t}[Q_z],
 and part (ii), "Estimator insufficiency", of Theorem 3.2 with Theorem A.3 "Spectral aliasing
 of trajectory-level credit" (App. A) and its Corollary A.4:
-  (1) the best return-only estimator phi(G) is E[A | G], its error E[Var(A | G)] (least squares
-      over all functions of G, against the exact conditional variance);
-  (2) Pi_G is an orthogonal projection with spectrum {0, 1} and rank = number of return levels;
+  (1) the best return-only estimator phi(R) is E[A | R], its error E[Var(A | R)] (least squares
+      over all functions of R, against the exact conditional variance);
+  (2) Pi_R is an orthogonal projection with spectrum {0, 1} and rank = number of return levels;
   (3) turn-level estimators (functions of r_t, ECHO's normalised r_t) against return-only ones.
 The math (projections, errors, normalisation, A_B from enumerated histories) is imported from
 return_aliasing; this module only builds the game's trajectories and prints their table.
@@ -23,7 +23,7 @@ Departures from the paper, with reasons:
     is analysed over the episodes still playing at turn t (probabilities renormalised; the
     table's P(active) column is that mass).
   * The reward is the full App. C turn reward (r_info plus arm match, diversity, resolution and
-    efficiency terms), so G is the return GRPO would see. The shaping terms depend on the raw
+    efficiency terms), so R is the return GRPO would see. The shaping terms depend on the raw
     history (which questions were asked), not only on C_t, so A_B is computed from raw-history
     averages (return_aliasing.advantages_from_enumeration), not from a recursion on C_t.
   * A fixed four-question menu instead of free text keeps the trajectory tree enumerable.
@@ -131,7 +131,7 @@ def active_at(traj, t):
 
 def describe(traj, i, t):
     """One trajectory as menu index and answer per turn, e.g. '1:no 0:yes 1:repeat' (a repeat
-    is the game's redundancy penalty), with its C_t, G and A_B(h_t, a_t)."""
+    is the game's redundancy penalty), with its C_t, R and A_B(h_t, a_t)."""
     def answer(hint):
         word = hint.split(",")[0].lower()
         return "repeat" if hint == REDUNDANT_HINT else word if word in ("yes", "no") else "?"
@@ -139,7 +139,7 @@ def describe(traj, i, t):
     steps = " ".join(f"{k}:{answer(hint)}" for k, hint in traj["history"][i])
     C_t = "{" + ", ".join(map(str, sorted(traj["beliefs"][i][t]))) + "}"
     return (f"z*={traj['z'][i]}  {steps:<22} C_{t}={C_t}  "
-            f"G={float(sum(traj['rewards'][i])):.4f}  "
+            f"R={float(sum(traj['rewards'][i])):.4f}  "
             f"A_B(h_{t},a_{t})={float(traj['A'][i][t]):+.4f}")
 
 
@@ -170,7 +170,7 @@ def main(argv=None):
     if cfg.turn < len(per_turn):
         sub = per_turn[cfg.turn][0]
         pair = aliasing_example(sub, cfg.turn)
-        lines += ["", f"aliasing at t={cfg.turn}: same G, same menu question a_{cfg.turn}, "
+        lines += ["", f"aliasing at t={cfg.turn}: same R, same menu question a_{cfg.turn}, "
                   "different belief (menu index:answer per turn)"]
         lines += ["  " + describe(sub, i, cfg.turn) for i in pair] if pair else ["  none"]
     text = "\n".join(lines)

@@ -1,4 +1,6 @@
-"""Return aliasing: total return G cannot identify the per-turn Bayesian advantage A_B.
+"""Return aliasing: total return R cannot identify the per-turn Bayesian advantage A_B.
+
+The paper writes the return G = sum_t r_t; across echo G is the group size, so the return is R.
 
 Implements, on a small EDP where everything is enumerable, the Bayesian value and advantage of
 Sec. 3 ("Bayesian Value and Advantage"),
@@ -7,13 +9,13 @@ Sec. 3 ("Bayesian Value and Advantage"),
 and checks part (ii), "Estimator insufficiency", of Theorem 3.2 ("Adaptive policies require
 epistemic credit"), Theorem A.3 "Spectral aliasing of trajectory-level credit" and its
 Corollary A.4 "Finite-dimensional view of trajectory-level aliasing":
-  (1) the best return-only estimator phi(G) is E[A | G] and its error is E[Var(A | G)]: checked
-      against a p-weighted least-squares fit over ALL functions of G (one free value per return
+  (1) the best return-only estimator phi(R) is E[A | R] and its error is E[Var(A | R)]: checked
+      against a p-weighted least-squares fit over ALL functions of R (one free value per return
       level, np.linalg.lstsq on the indicator basis);
-  (2) Pi_G, as an n x n matrix, is idempotent and self-adjoint in <f, g> = sum_i p_i f_i g_i,
+  (2) Pi_R, as an n x n matrix, is idempotent and self-adjoint in <f, g> = sum_i p_i f_i g_i,
       has spectrum {0, 1}, and its rank is the number of distinct return levels;
   (3) turn-level estimators (functions of r_t; ECHO's group-normalised r_t of Eq. 1) against
-      return-only ones (functions of G; GRPO's group-normalised G);
+      return-only ones (functions of R; GRPO's group-normalised R);
   (4) Monte Carlo estimates from played-out rollouts converge to the exact irreducible errors.
 The same checks (1)-(3) on the real Clue Selector Game (env.py, the rule oracle, the full App. C
 reward) are in theory/csg_aliasing.py, which imports the pure functions below.
@@ -30,13 +32,13 @@ The EDP: a six-number Clue Selector Game (Sec. 5.1) cut down to enumerable size.
 A trajectory is omega = (z*, a_0, o_0, ..., a_{T-1}, o_{T-1}); answers are deterministic given
 z* and the question, so p(omega) = rho_0(z*) prod_t pi(a_t | h_t). Every probability, reward,
 Q_B and A_B is an exact Fraction; only the linear algebra is in floating point.
-Why G aliases: the same question at turn 1 is a different decision under C_1 = {2, 4, 6}
+Why R aliases: the same question at turn 1 is a different decision under C_1 = {2, 4, 6}
 than under C_1 = {1, 2, 4, 5}, yet the two trajectories' other turns can make up the same
-total G (the script prints such a pair). Turn-level credit is not better at every turn: at the
-last turn of this EDP, G still carries belief information that r_t lacks (see the table).
+total R (the script prints such a pair). Turn-level credit is not better at every turn: at the
+last turn of this EDP, R still carries belief information that r_t lacks (see the table).
 
 Departures from the paper, with reasons:
-  * No terminal reward (R_T = 0) and no CSG shaping terms, so that G = sum_t r_t exactly as in
+  * No terminal reward (R_T = 0) and no CSG shaping terms, so that R = sum_t r_t exactly as in
     Theorem 3.2(ii) and the per-turn reward is the paper's dominant r_info term only.
   * Q_z, Q_B are computed from the candidate set C_t rather than the raw history h_t: here the
     policy, kernel and utility see h_t only through (C_t, t) (Proposition 3.1 "Belief-state
@@ -186,6 +188,7 @@ def advantages_from_enumeration(traj, pi):
 
 def expected_conditional_variance(p, keys, A):
     """E[Var(A | key)] = sum_k P(key = k) Var(A | key = k); exact if p and A are Fractions."""
+    # BEGIN SOLUTION
     levels = defaultdict(list)
     for p_i, k, A_i in zip(p, keys, A):
         levels[k].append((p_i, A_i))
@@ -195,6 +198,7 @@ def expected_conditional_variance(p, keys, A):
         mean = sum(p_i * A_i for p_i, A_i in members) / mass
         total += sum(p_i * (A_i - mean) ** 2 for p_i, A_i in members)
     return total
+    # END SOLUTION
 
 
 def indicator_basis(keys):
@@ -218,7 +222,7 @@ def best_fit(p, keys, A):
 
 
 def conditional_expectation_matrix(p, keys):
-    """Pi_G of the Corollary: (Pi f)_i = E[f | key = key_i],
+    """Pi_R of the Corollary: (Pi f)_i = E[f | key = key_i],
     i.e. Pi_ij = p_j 1[k_i = k_j] / P(k_i)."""
     X, _ = indicator_basis(keys)
     p = np.asarray(p, dtype=float)
@@ -302,33 +306,33 @@ def mc_irreducible_error(keys, A, z=1.96):
 def analyse_turn(traj, t):
     """Every exact quantity of checks (1)-(3) for A = A_B(h_t, a_t)."""
     p, A = traj["p"], [A_i[t] for A_i in traj["A"]]
-    G = [sum(r) for r in traj["rewards"]]
+    R = [sum(r) for r in traj["rewards"]]
     r_t = [r[t] for r in traj["rewards"]]
-    Pi = conditional_expectation_matrix(p, G)
-    X, levels = indicator_basis(G)
-    _, fitted, lstsq_G = best_fit(p, G, A)
+    Pi = conditional_expectation_matrix(p, R)
+    X, levels = indicator_basis(R)
+    _, fitted, lstsq_R = best_fit(p, R, A)
     checks = projection_checks(p, Pi)
     return {
         "t": t, "var_A": expected_conditional_variance(p, [0] * len(p), A),
-        "evar_G": expected_conditional_variance(p, G, A), "lstsq_G": lstsq_G,
-        "levels_G": len(levels), "rank": checks["rank"], "idempotence": checks["idempotence"],
+        "evar_R": expected_conditional_variance(p, R, A), "lstsq_R": lstsq_R,
+        "levels_R": len(levels), "rank": checks["rank"], "idempotence": checks["idempotence"],
         "self_adjoint": checks["self_adjoint"], "eig_dist": checks["eig_dist"],
         "pi_vs_lstsq": float(np.abs(Pi - weighted_projection(p, X)).max()),
         "projection_vs_fit": float(np.abs(Pi @ np.asarray(A, dtype=float) - fitted).max()),
         "evar_r": expected_conditional_variance(p, r_t, A), "lstsq_r": best_fit(p, r_t, A)[2],
-        "grpo": scaled_error(p, group_normalize(p, traj["z"], np.asarray(G, dtype=float)), A),
+        "grpo": scaled_error(p, group_normalize(p, traj["z"], np.asarray(R, dtype=float)), A),
         "echo": scaled_error(p, group_normalize(p, traj["z"], np.asarray(r_t, dtype=float)), A),
     }
 
 
 def aliasing_example(traj, t):
-    """Two trajectories with the same return G and the same question a_t asked under different
+    """Two trajectories with the same return R and the same question a_t asked under different
     beliefs C_t, with the largest gap in A_B(h_t, a_t): the belief-distinct decisions of
-    Theorem 3.2(ii) that G cannot tell apart. None if the EDP has no such pair."""
-    by_G_and_a = defaultdict(list)
+    Theorem 3.2(ii) that R cannot tell apart. None if the EDP has no such pair."""
+    by_R_and_a = defaultdict(list)
     for i, r in enumerate(traj["rewards"]):
-        by_G_and_a[sum(r), traj["history"][i][t][0]].append(i)
-    pairs = [(i, j) for ix in by_G_and_a.values() for i in ix for j in ix
+        by_R_and_a[sum(r), traj["history"][i][t][0]].append(i)
+    pairs = [(i, j) for ix in by_R_and_a.values() for i in ix for j in ix
              if traj["beliefs"][i][t] != traj["beliefs"][j][t]]
     return max(pairs, key=lambda ij: traj["A"][ij[1]][t] - traj["A"][ij[0]][t], default=None)
 
@@ -336,19 +340,19 @@ def aliasing_example(traj, t):
 def describe(traj, i, t):
     steps = " ".join(f"{a}?{'yes' if o else 'no'}" for a, o in traj["history"][i])
     return (f"z*={traj['z'][i]}  {steps:<34} C_{t}={set(traj['beliefs'][i][t])}  "
-            f"G={float(sum(traj['rewards'][i])):.4f}  "
+            f"R={float(sum(traj['rewards'][i])):.4f}  "
             f"A_B(h_{t},a_{t})={float(traj['A'][i][t]):+.4f}")
 
 
 def exact_table(analyses):
     """Lines of the per-turn table of checks (1)-(3)."""
-    lines = [f"{'t':>2} {'Var(A)':>9} {'E[Var(A|G)]':>11} {'lstsq phi(G)':>12} {'|G|':>4} "
+    lines = [f"{'t':>2} {'Var(A)':>9} {'E[Var(A|R)]':>11} {'lstsq phi(R)':>12} {'|R|':>4} "
              f"{'rank':>4} {'|PP-P|':>8} {'|WP-PtW|':>8} {'eig-{0,1}':>9} {'E[Var(A|r_t)]':>13} "
-             f"{'lstsq f(r_t)':>12} {'GRPO-norm G':>11} {'ECHO-norm r_t':>13}"]
+             f"{'lstsq f(r_t)':>12} {'GRPO-norm R':>11} {'ECHO-norm r_t':>13}"]
     for a in analyses:
         lines.append(
-            f"{a['t']:>2} {float(a['var_A']):>9.6f} {float(a['evar_G']):>11.6f} "
-            f"{a['lstsq_G']:>12.6f} {a['levels_G']:>4} {a['rank']:>4} {a['idempotence']:>8.1e} "
+            f"{a['t']:>2} {float(a['var_A']):>9.6f} {float(a['evar_R']):>11.6f} "
+            f"{a['lstsq_R']:>12.6f} {a['levels_R']:>4} {a['rank']:>4} {a['idempotence']:>8.1e} "
             f"{a['self_adjoint']:>8.1e} {a['eig_dist']:>9.1e} {float(a['evar_r']):>13.6f} "
             f"{a['lstsq_r']:>12.6f} {a['grpo']:>11.6f} {a['echo']:>13.6f}")
     return lines
@@ -361,7 +365,7 @@ def plot(mc_rows, exact, path):
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     n = np.array([r["n"] for r in mc_rows])
-    for key, label, colour in (("G", "return-only E[Var(A|G)]", "tab:blue"),
+    for key, label, colour in (("R", "return-only E[Var(A|R)]", "tab:blue"),
                                ("r", "turn-level E[Var(A|r_t)]", "tab:red")):
         est = np.array([r[key][0] for r in mc_rows])
         lo, hi = np.array([r[key][1] for r in mc_rows]), np.array([r[key][2] for r in mc_rows])
@@ -370,7 +374,7 @@ def plot(mc_rows, exact, path):
         ax.axhline(exact[key], color=colour, ls="--", lw=1, label=f"exact {label}")
         ax2.loglog(n, np.abs(est - exact[key]), "o-", color=colour, label=f"|MC - exact|, {key}")
         ax2.loglog(n, (hi - lo) / 2, ":", color=colour, label=f"95% CI half-width, {key}")
-    ax2.loglog(n, exact["G"] * n[0] ** 0.5 / n ** 0.5, "k-", lw=0.5, label="slope -1/2")
+    ax2.loglog(n, exact["R"] * n[0] ** 0.5 / n ** 0.5, "k-", lw=0.5, label="slope -1/2")
     ax.set(xscale="log", xlabel="rollouts n", ylabel="mean squared error vs A_B",
            title="irreducible error of the best estimator (95% CI)")
     ax2.set(xlabel="rollouts n", ylabel="|MC estimate - exact|", title="convergence")
@@ -400,25 +404,25 @@ def main(argv=None):
              "", "(1)-(3) exact, per turn t  [errors are E[(estimate - A_B(h_t,a_t))^2]]",
              *exact_table(analyses)]
     pair = aliasing_example(traj, cfg.turn)
-    lines += ["", f"aliasing at t={cfg.turn}: same G, same question a_{cfg.turn}, different belief"]
+    lines += ["", f"aliasing at t={cfg.turn}: same R, same question a_{cfg.turn}, different belief"]
     lines += ["  " + describe(traj, i, cfg.turn) for i in pair] if pair else ["  none"]
 
     # (4) Monte Carlo: play rollouts, estimate both irreducible errors at turn cfg.turn
-    exact = {"G": float(analyses[cfg.turn]["evar_G"]), "r": float(analyses[cfg.turn]["evar_r"])}
+    exact = {"R": float(analyses[cfg.turn]["evar_R"]), "r": float(analyses[cfg.turn]["evar_r"])}
     rng = np.random.default_rng(cfg.seed)
     mc_rows = []
     lines += ["", f"(4) Monte Carlo at t={cfg.turn}: estimates (Bessel-corrected per level) with "
-              f"95% normal CI; exact E[Var(A|G)]={exact['G']:.6f}, E[Var(A|r_t)]={exact['r']:.6f}",
-              f"{'n':>7} {'E[Var(A|G)] [95% CI]':>32} {'in':>3} "
+              f"95% normal CI; exact E[Var(A|R)]={exact['R']:.6f}, E[Var(A|r_t)]={exact['r']:.6f}",
+              f"{'n':>7} {'E[Var(A|R)] [95% CI]':>32} {'in':>3} "
               f"{'E[Var(A|r_t)] [95% CI]':>32} {'in':>3}"]
     for n in sizes:
         rewards, A = play(game, n, rng)
-        G = np.round(rewards.sum(axis=1), 9)  # float sums of equal Fractions may differ by ulps
-        row = {"n": n, "G": mc_irreducible_error(G, A[:, cfg.turn]),
+        R = np.round(rewards.sum(axis=1), 9)  # float sums of equal Fractions may differ by ulps
+        row = {"n": n, "R": mc_irreducible_error(R, A[:, cfg.turn]),
                "r": mc_irreducible_error(np.round(rewards[:, cfg.turn], 9), A[:, cfg.turn])}
         mc_rows.append(row)
         cells = [f"{row[k][0]:.6f} [{row[k][1]:.6f}, {row[k][2]:.6f}] "
-                 f"{'y' if row[k][1] <= exact[k] <= row[k][2] else 'n':>3}" for k in ("G", "r")]
+                 f"{'y' if row[k][1] <= exact[k] <= row[k][2] else 'n':>3}" for k in ("R", "r")]
         lines.append(f"{n:>7} {cells[0]:>36} {cells[1]:>36}")
     table = "\n".join(lines)
     print(table)

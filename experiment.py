@@ -1,0 +1,292 @@
+"""What a research run adds around train.py's loop: the run's directory and logs, checkpoints
+and --resume, the checkpoint the run keeps (chosen on validation secrets), the `offline`
+estimator's dataset, the policy's set-up, and the closing summary with its curves.
+
+train.py calls this module at the points marked `# run:`; the paper's loop itself (play,
+credit, Eq. 2, log) stays in train.py. Several processes (torchrun) are handled by the
+`Ranks` that train.py passes in (ranks.py): rank 0 alone writes, evaluates and prints.
+
+Departures from the paper, and why:
+- A run never overwrites another: running the same command again writes OUT/NAME-2, -3, ...;
+  `--resume` continues the latest of them from its last checkpoint. Checkpoints are written
+  atomically, so a crash never leaves a broken one.
+- With `validation_secrets` > 0 the run keeps (as RUN/best) the policy with the best mean
+  validation score over `validation_window` evaluations in a row, and its held-out evaluation
+  is the run's result (the paper reports its last checkpoint). The best single evaluation of a
+  run is mostly luck: 10 secrets, scored greedy and sampled, are noisy. Validation secrets are
+  training secrets set aside, never trained on; the held-out secrets never choose.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import random
+import shutil
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+import models
+from baselines import EstimatorContext, credit_from_batch, turn_stats
+from cli import fail, save_config
+from evaluate import evaluate_policy
+from policy import RolloutBatch, episode_seed, play_rollouts
+from ranks import Ranks, finish as ranks_finish
+from tinylm import TinyConfig
+from warmup import WarmupConfig, prepared
+
+
+def run_directory(out: str, name: str, resume: bool = False) -> Path:
+    """Where a run writes: OUT/NAME, or OUT/NAME-2, NAME-3, ... when that is taken, so the same
+    command run again starts a new run. With resume: the latest run of that name."""
+    taken = {1: Path(out) / name} if (Path(out) / name).exists() and any((Path(out) / name).iterdir()) else {}
+    for path in Path(out).glob(glob.escape(name) + "-*"):
+        number = path.name[len(name) + 1:]
+        if number.isdigit() and int(number) >= 2:
+            taken[int(number)] = path
+    if resume:
+        return taken[max(taken)] if taken else Path(out) / name
+    return Path(out) / (f"{name}-{max(taken) + 1}" if taken else name)
+
+
+def load_policy(cfg, quiet: bool = False):
+    """(policy, warm-up info): the model in the run's precision, LoRA adapters if asked, after the
+    format warm-up where it needs one (warmup.prepared, cached; the tiny model always needs it)."""
+    lora = models.LoraConfig(cfg.lora_rank, cfg.lora_alpha, cfg.lora_dropout, cfg.lora_targets) if cfg.lora_rank else None
+    warm = WarmupConfig(episodes=cfg.warmup_episodes, epochs=cfg.warmup_epochs, lr=cfg.warmup_lr,
+                        n_max=cfg.n_max, batch_size=32 if cfg.model == "tiny" else cfg.micro_batch)
+    tiny = TinyConfig(hidden_size=cfg.tiny_width, num_layers=cfg.tiny_layers, num_heads=max(1, cfg.tiny_width // 32),
+                      intermediate_size=4 * cfg.tiny_width)
+    policy, info = prepared(cfg.model, cfg.question_set, warm, cfg.device or None, quiet, tiny, lora, cfg.precision,
+                            "always" if cfg.model == "tiny" else cfg.warmup, cfg.warmup_threshold)
+    if cfg.gradient_checkpointing:
+        policy.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    low_precision = {p.dtype for p in policy.model.parameters() if p.requires_grad} - {torch.float32}
+    if low_precision:   # no optimizer steps low-precision weights: its small updates would round away
+        raise RuntimeError(f"trainable parameters in {low_precision}: they must be float32")
+    return policy, info
+
+
+class OfflineData:
+    """The `offline` estimator's fixed dataset: episodes played once by the initial policy,
+    collected at the start and kept with the run (so --resume reuses it). With several ranks
+    each collects and samples its share (its dataset is per rank); the per-turn reward
+    statistics are taken over every rank's data together."""
+
+    def __init__(self, cfg, run_dir: Path, policy, train_secrets, game_cfg, sample, oracle, ranks: Ranks):
+        path = run_dir / (f"offline_dataset-rank{ranks.rank}.pt" if ranks.on else "offline_dataset.pt")
+        if path.exists():
+            data = torch.load(path, weights_only=False)
+        else:
+            rng = random.Random(cfg.seed + 10_000)
+            secrets = [rng.choice(train_secrets) for _ in range(max(cfg.offline_episodes // cfg.group_size, 1))]
+            mine = ranks.share(len(secrets))
+            data = play_rollouts(policy, [secrets[b] for b in mine], cfg.group_size, game_cfg, sample, oracle,
+                                 seeds=[episode_seed(cfg.seed + 10_000, 0, b, g) for b in mine for g in range(cfg.group_size)])
+            torch.save(data, path)
+        self.data, self.turns_of = data, {}          # episode -> its turns' indices in data
+        for i, r in enumerate(data.records):
+            self.turns_of.setdefault(r.episode, []).append(i)
+        self.turn_stats = turn_stats(credit_from_batch(data, game_cfg.n_max), ranks.sum)
+
+    def sample(self, rng: random.Random, n_episodes: int) -> RolloutBatch:
+        chosen = sorted(rng.sample(sorted(self.turns_of), min(n_episodes, len(self.turns_of))))
+        d = self.data
+        turns = [i for e in chosen for i in self.turns_of[e]]
+        summaries = {s["episode"]: s for s in d.episodes}
+        return RolloutBatch(secrets=d.secrets, group_size=d.group_size, max_turns=d.max_turns,
+                            prompt_ids=[d.prompt_ids[i] for i in turns], completion_ids=[d.completion_ids[i] for i in turns],
+                            logprobs=[d.logprobs[i] for i in turns], entropy=[d.entropy[i] for i in turns],
+                            records=[d.records[i] for i in turns], beliefs=[d.beliefs[i] for i in turns],
+                            episodes=[summaries[e] for e in chosen])
+
+
+class Run:
+    """One training run on disk: its directory, metric rows, timings, kept checkpoint and random
+    streams. Built before anything is written, so a setting that cannot work fails cleanly."""
+
+    def __init__(self, cfg, ranks: Ranks, presets: list[str], game_cfg, oracle, validation, heldout):
+        name = cfg.run_name or f"{cfg.estimator}-{cfg.question_set}-seed{cfg.seed}"
+        self.dir = Path(ranks.gather([str(run_directory(cfg.out, name, cfg.resume))])[0])   # rank 0's choice
+        self.cfg, self.ranks, self.presets = replace(cfg, run_name=self.dir.name), ranks, presets
+        self.game_cfg, self.oracle, self.validation, self.heldout = game_cfg, oracle, validation, heldout
+        if self.cfg.resume and not (self.dir / "checkpoint" / "trainer_state.pt").exists():
+            fail("train.py", f"there is nothing to resume in {self.dir}: it has no checkpoint, so start it without --resume.")
+        self.rows, self.seconds, self.kept = [], [], {"score": -1.0, "step": 0}
+        self.rng = random.Random(cfg.seed)                          # which secrets each step plays
+        self.shuffle = torch.Generator().manual_seed(cfg.seed)      # Eq. 2's minibatches
+        self.say = print if ranks.main else (lambda *a, **k: None)
+
+    def initial_policy(self):
+        """The policy to train: warmed up (rank 0 first, so the others read its cache), or the
+        checkpoint that --resume continues. The run's directory and config are written here."""
+        if not self.ranks.main:
+            self.ranks.barrier()
+        if self.cfg.resume:   # the whole model, or a LoRA adapter and the base it names
+            policy, info = models.load_policy(str(self.dir / "checkpoint"), self.cfg.device or None, self.cfg.precision), {}
+        else:
+            policy, info = load_policy(self.cfg, quiet=not self.ranks.main)
+        if self.ranks.main:
+            self.ranks.barrier()
+            self.dir.mkdir(parents=True, exist_ok=True)
+            save_config(self.cfg, self.dir / "train_config.json", presets=self.presets)
+            if info:
+                (self.dir / "warmup.json").write_text(json.dumps(info, indent=2))
+        return policy
+
+    def begin(self, policy, optimizer, ctx: EstimatorContext, n_train: int) -> int:
+        """Restore a resumed run's state; print the run's first line. Returns the first step."""
+        start = 0
+        if self.cfg.resume:
+            saved = torch.load(self.dir / "checkpoint" / "trainer_state.pt", weights_only=False)
+            optimizer.load_state_dict(saved["optimizer"])
+            self.rng.setstate(saved["rngs"]["python"])
+            self.shuffle.set_state(saved["rngs"]["shuffle"])
+            ctx.phi, ctx.phase = saved["estimator"]["phi"], saved["estimator"]["phase"]
+            self.kept, start = saved["kept"], saved["step"]
+            self.rows = [json.loads(line) for line in open(self.dir / "metrics.jsonl")][:start]   # later steps are redone
+        cfg = self.cfg
+        self.say(f"[{self.dir.name}] {cfg.estimator} on {policy.name}, {cfg.question_set} questions, {cfg.steps} steps x "
+                 f"{cfg.secrets_per_step} secrets x {cfg.group_size} rollouts, lr {cfg.lr:g}; {n_train} training / "
+                 f"{len(self.heldout)} held-out secrets -> {self.dir}" + (f"; {self.ranks.world} ranks" if self.ranks.on else ""),
+                 flush=True)
+        self.started = time.time()
+        return start
+
+    def budget_used(self, step: int) -> float:
+        """The share of the run's budget spent before this step: of its steps, or of its time
+        limit if that runs out first (the learning rate anneals over whichever ends the run)."""
+        minutes = (time.time() - self.started) / 60
+        return max(step / self.cfg.steps, minutes / self.cfg.time_limit_min if self.cfg.time_limit_min else 0.0)
+
+    def end_step(self, step: int, row: dict, policy, optimizer, ctx: EstimatorContext, started: float) -> bool:
+        """Evaluate (every eval_every steps and at the last), keep the best checkpoint on the
+        validation secrets, log, print and checkpoint. Returns True at the run's last step."""
+        cfg, step_end = self.cfg, time.time()
+        out_of_time = cfg.time_limit_min > 0 and (time.time() - self.started) / 60 >= cfg.time_limit_min
+        last = bool(self.ranks.max(float(step + 1 == cfg.steps or out_of_time)))   # every rank stops together
+        if self.ranks.main and ((step + 1) % cfg.eval_every == 0 or last):
+            row.update(evaluate_policy(policy, self.heldout, self.game_cfg, self.oracle, cfg.eval_samples,
+                                       cfg.seed * 100_003 + step))
+            if self.validation:
+                self.keep_best(step, row, policy)
+        self.seconds.append(time.time() - started)
+        row.update({"train/seconds_per_step": self.seconds[-1], "train/seconds_eval": time.time() - step_end,
+                    "train/oracle_failures": getattr(self.oracle, "failures", 0)})
+        self.rows.append(row)
+        if self.ranks.main:
+            self.write_metrics()
+            self.say(self.progress(step), flush=True)
+            if (step + 1) % cfg.save_every == 0 or last:
+                self.save_checkpoint(step + 1, policy, optimizer, ctx)
+        return last
+
+    def keep_best(self, step: int, row: dict, policy) -> None:
+        """Score the policy on the validation secrets (greedy and sampled resolve, averaged); keep
+        it as RUN/best if its mean over the last `validation_window` scores is the best so far."""
+        v = evaluate_policy(policy, self.validation, self.game_cfg, self.oracle, max(self.cfg.eval_samples, 2),
+                            self.cfg.seed + step)
+        row["eval/validation_score"] = (v["eval/resolve_rate"] + v["eval/sampled_resolve_rate"]) / 2
+        recent = [r["eval/validation_score"] for r in self.rows + [row] if "eval/validation_score" in r]
+        row["eval/validation_smoothed"] = sum(recent[-self.cfg.validation_window:]) / len(recent[-self.cfg.validation_window:])
+        if row["eval/validation_smoothed"] >= self.kept["score"]:
+            self.kept = {"score": row["eval/validation_smoothed"], "step": step + 1}
+            policy.save(self.dir / "best")
+
+    def write_metrics(self) -> None:
+        """RUN/metrics.jsonl and RUN/metrics.csv: one row per step, every logged name."""
+        with open(self.dir / "metrics.jsonl", "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in self.rows)
+        keys = sorted({k for r in self.rows for k in r}, key=lambda k: (k != "step", k))
+        with open(self.dir / "metrics.csv", "w") as f:
+            f.write(",".join(keys) + "\n")
+            f.writelines(",".join("" if r.get(k) is None else str(r.get(k)) for k in keys) + "\n" for r in self.rows)
+
+    def progress(self, step: int) -> str:
+        row, steps_done, steps = self.rows[-1], step + 1, self.cfg.steps
+        per = sum(self.seconds[-5:]) / len(self.seconds[-5:])
+        eta = per * (steps - steps_done)
+        bar = "#" * int(20 * steps_done / steps) + "." * (20 - int(20 * steps_done / steps))
+        ev = (f"  eval resolve {row['eval/resolve_rate']:.2f} greedy, {row.get('eval/sampled_resolve_rate', float('nan')):.2f}"
+              " sampled" if "eval/resolve_rate" in row else "")
+        return (f"[{self.dir.name}] step {steps_done}/{steps} |{bar}| {per:.1f} s/step, ETA {int(eta // 60)}m{int(eta % 60):02d}s"
+                f"  reward {row['clue/reward']:.3f}  resolve {row['clue/episode_resolve_rate']:.2f}"
+                f"  len {row['clue/episode_length']:.1f}{ev}")
+
+    def save_checkpoint(self, step: int, policy, optimizer, ctx: EstimatorContext) -> None:
+        """Write RUN/checkpoint atomically: a crash mid-write never leaves a broken checkpoint."""
+        tmp, final, old = self.dir / "checkpoint.tmp", self.dir / "checkpoint", self.dir / "checkpoint.old"
+        shutil.rmtree(tmp, ignore_errors=True)
+        policy.save(tmp)
+        torch.save({"step": step, "optimizer": optimizer.state_dict(), "estimator": ctx.carried(), "kept": self.kept,
+                    "rngs": {"python": self.rng.getstate(), "shuffle": self.shuffle.get_state()}},
+                   tmp / "trainer_state.pt")
+        save_config(self.cfg, tmp / "train_config.json", presets=self.presets)
+        if final.exists():
+            final.rename(old)
+        tmp.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def finish(self) -> dict:
+        """The run's result: the held-out evaluation of the kept checkpoint (or of the last step),
+        RUN/summary.json, RUN/training_curves.png and the closing line."""
+        kept = None
+        if self.ranks.main and self.validation and (self.dir / "best").exists():
+            best = models.load_policy(str(self.dir / "best"), self.cfg.device or None, self.cfg.precision, trainable=False)
+            kept = {"step": self.kept["step"], **evaluate_policy(best, self.heldout, self.game_cfg, self.oracle,
+                                                                 self.cfg.eval_samples, self.cfg.seed * 100_003 + self.cfg.steps)}
+        summary = self.summary(kept) if self.ranks.main else {}
+        ranks_finish(self.ranks)
+        return summary
+
+    def summary(self, kept: dict | None) -> dict:
+        cfg, rows = self.cfg, self.rows
+        evals = [r for r in rows if "eval/resolve_rate" in r]
+        # steps to 90%: the first evaluation whose held-out resolve reaches 0.9, sampled (which does
+        # not flip between 0 and 1 as greedy play can) and greedy
+        measure = "eval/sampled_resolve_rate" if cfg.eval_samples > 0 else "eval/resolve_rate"
+        reach = next((r["step"] for r in evals if r[measure] >= 0.9), None)
+        reach_greedy = next((r["step"] for r in evals if r["eval/resolve_rate"] >= 0.9), None)
+        last = evals[-1] if evals else {}
+        final = kept or last
+        summary = {"run_name": self.dir.name, "run_dir": str(self.dir), "estimator": cfg.estimator,
+                   "question_set": cfg.question_set, "seed": cfg.seed, "presets": self.presets,
+                   "steps": rows[-1]["step"] if rows else 0,
+                   "final_eval": {k: v for k, v in final.items() if k.startswith("eval/")},
+                   "last_eval": {k: v for k, v in last.items() if k.startswith("eval/")},
+                   "kept": {"step": kept["step"], "path": str(self.dir / "best")} if kept else
+                           {"step": rows[-1]["step"] if rows else 0, "path": str(self.dir / "checkpoint")},
+                   "steps_to_90": reach, "steps_to_90_greedy": reach_greedy,
+                   "train_seconds": round(time.time() - self.started, 1), "step_seconds": round(sum(self.seconds), 1),
+                   "checkpoint": str(self.dir / "checkpoint")}
+        (self.dir / "summary.json").write_text(json.dumps(summary, indent=2))
+        plot_curves(rows, self.dir / "training_curves.png", self.dir.name)
+        fe, nan = summary["final_eval"], float("nan")
+        print(f"[{self.dir.name}] done in {summary['train_seconds']:.0f} s: held-out resolve greedy "
+              f"{fe.get('eval/resolve_rate', nan):.3f}, sampled {fe.get('eval/sampled_resolve_rate', nan):.3f} "
+              f"+- {fe.get('eval/sampled_resolve_sem', nan):.3f}; zero {fe.get('eval/zero_rate', nan):.3f}, episode length "
+              f"{fe.get('eval/episode_length', nan):.2f}; steps to 90% (sampled): {reach}, greedy: {reach_greedy}; "
+              f"curves in {self.dir / 'training_curves.png'}", flush=True)
+        return summary
+
+
+def plot_curves(rows: list[dict], path: Path, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    keys = ["clue/reward", "clue/episode_resolve_rate", "eval/sampled_resolve_rate", "eval/resolve_rate",
+            "clue/eliminated_mean", "clue/redundancy_rate", "clue/arm_match_rate", "train/entropy", "train/clip_fraction"]
+    fig, axes = plt.subplots(3, 3, figsize=(14, 9.5))
+    for ax, key in zip(axes.flat, keys):
+        pts = [(r["step"], r[key]) for r in rows if key in r and r[key] == r[key]]
+        if pts:
+            ax.plot(*zip(*pts), marker="o" if key.startswith("eval/") else None, ms=3)
+        ax.set_title(key, fontsize=9)
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
