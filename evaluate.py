@@ -128,8 +128,8 @@ def split_spec(spec: str) -> tuple[str, str, str]:
     """(base, variant, kind) of a policy spec, kind one of reference, api, lm; unknown names stop
     here, before anything runs."""
     base, plus, variant = spec.rpartition("+")
-    if not plus:
-        base, variant = spec, ""
+    if not plus or (base.startswith("checkpoint:") and os.path.isdir(spec[len("checkpoint:"):])):
+        base, variant = spec, ""        # a directory whose name holds a '+' (a pbrs+rloo run) is no variant
     elif variant not in VARIANTS:
         fail(f"unknown prompting variant {'+' + variant!r} in {spec!r}: use +cot, +react or +fullreact.")
     if base in REFERENCE_POLICIES:

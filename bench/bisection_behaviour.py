@@ -6,8 +6,13 @@ random policy's, on the held-out secrets, greedy and sampled at T = 1.
 
 Paper: section 6 "What epistemically adaptive behavior looks like"; App. C "Bisection as a
 special case of the EDP objective" (2p(1-p) is largest at p = 1/2: the median).
-    python bench/bisection_behaviour.py --checkpoint runs/.../checkpoint [--samples 4]
+
+The JSON also names the checkpoint played: its path, whether it is the run's kept checkpoint
+(RUN/best, chosen on the validation secrets) or its last (RUN/checkpoint), and its step when
+the run directory records it (summary.json, or the trainer state of RUN/checkpoint).
+    python bench/bisection_behaviour.py --checkpoint runs/.../best [--samples 4]
 """
+import json
 import math
 import os
 import statistics
@@ -77,6 +82,21 @@ def summary(comparisons, eliminated) -> dict:
             "zero_share": sum(e == 0 for e in eliminated) / max(len(eliminated), 1)}
 
 
+def checkpoint_played(path: str) -> dict:
+    """{path, played: kept | last | None, step | None} of a checkpoint directory of a train.py run."""
+    run_dir, name = os.path.split(os.path.abspath(path))
+    played = {"best": "kept", "checkpoint": "last"}.get(name)
+    step = None
+    summary, state = os.path.join(run_dir, "summary.json"), os.path.join(run_dir, "checkpoint", "trainer_state.pt")
+    if played and os.path.exists(summary):
+        s = json.load(open(summary))
+        step = s["kept"]["step"] if played == "kept" else s["steps"]
+    elif played and os.path.exists(state):
+        saved = torch.load(state, weights_only=False, map_location="cpu")
+        step = saved["kept"]["step"] if played == "kept" else saved["step"]
+    return {"path": path, "played": played, "step": step}
+
+
 def main(argv=None):
     cfg = parse_config(BisectionConfig, argv, description=__doc__.splitlines()[0])
     game_cfg = GameConfig(question_set="binary")
@@ -104,7 +124,10 @@ def main(argv=None):
                                          for k, v in r.items() if k != "points"))
     os.makedirs(cfg.out, exist_ok=True)
     figure(results, os.path.join(cfg.out, f"bisection_behaviour_{name}.png"), name)
-    save_results({k: {kk: vv for kk, vv in v.items() if kk != "points"} for k, v in results.items()},
+    played = checkpoint_played(cfg.checkpoint)
+    print(f"checkpoint {played['path']}: {played['played'] or 'not a run directory'}, step {played['step']}")
+    save_results({**{k: {kk: vv for kk, vv in v.items() if kk != "points"} for k, v in results.items()},
+                  "checkpoint": played, "samples": cfg.samples},
                  os.path.join(cfg.out, f"bisection_behaviour_{name}.json"))
 
 

@@ -1,6 +1,6 @@
 """Wall time of a full evaluation: 3 runs x the 20 held-out secrets, tables, logs and figures.
 
-Goal (issue 5): under 2 minutes on 2 CPU cores, for the reference policies and for the tiny
+Goal: under 2 minutes on 2 CPU cores, for the reference policies and for the tiny
 model (warmup.py). The tiny model's one-time format warm-up is cached before timing starts.
     python bench/eval_speed.py [--suites reference,tiny]
 """

@@ -6,14 +6,19 @@ policy on the held-out secrets, and write a markdown report with
 - a paired t-test over seeds of ECHO against each other estimator (held-out resolve);
 - the paper's seed-level final-window table (App. B, tab:echo_grpo_final_window_stats): per seed
   the mean of each training metric over the last `window` steps, ECHO vs GRPO, paired t-tests;
-- the training curves with SEM bands.
+- the training curves with SEM bands;
+- the same as JSON, reproduce_QUESTION_SET[_TAG].json, which bench/report_results.py reads: per
+  estimator and seed what the run's summary.json holds and its final-window means, the runs'
+  train.py configuration (from each run's train_config.json), the command, machine and date.
 
 Runs are independent processes (`python train.py`), `jobs` at a time, each with its share of
 the cores (cli.use_threads), so a 2-core machine runs two seeds side by side. Finished runs are
 reused and checkpointed ones resumed, so an interrupted reproduction continues where it stopped.
 
-    python bench/reproduce.py [--question-set paper|binary] [--estimators echo,grpo,rloo] [--jobs 2]
+    python bench/reproduce.py [--question-set paper|binary] [--estimators echo,grpo,rloo] [--jobs 2] [--tag TAG]
+                              [--setting "a label for RESULTS.md's table of settings tried"]
 """
+import dataclasses
 import json
 import math
 import os
@@ -26,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS  # noqa: E402
+from bench.common import RESULTS, command_line, machine, today  # noqa: E402
 from cli import arg, fail, parse_config  # noqa: E402
 from stats import mean_sem, paired_t_test  # noqa: E402
 
@@ -42,12 +47,18 @@ class ReproduceConfig:
     jobs: int = arg(0, "runs side by side, each with cores / jobs threads (0: one per core)")
     window: int = arg(0, "final window of training steps for the final-window table (0: the paper's 100 of 350, scaled)")
     out: str = arg("runs/reproduce", "runs go to OUT/QUESTION_SET/ESTIMATOR-seedS")
-    report: str = arg(RESULTS, "the markdown report and figure are also copied here")
+    report: str = arg(RESULTS, "the markdown report, figure and JSON are also copied here")
+    tag: str = arg("", "names the report files reproduce_QUESTION_SET_TAG.{md,png,json} (empty: no tag)")
+    setting: str = arg("", "a label that makes these runs a row of RESULTS.md's table of settings tried (empty: not a row)")
 
 
 COLUMNS = [("eval/resolve_rate", "Resolve greedy", 1), ("eval/sampled_resolve_rate", "Resolve sampled", 1),
            ("eval/zero_rate", "Zero", 1), ("eval/eliminated_mean", "Elim./turn", 0),
            ("eval/episode_length", "Ep. length", 0)]
+# Fields of a run's train_config.json that name the run rather than configure it
+PER_RUN_FIELDS = {"estimator", "seed", "seeds", "run_name", "out", "resume", "threads"}
+SUMMARY_FIELDS = ("run_name", "seed", "steps", "kept", "final_eval", "last_eval", "steps_to_90", "steps_to_90_greedy",
+                  "train_seconds")
 # The rows of tab:echo_grpo_final_window_stats: (training metric, name, scale, lower is better)
 FINAL_WINDOW = [("clue/reward", "Reward mean", 1, False), ("clue/normalized_reward", "Normalized reward", 1, False),
                 ("clue/episode_resolve_rate", "Episode resolve rate", 100, False),
@@ -70,8 +81,9 @@ def train_one(cfg: ReproduceConfig, estimator: str, seed: int, threads: int) -> 
         subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=True)
 
 
-def run_all(cfg: ReproduceConfig) -> tuple[dict, float]:
-    """{estimator: [(summary, metric rows) per seed]} and the wall time, training what is missing."""
+def run_all(cfg: ReproduceConfig) -> tuple[dict, dict, dict]:
+    """{estimator: [(summary, metric rows) per seed]}, {run name: its train_config.json or None}
+    and how the runs were trained (jobs, threads, wall time), training what is missing."""
     base = Path(cfg.out) / cfg.question_set
     base.mkdir(parents=True, exist_ok=True)
     estimators, seeds = cfg.estimators.split(","), [int(s) for s in cfg.seeds.split(",")]
@@ -86,13 +98,91 @@ def run_all(cfg: ReproduceConfig) -> tuple[dict, float]:
             for future in [pool.submit(train_one, cfg, e, s, threads) for e, s in todo]:
                 future.result()
     wall = time.perf_counter() - start
-    results = {}
+    results, configs = {}, {}
     for e in estimators:
         for s in seeds:
             run_dir = base / f"{e}-seed{s}"
             rows = [json.loads(line) for line in open(run_dir / "metrics.jsonl")]
             results.setdefault(e, []).append((json.loads((run_dir / "summary.json").read_text()), rows))
-    return results, wall
+            saved = run_dir / "train_config.json"
+            configs[f"{e}-seed{s}"] = json.loads(saved.read_text()) if saved.exists() else None
+    return results, configs, {"jobs": jobs, "threads": threads, "runs_trained": len(todo), "wall_seconds": round(wall, 1)}
+
+
+def train_config_summary(configs: dict) -> dict:
+    """The runs' resolved train.py configuration: the fields that differ from train.py's defaults
+    (leaving out those that name a run: estimator, seed, ...), whether they are the same for
+    every run, and `resolved`, every field on which all runs agree."""
+    import train
+    defaults = dataclasses.asdict(train.TrainConfig())
+    fields = lambda c: {k: v for k, v in c.items() if k not in PER_RUN_FIELDS and k != "presets"}  # noqa: E731
+    saved = {name: fields(c) for name, c in configs.items() if c is not None}
+    diffs = {name: {k: v for k, v in c.items() if k not in defaults or defaults[k] != v} for name, c in saved.items()}
+    first = next(iter(diffs.values()), {})
+    common = {k: v for k, v in first.items() if all(k in d and d[k] == v for d in diffs.values())}
+    same = len(saved) == len(configs) and all(d == common for d in diffs.values())
+    return {"differs_from_default": common, "same_across_runs": same,
+            "per_run": None if same else {name: {k: v for k, v in d.items() if k not in common}
+                                          for name, d in diffs.items()},
+            "missing": sorted(name for name, c in configs.items() if c is None),
+            "presets": sorted({p for c in configs.values() if c for p in c.get("presets", [])}),
+            "resolved": {k: v for k, v in next(iter(saved.values()), {}).items()
+                         if all(c.get(k) == v for c in saved.values())}}
+
+
+def final_window_means(rows: list[dict], window: int) -> dict:
+    """One run's mean of each FINAL_WINDOW training metric over its last `window` steps."""
+    last = rows[-window:]
+    return {key: sum(r[key] for r in last if key in r) / max(1, sum(key in r for r in last))
+            for key, _, _, _ in FINAL_WINDOW}
+
+
+def plain(value):
+    """JSON has no NaN: None instead, in nested dicts and lists too."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def results_json(cfg: ReproduceConfig, results: dict, train_config: dict, how: dict, window: int, argv) -> dict:
+    """Everything bench/report_results.py needs to rebuild the tables (its docstring gives the schema)."""
+    kept = lambda k: {"step": k["step"], "dir": Path(k["path"]).name} if k else None  # noqa: E731  (best or checkpoint)
+    runs = {est: [{**{k: summary.get(k) for k in SUMMARY_FIELDS}, "kept": kept(summary.get("kept")),
+                   "final_window": final_window_means(rows, window)} for summary, rows in per_seed]
+            for est, per_seed in results.items()}
+    return plain({"question_set": cfg.question_set, "tag": cfg.tag, "estimators": list(results),
+                  "seeds": [int(s) for s in cfg.seeds.split(",")], "window": window,
+                  "command": command_line(argv, __file__), "machine": machine(), "date": today(), **how,
+                  "train_config": train_config, **({"setting": cfg.setting} if cfg.setting else {}), "runs": runs})
+
+
+def config_header(tc: dict) -> str:
+    """The runs' configuration in words, from their saved train_config.json."""
+    flags = lambda d: " ".join(f"--{k.replace('_', '-')} {v}" for k, v in d.items()) or "none"  # noqa: E731
+    text = ("train.py configuration read from the runs' train_config.json; fields that differ from train.py's "
+            f"defaults: {flags(tc['differs_from_default'])}")
+    if tc["presets"]:
+        text += f" (presets applied: {', '.join(tc['presets'])})"
+    if tc["same_across_runs"]:
+        text += ", the same for every run"
+    else:
+        text += "; differing between runs: " + "; ".join(f"{name} {flags(d)}" for name, d in tc["per_run"].items())
+    if tc["missing"]:
+        text += f"; runs without a train_config.json: {', '.join(tc['missing'])}"
+    return text
+
+
+def played(resolved: dict) -> str:
+    """Which checkpoint of each run the held-out figures are of."""
+    n, window = resolved.get("validation_secrets"), resolved.get("validation_window")
+    if n is None:
+        return "each run's kept checkpoint (or last, without validation secrets)"
+    return (f"the checkpoint each run keeps on {n} validation secrets (best mean of {window} evaluations in a row)"
+            if n > 0 else "each run's last checkpoint")
 
 
 def kept_and_last(summary: dict) -> str:
@@ -112,10 +202,7 @@ def final_window_table(results: dict, first: str, second: str, window: int) -> l
     the difference and a paired t-test (tab:echo_grpo_final_window_stats)."""
     lines = [f"| Metric | {first} | {second} | Delta | Paired t-test p |", "|---|---|---|---|---|"]
     for key, label, scale, lower in FINAL_WINDOW:
-        per_seed = {}
-        for est in (first, second):
-            per_seed[est] = [sum(r[key] for r in rows[-window:] if key in r) / max(1, sum(key in r for r in rows[-window:]))
-                             for _, rows in results[est]]
+        per_seed = {est: [final_window_means(rows, window)[key] for _, rows in results[est]] for est in (first, second)}
         a, b = (sum(v) / len(v) for v in per_seed.values())
         _, p = paired_t_test(per_seed[first], per_seed[second])
         unit = " pts" if scale == 100 else ""
@@ -124,14 +211,15 @@ def final_window_table(results: dict, first: str, second: str, window: int) -> l
     return lines
 
 
-def report(cfg: ReproduceConfig, results: dict, wall: float, window: int) -> str:
+def report(cfg: ReproduceConfig, results: dict, wall: float, window: int, train_config: dict) -> str:
     seeds = cfg.seeds
     steps = results[next(iter(results))][0][0]["steps"]
     lines = [f"# Reproduction: {', '.join(results)} on the {cfg.question_set} question set", "",
-             f"train.py defaults{' with ' + cfg.train_flags if cfg.train_flags else ''} ({steps} steps), tiny model, "
-             f"rule oracle; seeds {seeds}; the final policy plays the 20 held-out secrets greedily and sampled "
-             "(T = 1, 4 episodes per secret). Mean +- SEM over seeds (rates in %). Steps to 90%: the first "
-             "periodic evaluation whose sampled held-out resolve reaches 0.9.", "",
+             f"{config_header(train_config)} ({steps} steps in the first run); seeds {seeds}; "
+             f"{played(train_config['resolved'])} plays the {train_config['resolved'].get('n_heldout', '?')} held-out "
+             f"secrets greedily and sampled (T = 1, {train_config['resolved'].get('eval_samples', '?')} episodes per "
+             "secret). Mean +- SEM over seeds (rates in %). Steps to 90%: the first periodic evaluation whose sampled "
+             "held-out resolve reaches 0.9.", "",
              "| Estimator | " + " | ".join(c[1] for c in COLUMNS) + " | Steps to 90% (per seed) | Train time (s) |",
              "|---" * (len(COLUMNS) + 3) + "|"]
     finals = {}
@@ -203,19 +291,26 @@ def check(cfg: ReproduceConfig) -> None:
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
     cfg = parse_config(ReproduceConfig, argv, description=__doc__.splitlines()[0])
     check(cfg)
-    results, wall = run_all(cfg)
+    results, configs, how = run_all(cfg)
     steps = results[next(iter(results))][0][0]["steps"]
     window = cfg.window or max(1, round(steps * 100 / 350))
-    text = report(cfg, results, wall, window)
+    train_config = train_config_summary(configs)
+    text = report(cfg, results, how["wall_seconds"], window, train_config)
+    data = results_json(cfg, results, train_config, how, window, argv)
+    name = f"reproduce_{cfg.question_set}{'_' + cfg.tag if cfg.tag else ''}"
     base = Path(cfg.out) / cfg.question_set
     (base / "report.md").write_text(text)
+    (base / "report.json").write_text(json.dumps(data, indent=2) + "\n")
     plot(results, base / "curves.png")
     Path(cfg.report).mkdir(parents=True, exist_ok=True)
-    (Path(cfg.report) / f"reproduce_{cfg.question_set}.md").write_text(text)
-    plot(results, Path(cfg.report) / f"reproduce_{cfg.question_set}.png")
+    (Path(cfg.report) / f"{name}.md").write_text(text)
+    (Path(cfg.report) / f"{name}.json").write_text(json.dumps(data, indent=2) + "\n")
+    plot(results, Path(cfg.report) / f"{name}.png")
     print(text)
+    print(f"wrote {Path(cfg.report) / name}.{{md,json,png}}")
 
 
 if __name__ == "__main__":

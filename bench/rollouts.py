@@ -12,7 +12,7 @@ output layer for the rows that need it) divided by the rate this machine's torch
 matrix of the model's width (measured here), separately for the prefill (each distinct prompt,
 once) and the decode (one token per live episode per call).
 
-Goals (issue 3): >= 10x for the tiny model on 2 cores; peak memory under 2 GB.
+Goals: >= 10x for the tiny model on 2 cores; peak memory under 2 GB.
     python bench/rollouts.py [--episodes 64] [--smollm2-episodes 16]
 """
 import os

@@ -201,3 +201,12 @@ def test_missing_weights_and_missing_oracle_key_stop_early(tmp_path, monkeypatch
     with pytest.raises(SystemExit) as e:
         evaluate.main(["--policies", "bayes", "--oracle", "llm", "--out", str(tmp_path)])
     assert e.value.code == 2 and "OPENAI_API_KEY" in capsys.readouterr().err
+
+
+def test_a_checkpoint_directory_named_with_a_plus_is_not_a_prompting_variant(tmp_path):
+    """train.py names pbrs+rloo runs RUN = pbrs+rloo-paper-seedS: checkpoint:RUN/checkpoint is that
+    directory, not RUN/checkpoint with a variant; a real variant after it still parses."""
+    run = tmp_path / "pbrs+rloo-paper-seed0" / "checkpoint"
+    run.mkdir(parents=True)
+    assert evaluate.split_spec(f"checkpoint:{run}") == (f"checkpoint:{run}", "", "lm")
+    assert evaluate.split_spec(f"checkpoint:{run}+cot") == (f"checkpoint:{run}", "cot", "lm")
