@@ -33,8 +33,11 @@ def parse_config(cls, argv=None, description=None, prog=None, presets=None):
     presets: {name: Preset}. Each preset that applies to the parsed config (in order) sets its
     values on the fields the command line did not give: a flag the user gives always wins, and a
     later preset may refine an earlier one. --help shows each flag's default and preset values.
+    prog: the program's name in messages; by default the file that defines `cls`, so that main(argv)
+    called from Python names the script as `python script.py` does.
     """
     presets = presets or {}
+    prog = prog or Path(getattr(sys.modules.get(cls.__module__), "__file__", None) or sys.argv[0]).name
     parser = argparse.ArgumentParser(prog=prog, description=description, allow_abbrev=False,
                                      epilog=presets_help(presets), formatter_class=argparse.RawDescriptionHelpFormatter)
     given = argparse.ArgumentParser(allow_abbrev=False, add_help=False)   # the flags on the command line only

@@ -1,16 +1,24 @@
-"""Mistakes a user can make, run as the user runs them (a fresh process per command): each entry
-point answers with one sentence on stderr that says what to do, exit status 2, no traceback, and
-leaves nothing behind, so the corrected command is not refused by a half-made run."""
+"""Mistakes a user can make: each entry point answers with one sentence on stderr that says what
+to do, exit status 2, no traceback, and leaves nothing behind, so the corrected command is not
+refused by a half-made run.
+
+Most commands run in this process, through the entry point's `main(argv)` (a traceback would be an
+exception that reaches the test); a few run as the user runs them, in a fresh process, to show the
+two agree. A fresh process costs seconds of imports, and this file has dozens of commands.
+"""
+import importlib
 import os
 import subprocess
 import sys
 
 import pytest
+import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run(args, tmp_path, **env):
+def fresh_process(args, tmp_path, **env):
+    """`python ARGS` from the repository root, as the user types it."""
     environment = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     environment.update(env, ECHO_CACHE_DIR=os.environ.get("ECHO_CACHE_DIR", str(tmp_path / "cache")),
                        OMP_NUM_THREADS="1")
@@ -18,10 +26,34 @@ def run(args, tmp_path, **env):
                           timeout=300)
 
 
+@pytest.fixture
+def run(monkeypatch, capsys):
+    """`python ARGS` in this process: the script's (or `-m` module's) main(argv), with the same
+    environment as `fresh_process`; returns what subprocess.run would."""
+    threads = torch.get_num_threads()
+
+    def run_here(args, tmp_path):
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        monkeypatch.setenv("ECHO_CACHE_DIR", os.environ.get("ECHO_CACHE_DIR", str(tmp_path / "cache")))
+        monkeypatch.chdir(ROOT)
+        module = args[1] if args[0] == "-m" else args[0].removesuffix(".py").replace("/", ".")
+        argv = args[2:] if args[0] == "-m" else args[1:]
+        capsys.readouterr()
+        try:
+            importlib.import_module(module).main(argv)
+            status = 0
+        except SystemExit as e:
+            status = e.code if isinstance(e.code, int) else 1
+        return subprocess.CompletedProcess(args, status, *capsys.readouterr())
+
+    yield run_here
+    torch.set_num_threads(threads)       # train.py and evaluate.py set it, as a process of their own would
+
+
 def one_sentence(result, *must_say):
     """Exit status 2, no traceback, one line on stderr (argparse's bad-flag report: usage + one line)."""
     err = result.stderr.strip()
-    assert result.returncode == 2, (result.returncode, err)
+    assert result.returncode == 2, f"exit status {result.returncode}: {err}"
     assert "Traceback" not in err and err, err
     lines = [line for line in err.splitlines() if line.strip() and not line.startswith(("usage:", "  "))]
     assert len(lines) == 1, err
@@ -41,14 +73,15 @@ def one_sentence(result, *must_say):
     (["--steps", "many"], ["--steps"], None),
     (["--stepz", "3"], ["--stepz"], None),
 ])
-def test_train_py(tmp_path, flags, must_say, must_not_say):
+def test_train_py(run, tmp_path, flags, must_say, must_not_say):
     out = tmp_path / "runs"
     line = one_sentence(run(["train.py", "--out", str(out), *flags], tmp_path), *must_say)
+    assert line.startswith("train.py: "), line                # the script named, as `python train.py` would
     assert must_not_say is None or must_not_say not in line
     assert not out.exists() or not any(out.iterdir())        # nothing was started, nothing to clean up
 
 
-def test_train_py_resume_of_a_run_that_never_started(tmp_path):
+def test_train_py_resume_of_a_run_that_never_started(run, tmp_path):
     """--resume of a run that was never started, and of one that stopped before its first checkpoint."""
     out = tmp_path / "runs"
     one_sentence(run(["train.py", "--out", str(out), "--resume"], tmp_path), "nothing to resume", "without --resume")
@@ -65,9 +98,9 @@ def test_train_py_resume_of_a_run_that_never_started(tmp_path):
     (["--from-logs", "/no/such/logs"], ["cannot read the evaluation logs"]),
     (["--runs", "0"], ["--runs"]),
 ])
-def test_evaluate_py(tmp_path, flags, must_say):
+def test_evaluate_py(run, tmp_path, flags, must_say):
     out = tmp_path / "eval"
-    one_sentence(run(["evaluate.py", "--out", str(out), *flags], tmp_path), *must_say)
+    assert one_sentence(run(["evaluate.py", "--out", str(out), *flags], tmp_path), *must_say).startswith("evaluate.py: ")
     assert not out.exists()
 
 
@@ -76,13 +109,27 @@ def test_evaluate_py(tmp_path, flags, must_say):
     (["--train-flags", "--stepz 3"], ["--stepz"]),
     (["--seeds", "0,x"], ["--seeds"]),
 ])
-def test_reproduce_py(tmp_path, flags, must_say):
+def test_reproduce_py(run, tmp_path, flags, must_say):
     out = tmp_path / "reproduce"
     one_sentence(run(["bench/reproduce.py", "--out", str(out), "--report", str(tmp_path / "report"), *flags],
                      tmp_path), *must_say)
     assert not out.exists() and not (tmp_path / "report").exists()
 
 
-@pytest.mark.parametrize("command", [["-m", "theory.bit_reveal"], ["bench/env_speed.py"], ["bench/rollouts.py"]])
-def test_other_entry_points_reject_unknown_flags(tmp_path, command):
-    one_sentence(run([*command, "--no-such-flag", "1"], tmp_path), "--no-such-flag")
+@pytest.mark.parametrize("command,program", [(["-m", "theory.bit_reveal"], "bit_reveal.py"),
+                                             (["bench/env_speed.py"], "env_speed.py"), (["bench/rollouts.py"], "rollouts.py")])
+def test_other_entry_points_reject_unknown_flags(run, tmp_path, command, program):
+    line = one_sentence(run([*command, "--no-such-flag", "1"], tmp_path), "--no-such-flag")
+    assert line.startswith(f"{program}: "), line
+
+
+@pytest.mark.parametrize("command,must_say", [
+    (["train.py", "--model", "someorg/absent-model-0"], ["not on disk", "huggingface-cli download"]),
+    (["evaluate.py", "--policies", "owner/absent-model-0"], ["not on disk"]),
+    (["bench/reproduce.py", "--estimators", "echo,nonsense"], ["unknown estimator 'nonsense'"]),
+])
+def test_a_fresh_process_answers_as_main_does(run, tmp_path, command, must_say):
+    """The same sentence and exit status from `python COMMAND` as from main(argv) in this process."""
+    out = ["--out", str(tmp_path / "out")]
+    assert one_sentence(fresh_process([*command, *out], tmp_path), *must_say) == \
+        one_sentence(run([*command, *out], tmp_path), *must_say)
