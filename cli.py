@@ -4,7 +4,8 @@ uses the machine's cores.
 Every entry point (train.py, evaluate.py, the theory scripts, the benchmarks) keeps its
 hyperparameters in one dataclass; each field `foo_bar` becomes `--foo-bar` with the field's
 type and default, and its help is the field's metadata["help"] (write fields with `arg`).
-Unknown flags and values of the wrong type are errors (argparse exits with status 2).
+Unknown flags, values of the wrong type and values out of a field's range (`config_problem`) are
+errors: one sentence and exit status 2, before the program reads or writes anything.
 
 Threads. Entry points import this module before torch, so that OpenMP's idle threads sleep
 instead of spinning (OMP_WAIT_POLICY=PASSIVE; libgomp reads it once, when torch loads it).
@@ -15,6 +16,8 @@ every core the process may run on, divided among the runs it starts side by side
 import argparse
 import dataclasses
 import json
+import math
+import operator
 import os
 import sys
 from pathlib import Path
@@ -22,9 +25,46 @@ from pathlib import Path
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-def arg(default, help: str):
-    """A dataclass field with its one-line meaning, shown by --help."""
-    return dataclasses.field(default=default, metadata={"help": help})
+def arg(default, help: str, *, at_least=None, above=None, at_most=None, below=None, writes: str | None = None):
+    """A dataclass field with its one-line meaning, shown by --help, and the values that make
+    sense: bounds on a number (a float must also be finite, always), and for a path the program
+    writes, writes="directory" or "file". `config_problem` checks them."""
+    bounds = {k: v for k, v in dict(at_least=at_least, above=above, at_most=at_most, below=below).items() if v is not None}
+    return dataclasses.field(default=default, metadata={"help": help, "bounds": bounds, "writes": writes})
+
+
+BOUNDS = {"at_least": (operator.ge, "at least"), "above": (operator.gt, "greater than"),
+          "at_most": (operator.le, "at most"), "below": (operator.lt, "less than")}
+
+
+def config_problem(cfg) -> str | None:
+    """The first value of a config that makes no sense, as a sentence naming its flag; None when
+    every value is finite, within its field's bounds, and every path it writes can be written."""
+    for f in dataclasses.fields(cfg):
+        value, flag = getattr(cfg, f.name), "--" + f.name.replace("_", "-")
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{flag} must be a finite number, not {value}."
+        for bound, limit in f.metadata.get("bounds", {}).items():
+            holds, words = BOUNDS[bound]
+            if not holds(value, limit):
+                return f"{flag} must be {words} {limit}, not {value}."
+        if f.metadata.get("writes") and value and (problem := unwritable(Path(value), f.metadata["writes"])):
+            return f"{flag} {value} {problem}."
+    return None
+
+
+def unwritable(path: Path, kind: str) -> str | None:
+    """Why nothing can be written at `path` as a `kind` ("directory" or "file"), or None."""
+    if kind == "directory" and path.exists() and not path.is_dir():
+        return "is a file, not a directory: give a directory (it is made if it does not exist)"
+    if kind == "file" and path.is_dir():
+        return "is a directory: give the name of a file"
+    existing = next(p for p in [path, *path.parents] if p.exists())
+    if existing != path and not existing.is_dir():
+        return f"cannot be made: {existing} is a file, not a directory"
+    if not os.access(existing, os.W_OK):
+        return f"cannot be written: {existing} is not writable"
+    return None
 
 
 def parse_config(cls, argv=None, description=None, prog=None, presets=None):
@@ -52,8 +92,10 @@ def parse_config(cls, argv=None, description=None, prog=None, presets=None):
                 p.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default, help=help_text)
             else:
                 p.add_argument(flag, dest=f.name, type=kind, default=default, help=help_text)
-    cfg = cls(**vars(parser.parse_args(argv)))
-    return with_presets(cfg, presets, set(vars(given.parse_known_args(argv)[0])))
+    cfg = with_presets(cls(**vars(parser.parse_args(argv))), presets, set(vars(given.parse_known_args(argv)[0])))
+    if problem := config_problem(cfg):
+        parser.error(problem)
+    return cfg
 
 
 @dataclasses.dataclass(frozen=True)

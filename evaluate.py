@@ -66,35 +66,34 @@ class EvalConfig:
                         "dir, checkpoint:PATH, api:MODEL; a language model takes +cot, +react or +fullreact")
     eval_set: str = arg("heldout", "heldout: the 20 held-out secrets of env.secret_split(), N=100; "
                                    "generalization: secrets 1..200, N=200")
-    max_secrets: int = arg(0, "evaluate a seeded random subset of this many secrets of the set (0: all)")
+    max_secrets: int = arg(0, "evaluate a seeded random subset of this many secrets of the set (0: all)", at_least=0)
     question_set: str = arg("paper", "paper: every question family; binary: only yes/no questions (App. C)")
-    max_turns: int = arg(10, "horizon T (paper: 10)")
-    runs: int = arg(3, "runs per policy, run r with seed r (paper: 3)")
+    max_turns: int = arg(10, "horizon T (paper: 10)", at_least=1)
+    runs: int = arg(3, "runs per policy, run r with seed r (paper: 3)", at_least=1)
     oracle: str = arg("rule", "clue holder: rule (offline, exact) or llm (OpenAI-compatible; paper: "
                               "gpt-4o-mini at T=0)")
     oracle_model: str = arg("gpt-4o-mini", "the llm oracle's model")
-    temperature: float = arg(0.0, "LM sampling temperature; 0 is greedy decoding")
+    temperature: float = arg(0.0, "LM sampling temperature; 0 is greedy decoding", at_least=0)
     samples: int = arg(4, "with greedy decoding, language models also play every secret this many times per run "
-                          "sampled at T = 1, as the row '<policy> [T=1]' (the paper sampled its trained models; 0: no)")
-    top_p: float = arg(1.0, "nucleus mass of sampled decoding")
-    max_new_tokens: int = arg(64, "token limit of a zero-shot LM action")
-    reasoning_max_new_tokens: int = arg(256, "token limit with +cot, +react, +fullreact (reasoning first)")
-    batch_size: int = arg(64, "conversations per LM generate call")
-    out: str = arg("", "output directory; empty: runs/eval/<timestamp>")
+                          "sampled at T = 1, as the row '<policy> [T=1]' (the paper sampled its trained models; 0: no)",
+                  at_least=0)
+    top_p: float = arg(1.0, "nucleus mass of sampled decoding", above=0, at_most=1)
+    max_new_tokens: int = arg(64, "token limit of a zero-shot LM action", at_least=1)
+    reasoning_max_new_tokens: int = arg(256, "token limit with +cot, +react, +fullreact (reasoning first)", at_least=1)
+    batch_size: int = arg(64, "conversations per LM generate call", at_least=1)
+    out: str = arg("", "output directory; empty: runs/eval/<timestamp>", writes="directory")
     from_logs: str = arg("", "recompute and print every table from an earlier --out directory, playing nothing")
     figures: bool = arg(True, "write the PNG figures")
-    threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)")
+    threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)", at_least=0)
 
 
 def parse_args(argv=None) -> EvalConfig:
-    """EvalConfig from the command line (cli.py: unknown flags and wrong types are errors), checked."""
+    """EvalConfig from the command line (cli.py: unknown flags, wrong types and values out of range are
+    errors), checked."""
     cfg = parse_config(EvalConfig, argv, description=__doc__.splitlines()[0])
     checks = [(cfg.eval_set in ("heldout", "generalization"), "--eval-set must be heldout or generalization"),
               (cfg.question_set in QUESTION_SETS, f"--question-set must be one of {', '.join(QUESTION_SETS)}"),
-              (cfg.oracle in ("rule", "llm"), "--oracle must be rule or llm"),
-              (cfg.runs >= 1 and cfg.max_turns >= 1 and cfg.max_secrets >= 0 and cfg.batch_size >= 1,
-               "--runs, --max-turns and --batch-size must be at least 1, --max-secrets at least 0"),
-              (cfg.temperature >= 0 and 0 < cfg.top_p <= 1, "--temperature must be >= 0 and --top-p in (0, 1]")]
+              (cfg.oracle in ("rule", "llm"), "--oracle must be rule or llm")]
     for ok, message in checks:
         if not ok:
             fail(message + ".")
@@ -154,7 +153,7 @@ def load_lm(base: str, question_set: str = "paper"):
         if base == "tiny":
             return warmed_up("tiny", question_set, quiet=True)
         return models.load_policy(base.removeprefix("checkpoint:"))
-    except models.ModelNotFoundError as e:
+    except (models.ModelNotFoundError, models.DamagedFileError) as e:
         fail(str(e))
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import torch
 
 import models
+from env import CSG
 from baselines import EstimatorContext, credit_from_batch, turn_stats
 from cli import fail, save_config
 from evaluate import evaluate_policy
@@ -69,6 +70,27 @@ def load_policy(cfg, quiet: bool = False):
     return policy, info
 
 
+def read_trainer_state(run_dir: Path) -> dict:
+    """What --resume restores: RUN/checkpoint/trainer_state.pt (optimizer, random streams, kept
+    checkpoint, estimator state) and the metric rows up to its step (later steps are redone).
+    A damaged file is a DamagedFileError that names it."""
+    path = run_dir / "checkpoint" / "trainer_state.pt"
+    try:
+        saved = torch.load(path, weights_only=False)
+        missing = {"step", "optimizer", "rngs", "estimator", "kept"} - set(saved)
+    except Exception as e:   # the unpickler's errors have no common class: EOFError, RuntimeError, UnpicklingError, ...
+        raise models.damaged(path, f"{type(e).__name__}") from e
+    if missing:
+        raise models.damaged(path, f"no {', '.join(sorted(missing))}")
+    try:
+        saved["rows"] = [json.loads(line) for line in open(run_dir / "metrics.jsonl").readlines()[:saved["step"]]]
+    except (OSError, ValueError) as e:
+        raise models.damaged(run_dir / "metrics.jsonl", type(e).__name__) from e
+    if len(saved["rows"]) < saved["step"]:
+        raise models.damaged(run_dir / "metrics.jsonl", f"{len(saved['rows'])} rows for a checkpoint at step {saved['step']}")
+    return saved
+
+
 class OfflineData:
     """The `offline` estimator's fixed dataset: episodes played once by the initial policy,
     collected at the start and kept with the run (so --resume reuses it). With several ranks
@@ -78,7 +100,10 @@ class OfflineData:
     def __init__(self, cfg, run_dir: Path, policy, train_secrets, game_cfg, sample, oracle, ranks: Ranks):
         path = run_dir / (f"offline_dataset-rank{ranks.rank}.pt" if ranks.on else "offline_dataset.pt")
         if path.exists():
-            data = torch.load(path, weights_only=False)
+            try:
+                data = torch.load(path, weights_only=False)
+            except Exception as e:   # as in read_trainer_state
+                raise models.damaged(path, type(e).__name__) from e
         else:
             rng = random.Random(cfg.seed + 10_000)
             secrets = [rng.choice(train_secrets) for _ in range(max(cfg.offline_episodes // cfg.group_size, 1))]
@@ -105,7 +130,9 @@ class OfflineData:
 
 class Run:
     """One training run on disk: its directory, metric rows, timings, kept checkpoint and random
-    streams. Built before anything is written, so a setting that cannot work fails cleanly."""
+    streams. Built before anything is written, so a setting that cannot work fails cleanly; used
+    as a context (`with Run(...) as run:`), a run that fails or is stopped before its first step
+    is written leaves nothing behind."""
 
     def __init__(self, cfg, ranks: Ranks, presets: list[str], game_cfg, oracle, validation, heldout):
         name = cfg.run_name or f"{cfg.estimator}-{cfg.question_set}-seed{cfg.seed}"
@@ -114,10 +141,30 @@ class Run:
         self.game_cfg, self.oracle, self.validation, self.heldout = game_cfg, oracle, validation, heldout
         if self.cfg.resume and not (self.dir / "checkpoint" / "trainer_state.pt").exists():
             fail("train.py", f"there is nothing to resume in {self.dir}: it has no checkpoint, so start it without --resume.")
+        self.saved = read_trainer_state(self.dir) if self.cfg.resume else None   # damaged: fail before any write
         self.rows, self.seconds, self.kept = [], [], {"score": -1.0, "step": 0}
         self.rng = random.Random(cfg.seed)                          # which secrets each step plays
         self.shuffle = torch.Generator().manual_seed(cfg.seed)      # Eq. 2's minibatches
         self.say = print if ranks.main else (lambda *a, **k: None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, trace):
+        if kind is not None and self.ranks.main and not self.cfg.resume and not (self.dir / "metrics.jsonl").exists():
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def fits_in_memory(self, policy) -> None:
+        """Refuse, with the estimate, a step whose generation cannot fit in the device's free
+        memory (policy.generation_bytes: a lower bound), before the run writes anything."""
+        cfg, game = self.cfg, CSG([1], self.game_cfg)
+        rows = -(-cfg.secrets_per_step // self.ranks.world) * cfg.group_size   # this rank's share of B x G
+        need = policy.generation_bytes(rows, len(policy.encode(game.messages())[0]) + cfg.max_new_tokens)
+        free = models.available_memory(policy.device)
+        if need > free:
+            fail("train.py", f"a step generates {rows} rollouts at once ({cfg.secrets_per_step} secrets x "
+                             f"{cfg.group_size}), which needs at least {need / 2**30:.1f} GiB and this {policy.device.type} "
+                             f"has {free / 2**30:.1f} GiB free: lower --group-size or --secrets-per-step.")
 
     def initial_policy(self):
         """The policy to train: warmed up (rank 0 first, so the others read its cache), or the
@@ -128,9 +175,13 @@ class Run:
             policy, info = models.load_policy(str(self.dir / "checkpoint"), self.cfg.device or None, self.cfg.precision), {}
         else:
             policy, info = load_policy(self.cfg, quiet=not self.ranks.main)
+        self.fits_in_memory(policy)
         if self.ranks.main:
             self.ranks.barrier()
-            self.dir.mkdir(parents=True, exist_ok=True)
+            try:
+                self.dir.mkdir(parents=True, exist_ok=True)
+            except OSError as e:   # what cli.unwritable cannot see in advance (a read-only or special file system)
+                fail("train.py", f"cannot make {self.dir} ({e.strerror}): give another --out.")
             save_config(self.cfg, self.dir / "train_config.json", presets=self.presets)
             if info:
                 (self.dir / "warmup.json").write_text(json.dumps(info, indent=2))
@@ -139,14 +190,13 @@ class Run:
     def begin(self, policy, optimizer, ctx: EstimatorContext, n_train: int) -> int:
         """Restore a resumed run's state; print the run's first line. Returns the first step."""
         start = 0
-        if self.cfg.resume:
-            saved = torch.load(self.dir / "checkpoint" / "trainer_state.pt", weights_only=False)
+        if self.saved:
+            saved = self.saved
             optimizer.load_state_dict(saved["optimizer"])
             self.rng.setstate(saved["rngs"]["python"])
             self.shuffle.set_state(saved["rngs"]["shuffle"])
             ctx.phi, ctx.phase = saved["estimator"]["phi"], saved["estimator"]["phase"]
-            self.kept, start = saved["kept"], saved["step"]
-            self.rows = [json.loads(line) for line in open(self.dir / "metrics.jsonl")][:start]   # later steps are redone
+            self.kept, start, self.rows = saved["kept"], saved["step"], saved["rows"]
         cfg = self.cfg
         self.say(f"[{self.dir.name}] {cfg.estimator} on {policy.name}, {cfg.question_set} questions, {cfg.steps} steps x "
                  f"{cfg.secrets_per_step} secrets x {cfg.group_size} rollouts, lr {cfg.lr:g}; {n_train} training / "
@@ -196,13 +246,14 @@ class Run:
             policy.save(self.dir / "best")
 
     def write_metrics(self) -> None:
-        """RUN/metrics.jsonl and RUN/metrics.csv: one row per step, every logged name."""
-        with open(self.dir / "metrics.jsonl", "w") as f:
-            f.writelines(json.dumps(r) + "\n" for r in self.rows)
+        """RUN/metrics.jsonl and RUN/metrics.csv: one row per step, every logged name. Each is
+        written beside and then renamed, so a crash mid-write leaves the last whole one."""
         keys = sorted({k for r in self.rows for k in r}, key=lambda k: (k != "step", k))
-        with open(self.dir / "metrics.csv", "w") as f:
-            f.write(",".join(keys) + "\n")
-            f.writelines(",".join("" if r.get(k) is None else str(r.get(k)) for k in keys) + "\n" for r in self.rows)
+        for name, lines in [("metrics.jsonl", [json.dumps(r) for r in self.rows]),
+                            ("metrics.csv", [",".join(keys)] + [",".join("" if r.get(k) is None else str(r.get(k))
+                                                                         for k in keys) for r in self.rows])]:
+            (self.dir / f"{name}.tmp").write_text("".join(line + "\n" for line in lines))
+            (self.dir / f"{name}.tmp").replace(self.dir / name)
 
     def progress(self, step: int) -> str:
         row, steps_done, steps = self.rows[-1], step + 1, self.cfg.steps

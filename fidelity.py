@@ -53,16 +53,17 @@ from warmup import warmed_up
 class FidelityConfig:
     policy: str = arg("tiny", "tiny (the warmed-up model, before RL) or a checkpoint directory of train.py")
     question_set: str = arg("paper", "paper or binary")
-    secrets: int = arg(8, "B: secrets of the batch the estimators credit")
-    group_size: int = arg(4, "G: rollouts per secret (train.py's default)")
-    turns: int = arg(96, "turns (h_t, a_t) of the batch whose A_B is measured by branching")
-    branches: int = arg(24, "K: secrets z ~ b_t (branches) per action")
-    alternatives: int = arg(4, "M: actions a' ~ pi(.|h_t) whose Q_B make the baseline of A_B")
-    bootstrap: int = arg(1000, "bootstrap resamples of the drawn turns for the intervals")
+    secrets: int = arg(8, "B: secrets of the batch the estimators credit", at_least=1)
+    group_size: int = arg(4, "G: rollouts per secret (train.py's default)", at_least=2)
+    turns: int = arg(96, "turns (h_t, a_t) of the batch whose A_B is measured by branching", at_least=1)
+    branches: int = arg(24, "K: secrets z ~ b_t (branches) per action", at_least=1)
+    alternatives: int = arg(4, "M: actions a' ~ pi(.|h_t) whose Q_B make the baseline of A_B", at_least=1)
+    bootstrap: int = arg(1000, "bootstrap resamples of the drawn turns for the intervals", at_least=1)
     quick: bool = arg(False, "a small, fast setting (tests): 2 secrets x 4 rollouts, 12 turns, K = 6, M = 2")
-    seed: int = arg(0, "seed of the batch, the draws and the branches")
-    threads: int = arg(0, "torch threads (0: every core; cli.use_threads)")
-    out: str = arg("runs/fidelity", "the table, CSV, figure and config are written to OUT/<policy name>")
+    seed: int = arg(0, "seed of the batch, the draws and the branches", at_least=0)
+    threads: int = arg(0, "torch threads (0: every core; cli.use_threads)", at_least=0)
+    out: str = arg("runs/fidelity", "the table, CSV, figure and config are written to OUT/<policy name>",
+                   writes="directory")
 
 
 TURN_BANDS = [("t=0", 0, 0), ("t=1-2", 1, 2), ("t=3-5", 3, 5), ("t>=6", 6, 99)]   # turns reported together
@@ -316,7 +317,7 @@ def main(argv=None) -> dict:
     use_threads(cfg.threads)
     try:
         result = measure(cfg)
-    except models.ModelNotFoundError as e:
+    except (models.ModelNotFoundError, models.DamagedFileError) as e:
         fail("fidelity.py", str(e))
     out = Path(cfg.out) / ("tiny-before-rl" if cfg.policy == "tiny" else Path(cfg.policy).parent.name or "policy")
     out.mkdir(parents=True, exist_ok=True)

@@ -44,6 +44,48 @@ class ModelNotFoundError(RuntimeError):
     """The weights a user asked for are not on disk (nothing is downloaded at run time)."""
 
 
+class DamagedFileError(RuntimeError):
+    """A file the program must read is damaged (cut short by a full disk or an interrupted copy,
+    or overwritten): the message names the file and what is wrong with it."""
+
+
+def damaged(path, what: str) -> DamagedFileError:
+    return DamagedFileError(f"{path} is damaged ({what}): copy it again, or use another checkpoint.")
+
+
+def check_saved_files(directory) -> None:
+    """Raise DamagedFileError for the first damaged file of a saved model or checkpoint: JSON that
+    does not parse, or a safetensors file whose header does not parse or whose size is not the
+    one its header gives. Reads the headers only, so it costs nothing beside the loading."""
+    for path in sorted(Path(directory).iterdir()):
+        if path.suffix == ".json":
+            try:
+                json.loads(path.read_bytes())
+            except ValueError:
+                raise damaged(path, "not valid JSON") from None
+        elif path.suffix == ".safetensors" and (problem := safetensors_problem(path)):
+            raise damaged(path, problem)
+
+
+def safetensors_problem(path: Path) -> str | None:
+    """What is wrong with a safetensors file's layout, or None. The layout: an 8-byte little-endian
+    header length n, n bytes of JSON {name: {dtype, shape, data_offsets: [begin, end]}}, then the
+    tensors' bytes, ending at the largest `end`."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little") if size >= 8 else 0
+        if not 0 < n <= size - 8:
+            return f"{size} bytes, too few for its header"
+        try:
+            header = json.loads(f.read(n))
+            end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+            return "its header is not a safetensors header"
+    if 8 + n + end != size:
+        return f"{size} bytes where its header says {8 + n + end}"
+    return None
+
+
 def cache_dir() -> Path:
     """~/.cache/echo, or $ECHO_CACHE_DIR."""
     return Path(os.environ.get("ECHO_CACHE_DIR", Path.home() / ".cache" / "echo"))
@@ -51,6 +93,18 @@ def cache_dir() -> Path:
 
 def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def available_memory(device: torch.device) -> int:
+    """Bytes free for this process on `device`: the GPU's free memory, or the machine's
+    MemAvailable (Linux; elsewhere, free physical pages)."""
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0]
+    try:
+        with open("/proc/meminfo") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration):
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
 def smollm2_gguf() -> tuple[str, str]:
@@ -127,7 +181,12 @@ def _load_weights(spec: str, dtype, tiny: tinylm.TinyConfig):
         if not (Path(spec) / "config.json").exists():
             raise ModelNotFoundError(f"{spec} is a directory but holds no model (no config.json): give the "
                                      "directory a model was saved to, or a checkpoint directory of train.py.")
-        return (*_from_pretrained(spec, dtype), Path(spec).name)
+        check_saved_files(spec)
+        try:
+            return (*_from_pretrained(spec, dtype), Path(spec).name)
+        except OSError as e:     # a file missing from it (the weights, the tokenizer)
+            raise DamagedFileError(f"{spec} cannot be loaded ({str(e).rstrip('.')}): copy it again, or use "
+                                   "another checkpoint.") from e
     if looks_like_path(spec):
         raise ModelNotFoundError(f"there is no directory {spec}: give a directory holding a saved model, "
                                  "tiny, smollm2, or a Hugging Face id already on disk.")
@@ -156,6 +215,7 @@ def load_policy(spec: str = "tiny", device=None, precision: str = "auto", tiny: 
     weights = torch.bfloat16 if frozen_base and compute == torch.bfloat16 else torch.float32
     if adapter_dir is not None:     # a LoRA checkpoint: the adapter, and the base it names
         from peft import PeftModel
+        check_saved_files(adapter_dir)
         base = json.loads((adapter_dir / "adapter_config.json").read_text())["base_model_name_or_path"]
         model, _, name = _load_weights(base, weights, tiny)
         model = PeftModel.from_pretrained(model, str(adapter_dir), is_trainable=trainable)
@@ -175,6 +235,14 @@ def load_policy(spec: str = "tiny", device=None, precision: str = "auto", tiny: 
             p.data = p.data.float()
     model.to(device).eval()
     return LMPolicy(model, tokenizer, name, compute_dtype=compute)
+
+
+def load_policy_for(program: str, spec: str, *args, **kwargs) -> LMPolicy:
+    """load_policy in an entry point: a model not on disk, or damaged, is one sentence (cli.fail)."""
+    try:
+        return load_policy(spec, *args, **kwargs)
+    except (ModelNotFoundError, DamagedFileError) as e:
+        fail(program, str(e))
 
 
 def base_path(spec: str) -> str:
@@ -200,7 +268,7 @@ def merge_adapter(checkpoint: str, out: str) -> Path:
 @dataclass
 class ExportConfig:
     checkpoint: str = arg("", "a checkpoint directory of a LoRA run (train.py's RUN/checkpoint)")
-    out: str = arg("", "the directory the merged model is written to")
+    out: str = arg("", "the directory the merged model is written to", writes="directory")
 
 
 def main(argv=None) -> None:
@@ -213,7 +281,7 @@ def main(argv=None) -> None:
         fail("models.py", f"give --out, a directory that does not exist yet (not {cfg.out!r}).")
     try:
         print(f"merged into {merge_adapter(cfg.checkpoint, cfg.out)}")
-    except ModelNotFoundError as e:
+    except (ModelNotFoundError, DamagedFileError) as e:
         fail("models.py", str(e))
 
 

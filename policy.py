@@ -134,6 +134,17 @@ class LMPolicy:
         return torch.autocast(self.device.type, dtype=self.compute_dtype or torch.float32,
                               enabled=self.compute_dtype is not None)
 
+    def generation_bytes(self, rows: int, tokens: int) -> int:
+        """A lower bound on the memory of one batched generation (`generate`) of `rows` prompts
+        that reach `tokens` tokens with their completion: the KV cache (layers x keys and values
+        x KV heads x head size per token and row) and the next-token logits, taken at least
+        three times (logits, their float copy, the probabilities) per row."""
+        c = self.model.config
+        head = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+        kv_heads = getattr(c, "num_key_value_heads", None) or c.num_attention_heads
+        value = 2 if self.compute_dtype == torch.bfloat16 else 4
+        return rows * (tokens * c.num_hidden_layers * 2 * kv_heads * head * value + 3 * c.vocab_size * 4)
+
     def encode(self, messages_list: list[list[dict]]) -> list[list[int]]:
         """Chat messages -> prompt token ids ending with the assistant turn's opening."""
         texts = [self.tokenizer.apply_chat_template(m, tokenize=False, add_generation_prompt=True)

@@ -41,7 +41,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 
-from cli import Preset, applied_presets, arg, fail, parse_config, use_threads  # before torch: how idle threads wait
+from cli import Preset, applied_presets, arg, config_problem, fail, parse_config, use_threads  # before torch: how idle threads wait
 
 import torch
 
@@ -62,66 +62,71 @@ from stats import mean_sem
 class TrainConfig:
     estimator: str = arg("echo", f"credit assignment: one of {', '.join(ESTIMATORS)}")
     model: str = arg("tiny", "tiny | smollm2 | Hugging Face id on disk | local model directory")
-    tiny_layers: int = arg(2, "layers of the built-in tiny model (tinylm.TinyConfig)")
-    tiny_width: int = arg(128, "hidden size of the built-in tiny model (heads of 32 dims, MLP 4x wider)")
+    tiny_layers: int = arg(2, "layers of the built-in tiny model (tinylm.TinyConfig)", at_least=1)
+    tiny_width: int = arg(128, "hidden size of the built-in tiny model (heads of 32 dims, MLP 4x wider)", at_least=32)
     precision: str = arg("auto", "fp32, or bf16 (autocast over float32 trainable weights); auto: bf16 on a GPU, fp32 on a CPU")
-    lora_rank: int = arg(0, "LoRA rank; 0: full fine-tuning")
-    lora_alpha: int = arg(32, "LoRA alpha (the paper's code: 32)")
-    lora_dropout: float = arg(0.05, "LoRA dropout (the paper's code: 0.05)")
+    lora_rank: int = arg(0, "LoRA rank; 0: full fine-tuning", at_least=0)
+    lora_alpha: int = arg(32, "LoRA alpha (the paper's code: 32)", at_least=1)
+    lora_dropout: float = arg(0.05, "LoRA dropout (the paper's code: 0.05)", at_least=0, below=1)
     lora_targets: str = arg("q_proj,k_proj,v_proj,o_proj", "modules LoRA adapts (the paper's code: the attention projections)")
     gradient_checkpointing: bool = arg(False, "recompute activations in the backward pass (long prompts, big models)")
     warmup: str = arg("auto", "warm-up (warmup.py) of a model but tiny: auto (below --warmup-threshold), always, never")
-    warmup_threshold: float = arg(0.9, "valid-action rate on the probe states below which the warm-up runs")
-    warmup_episodes: int = arg(300, "random-policy episodes of warm-up data")
-    warmup_epochs: int = arg(3, "passes over the warm-up data")
-    warmup_lr: float = arg(3e-3, "warm-up learning rate")
+    warmup_threshold: float = arg(0.9, "valid-action rate on the probe states below which the warm-up runs",
+                                  at_least=0, at_most=1)
+    warmup_episodes: int = arg(300, "random-policy episodes of warm-up data", at_least=1)
+    warmup_epochs: int = arg(3, "passes over the warm-up data", at_least=1)
+    warmup_lr: float = arg(3e-3, "warm-up learning rate", above=0)
     question_set: str = arg("paper", "paper (every family) or binary (yes/no questions only)")
     expected_info: bool = arg(False, "r_info is the elimination expected under the belief b_t, not the realised one "
                                      "(not in the paper; env.expected_elimination)")
     oracle: str = arg("rule", "rule (offline, exact) or llm (OpenAI-compatible, OPENAI_API_KEY)")
     oracle_model: str = arg("gpt-4o-mini", "model of the LLM oracle (paper: gpt-4o-mini, T = 0)")
-    steps: int = arg(40, "RL steps (one batch of B x G episodes each)")
-    secrets_per_step: int = arg(8, "B: training secrets per step")
-    group_size: int = arg(4, "G: rollouts per secret, the group of Eq. 1 (paper: 4)")
-    lr: float = arg(5e-4, "AdamW learning rate")
-    ppo_epochs: int = arg(2, "passes of Eq. 2 over each batch")
-    num_minibatches: int = arg(4, "optimizer steps per pass (1: exactly Eq. 2 over the whole batch)")
-    micro_batch: int = arg(64, "turns per forward pass (memory and speed; gradients accumulate)")
-    clip_eta: float = arg(0.2, "eta of Eq. 2 (paper: the TRL default, 0.2)")
+    steps: int = arg(40, "RL steps (one batch of B x G episodes each)", at_least=1)
+    secrets_per_step: int = arg(8, "B: training secrets per step", at_least=1)
+    group_size: int = arg(4, "G: rollouts per secret, the group of Eq. 1 (paper: 4; one alone has nothing to compare with)", at_least=2)
+    lr: float = arg(5e-4, "AdamW learning rate", above=0)
+    ppo_epochs: int = arg(2, "passes of Eq. 2 over each batch", at_least=1)
+    num_minibatches: int = arg(4, "optimizer steps per pass (1: exactly Eq. 2 over the whole batch)", at_least=1)
+    micro_batch: int = arg(64, "turns per forward pass (memory and speed; gradients accumulate)", at_least=1)
+    clip_eta: float = arg(0.2, "eta of Eq. 2 (paper: the TRL default, 0.2)", above=0)
     ratio_level: str = arg("sequence", "sequence (the paper's rho per action) or token")
-    kl_beta: float = arg(0.0, "weight of KL to the initial policy (paper: 0)")
-    grad_clip: float = arg(0.5, "gradient-norm clip (paper: 0.5)")
-    target_kl: float = arg(0.0, "stop a batch's updates once KL(pi_old || pi) per action exceeds this (0: never)")
-    adam_beta2: float = arg(0.99, "Adam's second-moment decay (0.99 reacts to gradient spikes; torch default 0.999)")
-    adam_eps: float = arg(1e-5, "Adam's epsilon (PPO practice: 1e-5, so near-zero gradients take near-zero steps)")
+    kl_beta: float = arg(0.0, "weight of KL to the initial policy (paper: 0)", at_least=0)
+    grad_clip: float = arg(0.5, "gradient-norm clip (paper: 0.5)", above=0)
+    target_kl: float = arg(0.0, "stop a batch's updates once KL(pi_old || pi) per action exceeds this (0: never)", at_least=0)
+    adam_beta2: float = arg(0.99, "Adam's second-moment decay (0.99 reacts to gradient spikes; torch default 0.999)",
+                            at_least=0, below=1)
+    adam_eps: float = arg(1e-5, "Adam's epsilon (PPO practice: 1e-5, so near-zero gradients take near-zero steps)", above=0)
     anneal_lr: bool = arg(True, "decay the learning rate linearly to 0 over the run (PPO practice)")
-    temperature: float = arg(1.0, "sampling temperature of the rollouts (paper: 1.0)")
-    top_p: float = arg(1.0, "top-p of the rollouts (paper: 0.9); log-probs are scored under it")
-    max_new_tokens: int = arg(64, "longest action, in tokens (paper: 64)")
-    n_max: int = arg(100, "secrets are 1..n_max (paper: 100 for training)")
-    n_heldout: int = arg(20, "secrets of 1..n_max held out for evaluation (env.secret_split)")
-    eval_every: int = arg(5, "evaluation on the held-out secrets every this many steps")
-    eval_samples: int = arg(4, "sampled episodes (T = 1) per held-out secret at each evaluation, beside greedy (0: greedy only)")
-    credit_probe: int = arg(32, "turns whose credit is set against the one-step A_B at each evaluation (0: off)")
-    save_every: int = arg(5, "checkpoint every this many steps (and at the end)")
-    offline_episodes: int = arg(512, "offline: episodes collected once from the initial policy")
-    offline_sft_fraction: float = arg(0.3, "offline: share of steps spent on filtered SFT first")
-    gigpo_step_weight: float = arg(1.0, "gigpo: weight of the step-level advantage (GiGPO's published default, 1)")
-    gigpo_gamma: float = arg(0.95, "gigpo: discount of the step-level return-to-go (GiGPO's ALFWorld setting, 0.95)")
-    seed: int = arg(0, "seed of secrets, sampling and minibatch order")
+    temperature: float = arg(1.0, "sampling temperature of the rollouts (paper: 1.0)", above=0)
+    top_p: float = arg(1.0, "top-p of the rollouts (paper: 0.9); log-probs are scored under it", above=0, at_most=1)
+    max_new_tokens: int = arg(64, "longest action, in tokens (paper: 64)", at_least=1)
+    n_max: int = arg(100, "secrets are 1..n_max (paper: 100 for training)", at_least=2)
+    n_heldout: int = arg(20, "secrets of 1..n_max held out for evaluation (env.secret_split)", at_least=1)
+    eval_every: int = arg(5, "evaluation on the held-out secrets every this many steps", at_least=1)
+    eval_samples: int = arg(4, "sampled episodes (T = 1) per held-out secret at each evaluation, beside greedy (0: greedy only)",
+                            at_least=0)
+    credit_probe: int = arg(32, "turns whose credit is set against the one-step A_B at each evaluation (0: off)", at_least=0)
+    save_every: int = arg(5, "checkpoint every this many steps (and at the end)", at_least=1)
+    offline_episodes: int = arg(512, "offline: episodes collected once from the initial policy", at_least=1)
+    offline_sft_fraction: float = arg(0.3, "offline: share of steps spent on filtered SFT first", at_least=0, at_most=1)
+    gigpo_step_weight: float = arg(1.0, "gigpo: weight of the step-level advantage (GiGPO's published default, 1)", at_least=0)
+    gigpo_gamma: float = arg(0.95, "gigpo: discount of the step-level return-to-go (GiGPO's ALFWorld setting, 0.95)",
+                             at_least=0, at_most=1)
+    seed: int = arg(0, "seed of secrets, sampling and minibatch order", at_least=0)
     seeds: str = arg("", "comma-separated seeds: one run per seed (overrides --seed)")
-    out: str = arg("runs", "runs are written to OUT/RUN_NAME (OUT/RUN_NAME-2, -3, ... if it is taken)")
+    out: str = arg("runs", "runs are written to OUT/RUN_NAME (OUT/RUN_NAME-2, -3, ... if it is taken)",
+                   writes="directory")
     run_name: str = arg("", "default: ESTIMATOR-QUESTION_SET-seedSEED")
     resume: bool = arg(False, "continue the latest run of RUN_NAME from its last checkpoint")
     time_limit_min: float = arg(0.0, "stop after the step that passes this many minutes (0: no limit); the learning "
-                                     "rate then anneals over whichever of steps and time runs out first")
+                                     "rate then anneals over whichever of steps and time runs out first", at_least=0)
     validation_secrets: int = arg(0, "training secrets set aside to choose the checkpoint the run keeps: the one that "
                                      "plays best on them is kept as RUN/best and evaluated on the held-out secrets at "
-                                     "the end (0: keep the last)")
+                                     "the end (0: keep the last)", at_least=0)
     validation_window: int = arg(3, "'plays best': the best mean validation score over this many evaluations in a "
-                                    "row (the best single one of a run's noisy evaluations is mostly luck)")
+                                    "row (the best single one of a run's noisy evaluations is mostly luck)", at_least=1)
     device: str = arg("", "cpu | cuda; default: cuda if there is one")
-    threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)")
+    threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)", at_least=0)
 
 
 # The defaults above are the tiny model's on the paper's question set. Other models and the
@@ -146,7 +151,9 @@ def game_config(cfg: TrainConfig) -> GameConfig:
 
 
 def check_config(cfg: TrainConfig) -> None:
-    """Fail at once, with one sentence, on settings that cannot work."""
+    """Fail at once, with one sentence, on settings that cannot work: a value out of its field's
+    range (cli.config_problem; parse_config checks it too, this covers a config built in Python),
+    or settings that contradict each other."""
     n_train = cfg.n_max - cfg.n_heldout
     try:
         game_config(cfg)
@@ -154,18 +161,15 @@ def check_config(cfg: TrainConfig) -> None:
         fail("train.py", f"{e}.")
     problems = [
         (cfg.estimator not in ESTIMATORS, f"unknown estimator {cfg.estimator!r}; choose one of {', '.join(ESTIMATORS)}"),
-        (cfg.group_size < 2, f"group_size is {cfg.group_size}: group-relative credit needs G >= 2 rollouts per secret"),
-        (cfg.secrets_per_step < 1 or cfg.steps < 1, "secrets_per_step and steps must be at least 1"),
-        (not 0 < cfg.n_heldout < cfg.n_max, f"n_heldout must be between 1 and n_max - 1 = {cfg.n_max - 1}"),
+        (cfg.n_heldout >= cfg.n_max, f"n_heldout must be between 1 and n_max - 1 = {cfg.n_max - 1}"),
         (cfg.secrets_per_step > n_train - cfg.validation_secrets,
          f"secrets_per_step {cfg.secrets_per_step} exceeds the {n_train - cfg.validation_secrets} training secrets"),
         (cfg.ratio_level not in ("sequence", "token"), "ratio_level must be sequence or token"),
-        (not 0 < cfg.top_p <= 1 or cfg.temperature <= 0, "need 0 < top_p <= 1 and temperature > 0"),
-        (min(cfg.ppo_epochs, cfg.num_minibatches, cfg.micro_batch) < 1, "ppo_epochs, num_minibatches, micro_batch must be >= 1"),
-        (cfg.validation_window < 1, "validation_window must be at least 1"),
         (cfg.precision not in ("auto", "bf16", "fp32"), "precision must be auto, bf16 or fp32"),
         (cfg.warmup not in ("auto", "always", "never"), "warmup must be auto, always or never"),
     ]
+    if problem := config_problem(cfg):
+        fail("train.py", problem)
     for bad, message in problems:
         if bad:
             fail("train.py", f"{message}.")
@@ -286,45 +290,45 @@ def train(cfg: TrainConfig) -> dict:
     game_cfg = game_config(cfg)
     train_secrets, validation, heldout = split_secrets(cfg)
     oracle = make_oracle(cfg.oracle, cfg.oracle_model, models.cache_dir())      # an LLM oracle without a key fails here
-    run = Run(cfg, ranks, applied_presets(cfg, PRESETS), game_cfg, oracle, validation, heldout)   # run: its directory
-    policy = run.initial_policy()                      # run: warmed up, or the checkpoint --resume continues
-    ref_policy = load_policy(cfg, quiet=True)[0] if cfg.kl_beta > 0 else None   # the initial policy, for kl_beta
-    optimizer = torch.optim.AdamW([p for p in policy.model.parameters() if p.requires_grad], lr=cfg.lr,
-                                  betas=(0.9, cfg.adam_beta2), eps=cfg.adam_eps, weight_decay=0.0)
-    estimator, ctx = ESTIMATORS[cfg.estimator], EstimatorContext(cfg.gigpo_step_weight, cfg.gigpo_gamma, ranks.sum)
-    start = run.begin(policy, optimizer, ctx, len(train_secrets))              # run: --resume restores the state
-    sample = SampleConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens)
-    offline = None if estimator.online else OfflineData(cfg, run.dir, policy, train_secrets, game_cfg, sample, oracle, ranks)
-    ctx.turn_stats = offline.turn_stats if offline else None
-    for step in range(start, cfg.steps):
-        started = time.time()
-        # 1. play: G rollouts of each of B training secrets, sampled from pi_old (section 4)
-        if offline is None:
-            secrets = run.rng.sample(train_secrets, cfg.secrets_per_step)
-            mine = ranks.share(len(secrets))           # all of them, unless several ranks share the step
-            batch = play_rollouts(policy, [secrets[b] for b in mine], cfg.group_size, game_cfg, sample, oracle,
-                                  seeds=[episode_seed(cfg.seed, step, b, g) for b in mine for g in range(cfg.group_size)])
-            batch.first_secret = mine.start
-        else:                                          # offline: episodes of the fixed dataset instead
-            ctx.phase = "sft" if step < cfg.offline_sft_fraction * cfg.steps else "rl"
-            batch = offline.sample(run.rng, cfg.secrets_per_step * cfg.group_size // ranks.world)
-        played = time.time()
-        # 2. credit: one advantage per turn (Eq. 1 for echo; baselines.py for the others)
-        credit = credit_from_batch(batch, game_cfg.n_max)
-        advantages = batch.from_grid(estimator.advantages(credit, ctx)).float()   # (B, G, T) -> (N,) in play order
-        # 3. update: Eq. 2, at a learning rate annealed linearly to 0 over the run's budget
-        lr_now = cfg.lr * max(1 - run.budget_used(step), 0.0) if cfg.anneal_lr else cfg.lr
-        for param_group in optimizer.param_groups:
-            param_group["lr"] = lr_now
-        row = {"step": step + 1, "train/lr": lr_now, **batch_metrics(batch, credit, advantages, ranks)}
-        if cfg.credit_probe > 0 and offline is None and (step + 1) % cfg.eval_every == 0:   # run: under pi_old
-            row.update(credit_probe(policy, batch, advantages, game_cfg, cfg.credit_probe, cfg.seed * 100_003 + step))
-        row.update(ppo_update(policy, optimizer, batch, advantages, cfg, run.shuffle, ref_policy, ranks))
-        row.update({"train/seconds_rollout": played - started, "train/seconds_update": time.time() - played})
-        # 4. log: evaluate, keep the best checkpoint on the validation secrets, save (run: experiment.py)
-        if run.end_step(step, row, policy, optimizer, ctx, started):
-            break                                      # out of steps, or out of time (time_limit_min)
-    return run.finish()
+    with Run(cfg, ranks, applied_presets(cfg, PRESETS), game_cfg, oracle, validation, heldout) as run:   # run: its directory
+        policy = run.initial_policy()                      # run: warmed up, or the checkpoint --resume continues
+        ref_policy = load_policy(cfg, quiet=True)[0] if cfg.kl_beta > 0 else None   # the initial policy, for kl_beta
+        optimizer = torch.optim.AdamW([p for p in policy.model.parameters() if p.requires_grad], lr=cfg.lr,
+                                      betas=(0.9, cfg.adam_beta2), eps=cfg.adam_eps, weight_decay=0.0)
+        estimator, ctx = ESTIMATORS[cfg.estimator], EstimatorContext(cfg.gigpo_step_weight, cfg.gigpo_gamma, ranks.sum)
+        start = run.begin(policy, optimizer, ctx, len(train_secrets))              # run: --resume restores the state
+        sample = SampleConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens)
+        offline = None if estimator.online else OfflineData(cfg, run.dir, policy, train_secrets, game_cfg, sample, oracle, ranks)
+        ctx.turn_stats = offline.turn_stats if offline else None
+        for step in range(start, cfg.steps):
+            started = time.time()
+            # 1. play: G rollouts of each of B training secrets, sampled from pi_old (section 4)
+            if offline is None:
+                secrets = run.rng.sample(train_secrets, cfg.secrets_per_step)
+                mine = ranks.share(len(secrets))           # all of them, unless several ranks share the step
+                batch = play_rollouts(policy, [secrets[b] for b in mine], cfg.group_size, game_cfg, sample, oracle,
+                                      seeds=[episode_seed(cfg.seed, step, b, g) for b in mine for g in range(cfg.group_size)])
+                batch.first_secret = mine.start
+            else:                                          # offline: episodes of the fixed dataset instead
+                ctx.phase = "sft" if step < cfg.offline_sft_fraction * cfg.steps else "rl"
+                batch = offline.sample(run.rng, cfg.secrets_per_step * cfg.group_size // ranks.world)
+            played = time.time()
+            # 2. credit: one advantage per turn (Eq. 1 for echo; baselines.py for the others)
+            credit = credit_from_batch(batch, game_cfg.n_max)
+            advantages = batch.from_grid(estimator.advantages(credit, ctx)).float()   # (B, G, T) -> (N,) in play order
+            # 3. update: Eq. 2, at a learning rate annealed linearly to 0 over the run's budget
+            lr_now = cfg.lr * max(1 - run.budget_used(step), 0.0) if cfg.anneal_lr else cfg.lr
+            for param_group in optimizer.param_groups:
+                param_group["lr"] = lr_now
+            row = {"step": step + 1, "train/lr": lr_now, **batch_metrics(batch, credit, advantages, ranks)}
+            if cfg.credit_probe > 0 and offline is None and (step + 1) % cfg.eval_every == 0:   # run: under pi_old
+                row.update(credit_probe(policy, batch, advantages, game_cfg, cfg.credit_probe, cfg.seed * 100_003 + step))
+            row.update(ppo_update(policy, optimizer, batch, advantages, cfg, run.shuffle, ref_policy, ranks))
+            row.update({"train/seconds_rollout": played - started, "train/seconds_update": time.time() - played})
+            # 4. log: evaluate, keep the best checkpoint on the validation secrets, save (run: experiment.py)
+            if run.end_step(step, row, policy, optimizer, ctx, started):
+                break                                      # out of steps, or out of time (time_limit_min)
+        return run.finish()
 
 
 def main(argv=None) -> list[dict]:
@@ -336,7 +340,7 @@ def main(argv=None) -> list[dict]:
     name = lambda s: (f"{cfg.run_name}-seed{s}" if len(seeds) > 1 else cfg.run_name) if cfg.run_name else ""  # noqa: E731
     try:
         summaries = [train(replace(cfg, seed=s, run_name=name(s))) for s in seeds]
-    except (models.ModelNotFoundError, OracleConfigError) as e:
+    except (models.ModelNotFoundError, models.DamagedFileError, OracleConfigError) as e:
         fail("train.py", str(e))
     if len(summaries) > 1:
         mean, sem = mean_sem([s["final_eval"].get("eval/resolve_rate", float("nan")) for s in summaries])

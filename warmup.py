@@ -129,6 +129,15 @@ def cache_key(spec: str, warm: WarmupConfig, question_set: str, tiny: TinyConfig
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
+def cached_info(path: Path) -> dict | None:
+    """The record of a cached warm-up (PATH/warmup.json), or None if there is none or it is damaged."""
+    try:
+        info = json.loads((path / "warmup.json").read_text())
+        return info if isinstance(info, dict) and {"warmed", "valid_before"} <= set(info) else None
+    except (OSError, ValueError):
+        return None
+
+
 def prepared(spec: str = "tiny", question_set: str = "paper", warm: WarmupConfig = WarmupConfig(), device=None,
              quiet: bool = False, tiny: TinyConfig = TinyConfig(), lora: models.LoraConfig | None = None,
              precision: str = "auto", mode: str = "auto", threshold: float = 0.9) -> tuple[LMPolicy, dict]:
@@ -142,12 +151,15 @@ def prepared(spec: str = "tiny", question_set: str = "paper", warm: WarmupConfig
         return models.load_policy(spec, device, compute, tiny, lora), {"warmed": False}
     name = "tiny" if spec == "tiny" else Path(spec).name or "model"
     path = models.cache_dir() / "warmup" / f"{name}-{question_set}-{cache_key(spec, warm, question_set, tiny, lora, compute)}"
-    info = json.loads((path / "warmup.json").read_text()) if (path / "warmup.json").exists() else None
+    info = cached_info(path)
     if info is not None and (info["warmed"] or (mode == "auto" and info["valid_before"] >= threshold)):
         source = str(path) if info["warmed"] else spec
-        policy = models.load_policy(source, device, compute, tiny, None if info["warmed"] else lora)
-        policy.name = name + ("+lora" if lora else "")
-        return policy, info
+        try:
+            policy = models.load_policy(source, device, compute, tiny, None if info["warmed"] else lora)
+            policy.name = name + ("+lora" if lora else "")
+            return policy, info
+        except models.DamagedFileError as e:   # a cache is rebuilt, never fatal (a damaged `spec` fails below)
+            say(f"[warm-up] the cached warm-up cannot be used, so it is made again: {e}")
     start = time.time()
     policy = models.load_policy(spec, device, compute, tiny, lora)
     before = valid_action_rate(policy, question_set, warm.probe_states, warm.n_max)

@@ -36,9 +36,9 @@ COMPARISONS = {"gt", "ge", "lt", "le"}
 @dataclass
 class BisectionConfig:
     checkpoint: str = arg("", "a checkpoint directory of a binary-set run")
-    samples: int = arg(4, "sampled episodes (T = 1) per held-out secret")
+    samples: int = arg(4, "sampled episodes (T = 1) per held-out secret", at_least=0)
     name: str = arg("", "name of the figure and results (default: the run's directory name)")
-    out: str = arg(RESULTS, "where the figure and figures go")
+    out: str = arg(RESULTS, "where the figure and figures go", writes="directory")
 
 
 def turns_of(records_with_beliefs):
@@ -101,7 +101,7 @@ def main(argv=None):
     cfg = parse_config(BisectionConfig, argv, description=__doc__.splitlines()[0])
     game_cfg = GameConfig(question_set="binary")
     secrets = secret_split()[1]
-    policy = models.load_policy(cfg.checkpoint, "cpu", "fp32", trainable=False)
+    policy = models.load_policy_for("bisection_behaviour.py", cfg.checkpoint, "cpu", "fp32", trainable=False)
     results = {}
     comp, elim = turns_of(greedy_turns(policy, secrets, game_cfg))
     results["policy greedy"] = summary(comp, elim) | {"points": comp}

@@ -22,9 +22,9 @@ from reference import action_text, random_query  # noqa: E402
 
 @dataclass
 class EnvSpeedConfig:
-    seconds: float = arg(10.0, "how long to play in each repeat, split over the two question sets")
-    repeats: int = arg(5, "timed windows per question set; the median is reported")
-    out: str = arg(os.path.join(RESULTS, "env_speed.json"), "where the figures are written")
+    seconds: float = arg(10.0, "how long to play in each repeat, split over the two question sets", above=0)
+    repeats: int = arg(5, "timed windows per question set; the median is reported", at_least=1)
+    out: str = arg(os.path.join(RESULTS, "env_speed.json"), "where the figures are written", writes="file")
 
 
 def main(argv=None):

@@ -24,7 +24,7 @@ GOAL_S = 120.0
 @dataclass
 class EvalSpeedConfig:
     suites: str = arg("reference,tiny", f"comma list of {', '.join(SUITES)}")
-    out: str = arg(os.path.join(RESULTS, "eval_speed.json"), "where the figures are written")
+    out: str = arg(os.path.join(RESULTS, "eval_speed.json"), "where the figures are written", writes="file")
 
 
 def main(argv=None):

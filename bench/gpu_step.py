@@ -50,7 +50,7 @@ class GpuStepConfig:
     max_new_tokens: int = arg(128, "completion length limit (the paper's rollouts: 128)")
     micro_batch: int = arg(32, "turns per forward pass of the update")
     generate_episodes: int = arg(1, "episodes played one at a time with model.generate, for the comparison")
-    out: str = arg(os.path.join(RESULTS, "gpu_step.json"), "where the figures are written")
+    out: str = arg(os.path.join(RESULTS, "gpu_step.json"), "where the figures are written", writes="file")
 
 
 def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:

@@ -38,7 +38,7 @@ class ProfileConfig:
     model: str = arg("tiny", "tiny (the warmed-up model of step 1) or a checkpoint directory (a late step)")
     threads: int = arg(0, "torch threads (0: the default train.py chooses)")
     cprofile_lines: int = arg(25, "functions listed from cProfile, by own time")
-    out: str = arg(os.path.join(RESULTS, "profile_step.json"), "where the figures are written")
+    out: str = arg(os.path.join(RESULTS, "profile_step.json"), "where the figures are written", writes="file")
 
 
 SECONDS = defaultdict(float)
@@ -111,7 +111,7 @@ def main(argv=None):
     pcfg = parse_config(ProfileConfig, argv, description=__doc__.splitlines()[0])
     cfg = train.config_from_flags([])
     use_threads(pcfg.threads)
-    policy = warmed_up("tiny", quiet=True) if pcfg.model == "tiny" else models.load_policy(pcfg.model)
+    policy = warmed_up("tiny", quiet=True) if pcfg.model == "tiny" else models.load_policy_for("profile_step.py", pcfg.model)
     opt = torch.optim.AdamW(policy.model.parameters(), lr=5e-4, betas=(0.9, cfg.adam_beta2), eps=cfg.adam_eps)
     rng, gen, shuffle = random.Random(0), torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
     instrument(policy, opt)

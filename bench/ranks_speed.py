@@ -24,7 +24,7 @@ class RanksSpeedConfig:
     steps: int = arg(6, "training steps timed (from the start of the default run)")
     ranks: str = arg("1,2", "comma list of rank counts on the CPU, one thread each ('': none)")
     gpu: bool = arg(True, "also one rank on the GPU, if there is one")
-    out: str = arg(os.path.join(RESULTS, "ranks_speed.json"), "where the figures are written")
+    out: str = arg(os.path.join(RESULTS, "ranks_speed.json"), "where the figures are written", writes="file")
 
 
 def run(ranks: int, device: str, steps: int, out: str) -> dict:

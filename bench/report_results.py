@@ -68,7 +68,7 @@ PAPER_SETTINGS = ("train.py's paper-set defaults: the paper's values where it gi
 @dataclass
 class ReportConfig:
     check: bool = arg(False, "write nothing; exit 1 if RESULTS.md differs from what this script would write")
-    out: str = arg(str(ROOT / "RESULTS.md"), "the report")
+    out: str = arg(str(ROOT / "RESULTS.md"), "the report", writes="file")
     results: str = arg(RESULTS, "the folder of result files it reads")
 
 

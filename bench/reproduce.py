@@ -44,10 +44,11 @@ class ReproduceConfig:
     seeds: str = arg("0,1,2", "comma-separated seeds (paired across estimators)")
     question_set: str = arg("paper", "paper or binary")
     train_flags: str = arg("", "more train.py flags for every run, e.g. '--steps 60 --lr 3e-4'")
-    jobs: int = arg(0, "runs side by side, each with cores / jobs threads (0: one per core)")
-    window: int = arg(0, "final window of training steps for the final-window table (0: the paper's 100 of 350, scaled)")
-    out: str = arg("runs/reproduce", "runs go to OUT/QUESTION_SET/ESTIMATOR-seedS")
-    report: str = arg(RESULTS, "the markdown report, figure and JSON are also copied here")
+    jobs: int = arg(0, "runs side by side, each with cores / jobs threads (0: one per core)", at_least=0)
+    window: int = arg(0, "final window of training steps for the final-window table (0: the paper's 100 of 350, scaled)",
+                     at_least=0)
+    out: str = arg("runs/reproduce", "runs go to OUT/QUESTION_SET/ESTIMATOR-seedS", writes="directory")
+    report: str = arg(RESULTS, "the markdown report, figure and JSON are also copied here", writes="directory")
     tag: str = arg("", "names the report files reproduce_QUESTION_SET_TAG.{md,png,json} (empty: no tag)")
     setting: str = arg("", "a label that makes these runs a row of RESULTS.md's table of settings tried (empty: not a row)")
 

@@ -149,7 +149,7 @@ def peak_memory_mb(n: int) -> float:
 class RolloutsConfig:
     episodes: int = arg(64, "episodes of the tiny model per way of playing")
     smollm2_episodes: int = arg(16, "episodes of SmolLM2-135M per way of playing (0: skip it)")
-    out: str = arg(os.path.join(RESULTS, "rollouts.json"), "where the figures are written")
+    out: str = arg(os.path.join(RESULTS, "rollouts.json"), "where the figures are written", writes="file")
 
 
 def main(argv=None):

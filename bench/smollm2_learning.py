@@ -34,8 +34,8 @@ class SmolLearningConfig:
     n_max: int = arg(20, "secrets 1..n_max (the paper: 100; 20 keeps a 135M model's prompts short on a CPU)")
     secrets_per_step: int = arg(2, "B: secrets a step, each played by 4 rollouts (the group of Eq. 1)")
     lr: float = arg(3e-4, "LoRA learning rate (the paper's 5e-6 is for 350 GPU steps of a 1.5B model)")
-    out: str = arg("runs/smollm2-learning", "train.py's --out")
-    report: str = arg(RESULTS, "the json and markdown summaries go here")
+    out: str = arg("runs/smollm2-learning", "train.py's --out", writes="directory")
+    report: str = arg(RESULTS, "the json and markdown summaries go here", writes="directory")
 
 
 def main(argv=None):

@@ -43,7 +43,7 @@ class ThreadsConfig:
     settings: str = arg("2,1,auto", "comma list of thread settings: N threads with spinning OpenMP threads (torch's "
                                     "default), N-passive with OMP_WAIT_POLICY=PASSIVE, auto as train.py does it "
                                     "(cli.py imported first, cli.use_threads)")
-    out: str = arg(os.path.join(RESULTS, "threads.json"), "where the figures are written")
+    out: str = arg(os.path.join(RESULTS, "threads.json"), "where the figures are written", writes="file")
 
 
 def side_by_side(n: int, setting: str, episodes: int) -> list[float]:

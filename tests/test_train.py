@@ -79,17 +79,29 @@ def test_resume_reaches_the_same_state_as_an_uninterrupted_run(tmp_path, model_d
 
 
 @pytest.mark.parametrize("flags,message", [
-    (["--group-size", "1"], "G >= 2"),
+    (["--group-size", "1"], "--group-size must be at least 2, not 1"),
     (["--estimator", "reinforce"], "unknown estimator"),
     (["--secrets-per-step", "500"], "exceeds"),
     (["--ratio-level", "word"], "ratio_level"),
-    (["--validation-window", "0"], "validation_window"),
+    (["--validation-window", "0"], "--validation-window must be at least 1"),
+    (["--lr", "nan"], "--lr must be a finite number, not nan"),
+    (["--steps", "-5"], "--steps must be at least 1, not -5"),
+    (["--top-p", "1.5"], "--top-p must be at most 1, not 1.5"),
+    (["--adam-beta2", "1"], "--adam-beta2 must be less than 1, not 1.0"),
 ])
 def test_bad_configuration_fails_at_once(tmp_path, capsys, flags, message):
     with pytest.raises(SystemExit) as e:
         train.main(["--out", str(tmp_path), *flags])
     assert e.value.code == 2 and message in capsys.readouterr().err
     assert not any(tmp_path.iterdir())   # nothing was started
+
+
+def test_a_config_built_in_python_is_checked_as_flags_are(tmp_path, capsys):
+    """train(cfg) with a TrainConfig made in Python refuses what the flags refuse."""
+    with pytest.raises(SystemExit) as e:
+        train.train(train.TrainConfig(out=str(tmp_path), lr=float("inf")))
+    assert e.value.code == 2 and "--lr must be a finite number, not inf" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
 
 
 def test_unknown_flags_and_types_are_errors(tmp_path):
@@ -142,6 +154,30 @@ def test_validation_secrets_choose_the_kept_checkpoint(tmp_path, model_dir):
     assert summary["kept"]["step"] == max(range(1, 5), key=lambda s: (smoothed[s - 1], s))
     assert (tmp_path / "kept" / "best" / "model.safetensors").exists()
     assert "eval/resolve_rate" in summary["final_eval"] and "eval/resolve_rate" in summary["last_eval"]
+
+
+def test_a_run_that_fails_before_its_first_step_leaves_nothing(tmp_path, model_dir, monkeypatch):
+    """Stopped (Ctrl-C, out of memory) in its first step, a run leaves no directory; stopped in its
+    second, it keeps the first step's record and checkpoint directory for --resume."""
+    plays, real = [], train.play_rollouts
+
+    def play_then_stop(*args, **kwargs):
+        plays.append(1)
+        if len(plays) == stop_at:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(train, "play_rollouts", play_then_stop)
+    stop_at = 1
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, model_dir, "--steps", "3", "--run-name", "stopped")
+    assert not any(tmp_path.iterdir())
+    plays.clear()
+    stop_at = 2
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, model_dir, "--steps", "3", "--run-name", "stopped", "--save-every", "1")
+    assert [json.loads(line)["step"] for line in open(tmp_path / "stopped" / "metrics.jsonl")] == [1]
+    assert (tmp_path / "stopped" / "checkpoint" / "trainer_state.pt").exists()
 
 
 def test_a_non_finite_gradient_skips_the_step_and_leaves_the_weights(tmp_path, model_dir, monkeypatch):

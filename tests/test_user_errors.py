@@ -8,6 +8,7 @@ two agree. A fresh process costs seconds of imports, and this file has dozens of
 """
 import importlib
 import os
+import shutil
 import subprocess
 import sys
 
@@ -67,7 +68,9 @@ def one_sentence(result, *must_say):
     (["--model", "someorg/absent-model-0"], ["not on disk", "huggingface-cli download someorg/absent-model-0"], None),
     (["--oracle", "llm"], ["OPENAI_API_KEY", "--oracle rule"], None),
     (["--estimator", "reinforce"], ["unknown estimator", "echo"], None),
-    (["--group-size", "1"], ["G >= 2"], None),
+    (["--group-size", "1"], ["--group-size must be at least 2"], None),
+    (["--lr", "nan"], ["--lr must be a finite number, not nan"], None),
+    (["--steps", "-5"], ["--steps must be at least 1, not -5"], None),
     (["--question-set", "trivia"], ["question_set"], None),
     (["--seeds", "0,one"], ["--seeds"], None),
     (["--steps", "many"], ["--steps"], None),
@@ -133,3 +136,79 @@ def test_a_fresh_process_answers_as_main_does(run, tmp_path, command, must_say):
     out = ["--out", str(tmp_path / "out")]
     assert one_sentence(fresh_process([*command, *out], tmp_path), *must_say) == \
         one_sentence(run([*command, *out], tmp_path), *must_say)
+
+
+# ---------------------------------------------------------------------------------------------
+# Damaged files, impossible requests, paths that cannot be written
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory):
+    """A small random Llama with the tiny tokenizer, saved as a model directory."""
+    import tinylm
+    path = tmp_path_factory.mktemp("model")
+    tok = tinylm.build_tokenizer()
+    tinylm.build_model(tok, tinylm.TinyConfig(hidden_size=32, num_layers=1, intermediate_size=64)).save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
+def cut_short(path):
+    """What a full disk or an interrupted copy leaves: the first half of the file."""
+    path.write_bytes(path.read_bytes()[:path.stat().st_size // 2])
+
+
+def snapshot(path):
+    return {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in path.rglob("*")}
+
+
+@pytest.mark.parametrize("damaged,must_say", [
+    ("trainer_state.pt", ["trainer_state.pt is damaged"]),
+    ("model.safetensors", ["model.safetensors is damaged", "where its header says"]),
+    ("config.json", ["config.json is damaged (not valid JSON)"]),
+    ("../metrics.jsonl", ["metrics.jsonl is damaged"]),
+])
+def test_resume_of_a_damaged_checkpoint(run, tmp_path, saved_model, damaged, must_say):
+    """RUN/checkpoint as train.py leaves it after a step, one file cut short: --resume names the
+    file, and neither writes nor removes anything."""
+    runs = tmp_path / "runs"
+    shutil.copytree(saved_model, runs / "r" / "checkpoint")
+    torch.save({"step": 1, "optimizer": {}, "rngs": {}, "estimator": {}, "kept": {}},
+               runs / "r" / "checkpoint" / "trainer_state.pt")
+    (runs / "r" / "metrics.jsonl").write_text('{"step": 1, "clue/reward": 0.5}\n')
+    cut_short(runs / "r" / "checkpoint" / damaged)
+    before = snapshot(runs)
+    one_sentence(run(["train.py", "--out", str(runs), "--run-name", "r", "--resume", "--model", saved_model],
+                     tmp_path), *must_say)
+    assert snapshot(runs) == before
+
+
+def test_evaluate_of_a_damaged_checkpoint(run, tmp_path, saved_model):
+    shutil.copytree(saved_model, tmp_path / "ckpt")
+    cut_short(tmp_path / "ckpt" / "model.safetensors")
+    out = tmp_path / "eval"
+    one_sentence(run(["evaluate.py", "--policies", f"checkpoint:{tmp_path / 'ckpt'}", "--out", str(out)], tmp_path),
+                 "model.safetensors is damaged")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", [["train.py"], ["evaluate.py", "--policies", "bayes"], ["fidelity.py", "--quick"],
+                                     ["bench/reproduce.py"], ["models.py", "--checkpoint", "x"]])
+@pytest.mark.parametrize("below", ["", "sub"])
+def test_an_out_directory_that_is_a_file(run, tmp_path, command, below):
+    """--out naming a file, or a path under a file: one sentence before anything is read or written."""
+    (tmp_path / "a-file").write_text("mine")
+    out = tmp_path / "a-file" / below if below else tmp_path / "a-file"
+    one_sentence(run([*command, "--out", str(out)], tmp_path), "a-file", "is a file, not a directory")
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "a-file"] and (tmp_path / "a-file").read_text() == "mine"
+
+
+def test_a_request_that_cannot_fit_in_memory(run, tmp_path, saved_model, monkeypatch):
+    """G = 100,000 on a machine with 1 GiB free: refused with the estimate, nothing written."""
+    import models
+    monkeypatch.setattr(models, "available_memory", lambda device: 2**30)
+    out = tmp_path / "runs"
+    line = one_sentence(run(["train.py", "--out", str(out), "--model", saved_model, "--warmup", "never",
+                             "--group-size", "100000"], tmp_path), "800000 rollouts", "GiB", "--group-size")
+    assert "has 1.0 GiB free" in line
+    assert not out.exists() or not any(out.iterdir())
