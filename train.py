@@ -71,8 +71,7 @@ class TrainConfig:
     lora_targets: str = arg("q_proj,k_proj,v_proj,o_proj", "modules LoRA adapts (the paper's code: the attention projections)")
     gradient_checkpointing: bool = arg(False, "recompute activations in the backward pass (long prompts, big models)")
     warmup: str = arg("auto", "warm-up (warmup.py) of a model but tiny: auto (below --warmup-threshold), always, never")
-    warmup_threshold: float = arg(0.9, "valid-action rate on the probe states below which the warm-up runs",
-                                  at_least=0, at_most=1)
+    warmup_threshold: float = arg(0.9, "valid-action rate (probe states) below which the warm-up runs", at_least=0, at_most=1)
     warmup_episodes: int = arg(300, "random-policy episodes of warm-up data", at_least=1)
     warmup_epochs: int = arg(3, "passes over the warm-up data", at_least=1)
     warmup_lr: float = arg(3e-3, "warm-up learning rate", above=0)
@@ -103,8 +102,7 @@ class TrainConfig:
     n_max: int = arg(100, "secrets are 1..n_max (paper: 100 for training)", at_least=2)
     n_heldout: int = arg(20, "secrets of 1..n_max held out for evaluation (env.secret_split)", at_least=1)
     eval_every: int = arg(5, "evaluation on the held-out secrets every this many steps", at_least=1)
-    eval_samples: int = arg(4, "sampled episodes (T = 1) per held-out secret at each evaluation, beside greedy (0: greedy only)",
-                            at_least=0)
+    eval_samples: int = arg(4, "sampled episodes (T = 1) per held-out secret at an evaluation, beside greedy (0: none)", at_least=0)
     credit_probe: int = arg(32, "turns whose credit is set against the one-step A_B at each evaluation (0: off)", at_least=0)
     save_every: int = arg(5, "checkpoint every this many steps (and at the end)", at_least=1)
     offline_episodes: int = arg(512, "offline: episodes collected once from the initial policy", at_least=1)
@@ -151,9 +149,8 @@ def game_config(cfg: TrainConfig) -> GameConfig:
 
 
 def check_config(cfg: TrainConfig) -> None:
-    """Fail at once, with one sentence, on settings that cannot work: a value out of its field's
-    range (cli.config_problem; parse_config checks it too, this covers a config built in Python),
-    or settings that contradict each other."""
+    """Fail at once, with one sentence, on settings that cannot work: a value out of its field's range
+    (cli.config_problem, as parse_config; here for a config built in Python), or settings at odds."""
     n_train = cfg.n_max - cfg.n_heldout
     try:
         game_config(cfg)
