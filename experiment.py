@@ -29,9 +29,9 @@ from pathlib import Path
 import torch
 
 import models
-from env import CSG
 from baselines import EstimatorContext, credit_from_batch, turn_stats
 from cli import fail, save_config
+from env import CSG
 from evaluate import evaluate_policy
 from policy import RolloutBatch, episode_seed, play_rollouts
 from ranks import Ranks, finish as ranks_finish
@@ -79,7 +79,7 @@ def read_trainer_state(run_dir: Path) -> dict:
         saved = torch.load(path, weights_only=False)
         missing = {"step", "optimizer", "rngs", "estimator", "kept"} - set(saved)
     except Exception as e:   # the unpickler's errors have no common class: EOFError, RuntimeError, UnpicklingError, ...
-        raise models.damaged(path, f"{type(e).__name__}") from e
+        raise models.damaged(path, type(e).__name__) from e
     if missing:
         raise models.damaged(path, f"no {', '.join(sorted(missing))}")
     try:
