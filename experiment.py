@@ -29,10 +29,11 @@ from pathlib import Path
 import torch
 
 import models
-from baselines import EstimatorContext, credit_from_batch, turn_stats
+from baselines import Credit, EstimatorContext, credit_from_batch, episode_returns, turn_stats
 from cli import fail, save_config
 from env import CSG
 from evaluate import evaluate_policy
+from metrics import training_metrics
 from policy import RolloutBatch, episode_seed, play_rollouts
 from ranks import Ranks, finish as ranks_finish
 from tinylm import TinyConfig
@@ -341,3 +342,18 @@ def plot_curves(rows: list[dict], path: Path, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def batch_metrics(batch: RolloutBatch, credit: Credit, advantages: torch.Tensor, ranks: Ranks = Ranks()) -> dict:
+    """clue/ behaviour of the training batch (metrics.training_metrics) and credit diagnostics,
+    of every rank's share together."""
+    played = credit.active.any(-1)                                          # (B, G): rollouts in the batch
+    returns = episode_returns(credit)                                       # (B, G)
+    stds = [returns[b][played[b]].std().item() for b in range(len(returns)) if played[b].sum() > 1]
+    records, episodes, entropy, stds, abs_advantages = (ranks.gather(x) for x in (
+        [r.as_dict() for r in batch.records], batch.episodes, batch.entropy, stds, advantages.abs().tolist()))
+    out = {f"clue/{k}": v for k, v in training_metrics(records, episodes, batch.max_turns).items()}
+    out["train/group_return_std"] = sum(stds) / len(stds) if stds else 0.0  # near 0: the group collapsed
+    out["train/entropy"] = sum(entropy) / len(entropy)
+    out["train/advantage_abs_mean"] = sum(abs_advantages) / len(abs_advantages)
+    return out

@@ -113,9 +113,10 @@ class Generation:
 class LMPolicy:
     """A causal LM and its tokenizer, playing the selector of the Clue Selector Game."""
 
-    def __init__(self, model, tokenizer, name: str, compute_dtype: torch.dtype | None = None):
+    def __init__(self, model, tokenizer, name: str, compute_dtype: torch.dtype | None = None, decoder=None):
         self.model, self.tokenizer, self.name = model, tokenizer, name
         self.compute_dtype = compute_dtype  # None: float32; torch.bfloat16: autocast (models.load_policy)
+        self.decoder = decoder              # None: eager_decoder; engine.StaticDecoder: a static KV cache
         self.eos_id = tokenizer.eos_token_id
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id
         self.stop_ids = {self.eos_id}
@@ -171,27 +172,50 @@ class LMPolicy:
             cache.reorder_cache(index)   # (U, ...) -> (N, ...): row i holds its prompt's keys and values
         return out.logits[:, -1][index], cache, mask[index]
 
+    def eager_decoder(self, prompt_ids: list[list[int]], max_new_tokens: int):
+        """The reference decoder: `prefill`, then one eager forward per token over a cache that
+        grows by a column each step. Returns (next-token logits (B, V), `advance`): advance(tok)
+        feeds the sampled tokens (B,) and returns the logits of the next ones. engine.py's static
+        decoder has the same shape and must give the same numbers."""
+        logits, cache, mask = self.prefill(prompt_ids)                        # (B, V), B rows, (B, Lp)
+        state = {"mask": mask, "next_pos": positions(mask)[:, -1:] + 1}
+
+        def advance(tok: torch.Tensor) -> torch.Tensor:
+            state["mask"] = torch.cat([state["mask"], torch.ones_like(state["mask"][:, :1])], dim=1)
+            with self.autocast():
+                out = self.model(input_ids=tok[:, None], attention_mask=state["mask"], position_ids=state["next_pos"],
+                                 past_key_values=cache, use_cache=True).logits[:, -1]
+            state["next_pos"] = state["next_pos"] + 1
+            return out
+        return logits, advance
+
+    def token_texts(self) -> list[str]:
+        """The text of every token id, for the JsonScanner (ids past the tokenizer's, a model's
+        padded embedding rows, decode to nothing). Built on first use."""
+        if self._token_text is None:
+            output = getattr(self.model, "get_output_embeddings", lambda: None)()
+            rows = max(len(self.tokenizer), output.weight.shape[0] if output is not None else 0)
+            self._token_text = [self.tokenizer.decode([i]) if i < len(self.tokenizer) else "" for i in range(rows)]
+        return self._token_text
+
     @torch.no_grad()
     def generate(self, prompt_ids: list[list[int]], sample: SampleConfig = SampleConfig(),
                  generator: torch.Generator | list | None = None) -> list[Generation]:
         """One batched, KV-cached decoding of every prompt (all live rollouts of a turn).
         `generator` (on the policy's device) makes sampling deterministic under a seed: one for
         the batch, or one per prompt (then each row's tokens depend on its own seed alone, not
-        on which other rows share the batch: train.py seeds each rollout this way)."""
+        on which other rows share the batch: train.py seeds each rollout this way).
+
+        The host learns each step's tokens from one copy (`tok.tolist()`) and keeps every piece
+        of bookkeeping (where each action's JSON closes, which rows ended) itself: no other
+        value crosses from the device per token. A row that has ended keeps being fed whatever
+        it samples; those tokens are cut off below and never touch another row."""
         dev = self.device
-        logits, cache, mask = self.prefill(prompt_ids)                        # (B, V), B rows, (B, Lp)
-        B = logits.shape[0]
-        next_pos = positions(mask)[:, -1:] + 1
-        ended = torch.zeros(B, dtype=torch.bool, device=dev)
-        stop = torch.tensor(sorted(self.stop_ids), device=dev)
+        logits, advance = (self.decoder or LMPolicy.eager_decoder)(self, prompt_ids, sample.max_new_tokens)
+        B, texts = logits.shape[0], self.token_texts()
         tokens, logps, ents = [], [], []
         scanners = [JsonScanner() for _ in range(B)]   # the turn ends where the action's JSON closes
-        length = [sample.max_new_tokens] * B   # tokens of each action, set when its turn ends
-        if self._token_text is None:
-            # ids past the tokenizer's (a model's padded embedding rows) decode to nothing
-            output = getattr(self.model, "get_output_embeddings", lambda: None)()
-            rows = max(len(self.tokenizer), output.weight.shape[0] if output is not None else 0)
-            self._token_text = [self.tokenizer.decode([i]) if i < len(self.tokenizer) else "" for i in range(rows)]
+        length = [0] * B                               # tokens of each action, set when its turn ends
         if isinstance(generator, list) and not sample.greedy:
             # one uniform per possible token from each row's own generator, drawn up front: a row's
             # draws never depend on how long the other rows of the batch keep writing
@@ -207,31 +231,21 @@ class LMPolicy:
                     tok = (cdf < uniforms[:, k:k + 1] * cdf[:, -1:]).sum(-1).clamp(max=logp.shape[-1] - 1)
                 else:
                     tok = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
-            tok = torch.where(ended, torch.full_like(tok, self.pad_id), tok)
-            p = logp.exp()
-            ents.append(-(p * logp.clamp(min=-1e9)).sum(-1))
+            ents.append(-(logp.exp() * logp.clamp(min=-1e9)).sum(-1))
             logps.append(logp.gather(-1, tok[:, None]).squeeze(-1))
             tokens.append(tok)
-            finished = torch.isin(tok, stop)
-            for b, t in enumerate(tok.tolist()):
-                if not ended[b] and scanners[b].feed(self._token_text[t]):
-                    finished[b] = True
-            for b in torch.nonzero(finished & ~ended).flatten().tolist():
-                length[b] = len(tokens)   # this turn's action ends with the token just sampled
-            ended = ended | finished
-            if ended.all():
+            for b, t in enumerate(tok.tolist()):   # the step's one copy to the host
+                if not length[b] and (t in self.stop_ids or scanners[b].feed(texts[t])):
+                    length[b] = k + 1              # this turn's action ends with the token just sampled
+            if all(length) or k + 1 == sample.max_new_tokens:
                 break
-            mask = torch.cat([mask, torch.ones((B, 1), dtype=mask.dtype, device=dev)], dim=1)
-            with self.autocast():
-                logits = self.model(input_ids=tok[:, None], attention_mask=mask, position_ids=next_pos,
-                                    past_key_values=cache, use_cache=True).logits[:, -1]
-            next_pos = next_pos + 1
+            logits = advance(tok)
         tokens, logps, ents = (torch.stack(x, 1).cpu() for x in (tokens, logps, ents))
         gens = []
         for b in range(B):
             # The action ends with the stop token or the token that closed its JSON; that token
-            # is kept (its probability is part of pi(a|h)), the padding after it is not.
-            n = min(length[b], tokens.shape[1])
+            # is kept (its probability is part of pi(a|h)), the tokens after it are not.
+            n = length[b] or tokens.shape[1]
             comp = tokens[b, :n].tolist()
             gens.append(Generation(list(prompt_ids[b]), comp, logps[b, :n].tolist(),
                                    self.tokenizer.decode(comp, skip_special_tokens=True),

@@ -32,6 +32,8 @@ Departures from the paper, and why:
 - With `validation_secrets` > 0 the run keeps the checkpoint that plays best on training
   secrets set aside (experiment.py says why); the paper reports its last checkpoint.
 - Eq. 1 is taken over the rollouts still active at turn t (echo.py says why).
+- On a GPU the rollouts are sampled from a bf16 copy of the weights, LoRA folded in (engine.py);
+  pi_old is still scored on the trained model, and the two's gap is logged.
 """
 from __future__ import annotations
 
@@ -45,13 +47,13 @@ from cli import Preset, applied_presets, arg, config_problem, fail, parse_config
 
 import torch
 
+import engine
 import models
-from baselines import ESTIMATORS, Credit, EstimatorContext, credit_from_batch, episode_returns
+from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
 from echo import approx_kl, clipped_objective
 from env import GameConfig, secret_split
-from experiment import OfflineData, Run, load_policy
+from experiment import OfflineData, Run, batch_metrics, load_policy
 from fidelity import credit_probe
-from metrics import training_metrics
 from oracle import OracleConfigError, make_oracle
 from policy import RolloutBatch, SampleConfig, episode_seed, play_rollouts
 from ranks import Ranks, setup as ranks_setup
@@ -123,6 +125,8 @@ class TrainConfig:
                                      "the end (0: keep the last)", at_least=0)
     validation_window: int = arg(3, "'plays best': the best mean validation score over this many evaluations in a "
                                     "row (the best single one of a run's noisy evaluations is mostly luck)", at_least=1)
+    rollout: str = arg("auto", "what samples: eager (the trained model, policy.py's decoder) or fast (engine.py: a bf16 "
+                               "copy, LoRA folded in, a static KV cache, compiled on CUDA); auto: fast on CUDA")
     device: str = arg("", "cpu | cuda; default: cuda if there is one")
     threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)", at_least=0)
 
@@ -164,6 +168,7 @@ def check_config(cfg: TrainConfig) -> None:
         (cfg.ratio_level not in ("sequence", "token"), "ratio_level must be sequence or token"),
         (cfg.precision not in ("auto", "bf16", "fp32"), "precision must be auto, bf16 or fp32"),
         (cfg.warmup not in ("auto", "always", "never"), "warmup must be auto, always or never"),
+        (cfg.rollout not in ("auto", "eager", "fast"), "rollout must be auto, eager or fast"),
     ]
     if problem := config_problem(cfg):
         fail("train.py", problem)
@@ -181,11 +186,11 @@ def split_secrets(cfg: TrainConfig) -> tuple[list[int], list[int], list[int]]:
     return [s for s in train_secrets if s not in set(validation)], validation, heldout
 
 
-def old_logprobs(policy, ref_policy, batch: RolloutBatch, micro: list, cfg: TrainConfig) -> tuple[list, list, float]:
+def old_logprobs(policy, ref_policy, batch: RolloutBatch, micro: list, cfg: TrainConfig) -> tuple[list, list, float, dict]:
     """log pi_old (and log pi_ref) of every action token, (tokens,) per turn, recomputed with the
-    same padded passes as the update's, so that Eq. 2's first ratio is exactly 1. Also the largest
-    gap to the log-probs recorded while sampling: they agree unless sampling and scoring compute
-    differently (other kernels or precision), which would bias every ratio."""
+    same padded passes as the update's, so that Eq. 2's first ratio is exactly 1. Also how far the
+    log-probs recorded while sampling are from them, largest and mean per token: they agree unless
+    sampling and scoring compute differently (engine.py's bf16 rollout copy, other kernels)."""
     P, C = batch.prompt_ids, batch.completion_ids
     b_logprobs, b_ref_logprobs = [None] * len(P), [None] * len(P)
     with torch.no_grad():
@@ -195,8 +200,8 @@ def old_logprobs(policy, ref_policy, batch: RolloutBatch, micro: list, cfg: Trai
                     logp = pol.score([P[i] for i in mb], [C[i] for i in mb], cfg.temperature, cfg.top_p)[0]
                     for row, i in enumerate(mb):
                         store[i] = logp[row, :len(C[i])]
-    gap = max((b_logprobs[i].cpu() - torch.tensor(batch.logprobs[i])).abs().max().item() for i in range(len(P)))
-    return b_logprobs, b_ref_logprobs, gap
+    gaps = torch.cat([(b_logprobs[i].cpu() - torch.tensor(batch.logprobs[i])).abs() for i in range(len(P))])
+    return b_logprobs, b_ref_logprobs, gaps.max().item(), {"drift": gaps.sum().item(), "drift_tokens": len(gaps)}
 
 
 def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor, cfg: TrainConfig,
@@ -206,10 +211,10 @@ def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor,
     rank's share and each minibatch spans every rank's turns (ranks.py). Returns train/ metrics."""
     P, C = batch.prompt_ids, batch.completion_ids
     micro, sizes = batch.micro_batches(cfg.micro_batch, ranks)   # turns per forward pass; minibatches are made of these
-    b_logprobs, b_ref_logprobs, gap = old_logprobs(policy, ref_policy, batch, micro, cfg)
+    b_logprobs, b_ref_logprobs, gap, drift = old_logprobs(policy, ref_policy, batch, micro, cfg)
     b_advantages, params = advantages.to(policy.device), [p for p in policy.model.parameters() if p.requires_grad]
     padded = lambda per_turn, mb: torch.nn.utils.rnn.pad_sequence([per_turn[i] for i in mb], batch_first=True)  # noqa: E731
-    sums = dict.fromkeys(["clipped", "ratio_sum", "terms", "kl_ref", "loss"], 0.0)   # over the update
+    sums = dict.fromkeys(["clipped", "ratio_sum", "terms", "kl_ref", "loss"], 0.0) | drift   # over the update
     grad_norms, kl_old, first_logratio_max, ratio_max, early_stop, skipped = [], 0.0, 0.0, 0.0, False, 0
     policy.model.train()
     for epoch in range(cfg.ppo_epochs):
@@ -258,22 +263,8 @@ def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor,
             "train/ratio_mean": sums["ratio_sum"] / n, "train/ratio_max": ranks.max(ratio_max), "train/kl": kl_old,
             "train/kl_ref": sums["kl_ref"] / n, "train/optimizer_steps": steps, "train/nonfinite_steps_skipped": skipped,
             "train/early_stop": float(early_stop), "train/grad_norm": sum(grad_norms) / steps if steps else math.nan,
-            "train/first_step_log_ratio_max": ranks.max(first_logratio_max), "train/behaviour_logprob_gap": ranks.max(gap)}
-
-
-def batch_metrics(batch: RolloutBatch, credit: Credit, advantages: torch.Tensor, ranks: Ranks = Ranks()) -> dict:
-    """clue/ behaviour of the training batch (metrics.training_metrics) and credit diagnostics,
-    of every rank's share together."""
-    played = credit.active.any(-1)                                          # (B, G): rollouts in the batch
-    returns = episode_returns(credit)                                       # (B, G)
-    stds = [returns[b][played[b]].std().item() for b in range(len(returns)) if played[b].sum() > 1]
-    records, episodes, entropy, stds, abs_advantages = (ranks.gather(x) for x in (
-        [r.as_dict() for r in batch.records], batch.episodes, batch.entropy, stds, advantages.abs().tolist()))
-    out = {f"clue/{k}": v for k, v in training_metrics(records, episodes, batch.max_turns).items()}
-    out["train/group_return_std"] = sum(stds) / len(stds) if stds else 0.0  # near 0: the group collapsed
-    out["train/entropy"] = sum(entropy) / len(entropy)
-    out["train/advantage_abs_mean"] = sum(abs_advantages) / len(abs_advantages)
-    return out
+            "train/first_step_log_ratio_max": ranks.max(first_logratio_max), "train/behaviour_logprob_gap": ranks.max(gap),
+            "train/behaviour_logprob_drift": sums["drift"] / max(sums["drift_tokens"], 1)}
 
 
 def train(cfg: TrainConfig) -> dict:
@@ -289,6 +280,7 @@ def train(cfg: TrainConfig) -> dict:
     oracle = make_oracle(cfg.oracle, cfg.oracle_model, models.cache_dir())      # an LLM oracle without a key fails here
     with Run(cfg, ranks, applied_presets(cfg, PRESETS), game_cfg, oracle, validation, heldout) as run:   # run: its directory
         policy = run.initial_policy()                      # run: warmed up, or the checkpoint --resume continues
+        sampler = engine.sampler(policy, cfg.rollout)      # what plays: the policy, or its bf16 copy (engine.py)
         ref_policy = load_policy(cfg, quiet=True)[0] if cfg.kl_beta > 0 else None   # the initial policy, for kl_beta
         optimizer = torch.optim.AdamW([p for p in policy.model.parameters() if p.requires_grad], lr=cfg.lr,
                                       betas=(0.9, cfg.adam_beta2), eps=cfg.adam_eps, weight_decay=0.0)
@@ -303,7 +295,7 @@ def train(cfg: TrainConfig) -> dict:
             if offline is None:
                 secrets = run.rng.sample(train_secrets, cfg.secrets_per_step)
                 mine = ranks.share(len(secrets))           # all of them, unless several ranks share the step
-                batch = play_rollouts(policy, [secrets[b] for b in mine], cfg.group_size, game_cfg, sample, oracle,
+                batch = play_rollouts(sampler, [secrets[b] for b in mine], cfg.group_size, game_cfg, sample, oracle,
                                       seeds=[episode_seed(cfg.seed, step, b, g) for b in mine for g in range(cfg.group_size)])
                 batch.first_secret = mine.start
             else:                                          # offline: episodes of the fixed dataset instead
@@ -321,6 +313,7 @@ def train(cfg: TrainConfig) -> dict:
             if cfg.credit_probe > 0 and offline is None and (step + 1) % cfg.eval_every == 0:   # run: under pi_old
                 row.update(credit_probe(policy, batch, advantages, game_cfg, cfg.credit_probe, cfg.seed * 100_003 + step))
             row.update(ppo_update(policy, optimizer, batch, advantages, cfg, run.shuffle, ref_policy, ranks))
+            engine.refresh(sampler, policy)                # the next batch is sampled from the updated weights
             row.update({"train/seconds_rollout": played - started, "train/seconds_update": time.time() - played})
             # 4. log: evaluate, keep the best checkpoint on the validation secrets, save (run: experiment.py)
             if run.end_step(step, row, policy, optimizer, ctx, started):

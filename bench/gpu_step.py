@@ -1,16 +1,22 @@
 """The paper's scale on one GPU, with nothing downloaded: a model of Qwen2.5-1.5B-Instruct's
 architecture built from its published config with random weights, fed the game's real prompts,
 timed through one ECHO step of train.py's own code at the paper's batch, for LoRA (bf16 frozen
-base, float32 adapters) and for full fine-tuning (float32 weights, bf16 autocast).
+base, float32 adapters) and for full fine-tuning (float32 weights, bf16 autocast), each with
+both rollout engines (train.py --rollout): eager (policy.py) and fast (engine.py).
 
-Reports seconds per step split into rollout / scoring (pi_old) / update, peak GPU memory, and
-batched generation against `model.generate` one episode at a time. Random weights never close
-the action's JSON, so every turn writes max_new_tokens and every episode runs all 10 turns: the
-step timed is the longest one a run can have. On a CPU, `--shape small` is a smoke test.
+Each setting plays one step to warm up (compilation, CUDA graphs, allocator) and times the
+second. It reports seconds per step split into rollout (prefill, decode, the game) / scoring
+(pi_old) / update, peak GPU memory, and the decode rate beside its memory-bandwidth bound: a
+decode step has to read the sampling model's weights and each row's KV cache up to its context,
+so it cannot take less than those bytes / the device's bandwidth (measured here with a large
+copy); the bound's share of the decode time is how close the engine comes. Random weights never
+close the action's JSON, so every turn writes max_new_tokens and every episode runs all 10
+turns: the step timed is the longest one a run can have. On a CPU, `--shape small` is a smoke
+test of the same code (its bandwidth is the RAM's).
 
 The paper's batch (its train_echo.py with TRL): 16 groups of G = 4 rollouts per generation,
 one pass, 4 optimizer steps; completions up to 128 tokens.
-    python bench/gpu_step.py [--modes lora,full] [--tokenizer DIR] [--shape qwen2.5-1.5b|small]
+    python bench/gpu_step.py [--modes lora,full] [--engines eager,fast] [--tokenizer DIR] [--shape qwen2.5-1.5b|small]
 """
 import json
 import os
@@ -23,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, save_results  # noqa: E402
 import torch  # noqa: E402
 
+import engine  # noqa: E402
 import models  # noqa: E402
 import tinylm  # noqa: E402
 import train  # noqa: E402
@@ -43,6 +50,7 @@ SMALL = dict(vocab_size=1024, hidden_size=64, intermediate_size=128, num_hidden_
 @dataclass
 class GpuStepConfig:
     modes: str = arg("lora,full", "comma list: lora (the paper's r = 16 adapters) and/or full fine-tuning")
+    engines: str = arg("eager,fast", "comma list of rollout engines (train.py --rollout): eager and/or fast")
     shape: str = arg("qwen2.5-1.5b", "qwen2.5-1.5b (the paper's model, 1.5B parameters) or small (a CPU smoke test)")
     tokenizer: str = arg("", "a tokenizer directory (e.g. SmolLM2's, a ChatML BPE like Qwen's); empty: a BPE trained here")
     secrets: int = arg(16, "B: secrets per step (the paper's generation batch: 16 groups)")
@@ -69,7 +77,67 @@ def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
     return models.load_policy(directory, None, "auto", lora=lora)
 
 
-def one_step(policy, cfg: GpuStepConfig, mode: str) -> dict:
+def bandwidth(device: str, gib: float = 1.0, repeats: int = 5) -> float:
+    """Bytes per second the device's memory moves: the best of a few copies of `gib` GiB (each
+    reads and writes it)."""
+    x = torch.empty(int(gib * 2**30) // 4, device=device)
+    y = torch.empty_like(x)
+    best = float("inf")
+    for _ in range(repeats):
+        sync()
+        start = time.perf_counter()
+        y.copy_(x)
+        sync()
+        best = min(best, time.perf_counter() - start)
+    return 2 * x.numel() * 4 / best
+
+
+class Timed:
+    """A sampler's generation, timed: its prefill, its decode (the rest of `generate`: the
+    forward per token, sampling, the host's bookkeeping), and the bytes each decode step must read
+    (the weights, and every row's KV cache up to its context)."""
+
+    def __init__(self, sampler: LMPolicy):
+        c = sampler.model.config
+        head = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+        kv_value = 2 if sampler.compute_dtype == torch.bfloat16 or next(sampler.model.parameters()).dtype == torch.bfloat16 else 4
+        self.kv_bytes = c.num_hidden_layers * 2 * (getattr(c, "num_key_value_heads", None) or c.num_attention_heads) * head * kv_value
+        self.weight_bytes = sum(p.numel() * p.element_size() for p in sampler.model.parameters())
+        self.sampler, self.original = sampler, sampler.decoder
+        self.inner, self.generate = sampler.decoder or LMPolicy.eager_decoder, sampler.generate
+        self.prefill_s = self.generate_s = 0.0
+        self.steps = self.tokens = self.bytes = 0
+        sampler.decoder, sampler.generate = self.decoder, self.timed_generate
+
+    def decoder(self, policy, prompt_ids, max_new_tokens):
+        sync()
+        start = time.perf_counter()
+        logits, advance = self.inner(policy, prompt_ids, max_new_tokens)
+        sync()
+        self.prefill_s += time.perf_counter() - start
+        context = [max(map(len, prompt_ids))]
+
+        def counted(tok):
+            self.steps, self.tokens, context[0] = self.steps + 1, self.tokens + len(tok), context[0] + 1
+            self.bytes += self.weight_bytes + len(tok) * context[0] * self.kv_bytes
+            return advance(tok)
+        return logits, counted
+
+    def restore(self):
+        self.sampler.decoder = self.original
+        del self.sampler.generate     # the method again
+
+    def timed_generate(self, *args, **kwargs):
+        sync()
+        start = time.perf_counter()
+        out = self.generate(*args, **kwargs)
+        sync()
+        self.generate_s += time.perf_counter() - start
+        return out
+
+
+def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float) -> dict:
+    """One step of train.py's code (play on `sampler`, credit, Eq. 2 on `policy`, refresh), timed by part."""
     tcfg = train.config_from_flags(["--model", "qwen", "--lora-rank", "16" if mode == "lora" else "0",
                                     "--group-size", str(cfg.group_size), "--secrets-per-step", str(cfg.secrets),
                                     "--ppo-epochs", "1", "--num-minibatches", "4", "--micro-batch", str(cfg.micro_batch),
@@ -88,23 +156,33 @@ def one_step(policy, cfg: GpuStepConfig, mode: str) -> dict:
         scoring["old"] += time.perf_counter() - start
         return out
     policy.score = timed_score
+    timed = Timed(sampler)
     sync()
     torch.cuda.reset_peak_memory_stats() if torch.cuda.is_available() else None
     start = time.perf_counter()
-    batch = play_rollouts(policy, list(range(1, cfg.secrets + 1)), cfg.group_size, GameConfig(),
-                    SampleConfig(max_new_tokens=cfg.max_new_tokens), seeds=list(range(cfg.secrets * cfg.group_size)))
+    batch = play_rollouts(sampler, list(range(1, cfg.secrets + 1)), cfg.group_size, GameConfig(),
+                          SampleConfig(max_new_tokens=cfg.max_new_tokens), seeds=list(range(cfg.secrets * cfg.group_size)))
     sync()
     played = time.perf_counter()
     advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit_from_batch(batch, 100), EstimatorContext())).float()
-    train.ppo_update(policy, opt, batch, advantages, tcfg, torch.Generator().manual_seed(0))
+    update = train.ppo_update(policy, opt, batch, advantages, tcfg, torch.Generator().manual_seed(0))
+    engine.refresh(sampler, policy)
     sync()
     updated = time.perf_counter()
     policy.score = score
-    tokens = sum(len(c) for c in batch.completion_ids)
+    timed.restore()
+    tokens, decode_s = sum(len(c) for c in batch.completion_ids), timed.generate_s - timed.prefill_s
+    bound_s = timed.bytes / bytes_per_s
     return {"turns": len(batch.records), "generated_tokens": tokens, "prompt_tokens": sum(map(len, batch.prompt_ids)),
-            "rollout_s": round(played - start, 2), "scoring_s": round(scoring["old"], 2),
+            "rollout_s": round(played - start, 2), "prefill_s": round(timed.prefill_s, 2), "decode_s": round(decode_s, 2),
+            "game_s": round(played - start - timed.generate_s, 2), "scoring_s": round(scoring["old"], 2),
             "update_s": round(updated - played - scoring["old"], 2), "step_s": round(updated - start, 2),
             "batched_generated_tokens_per_s": round(tokens / (played - start), 1),
+            "decode_steps": timed.steps, "decode_tokens_per_s": round(timed.tokens / decode_s, 1),
+            "bandwidth_bound_tokens_per_s": round(timed.tokens / bound_s, 1),
+            "percent_of_bandwidth_bound": round(100 * bound_s / decode_s, 1),
+            "behaviour_logprob_drift": update["train/behaviour_logprob_drift"],
+            "behaviour_logprob_gap": update["train/behaviour_logprob_gap"],
             "peak_gpu_memory_gb": round(torch.cuda.max_memory_allocated() / 2**30, 2) if torch.cuda.is_available() else None,
             "trainable_parameters": sum(p.numel() for p in params),
             "parameters": sum(p.numel() for p in policy.model.parameters())}
@@ -120,19 +198,23 @@ def main(argv=None):
     device = "cuda" if torch.cuda.is_available() else "cpu"
     results = {"device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "shape": cfg.shape,
                "config": vars(cfg) | {}, "modes": {}}
+    bytes_per_s = bandwidth(device)
+    results["memory_bandwidth_gb_per_s"] = round(bytes_per_s / 1e9, 1)
     with tempfile.TemporaryDirectory() as directory:
         for mode in cfg.modes.split(","):
             policy = build(cfg, mode, directory)
-            r = one_step(policy, cfg, mode)
-            if cfg.generate_episodes:   # the paper's way of playing: model.generate, one episode at a time
-                sync()
-                with policy.autocast():
-                    one = hf_generate_per_episode(policy, cfg.generate_episodes, max_new_tokens=cfg.max_new_tokens)
-                r["model_generate_one_episode_tokens_per_s"] = round(one["tokens"] / one["seconds"], 1)
-                r["batched_vs_model_generate"] = round(r["batched_generated_tokens_per_s"] /
-                                                       r["model_generate_one_episode_tokens_per_s"], 1)
-            results["modes"][mode] = r
-            print(f"{results['device']}, {cfg.shape}, {mode}: {json.dumps(r)}", flush=True)
+            for name in cfg.engines.split(","):
+                sampler = engine.sampler(policy, name)
+                one_step(policy, sampler, cfg, mode, bytes_per_s)      # warm-up: compilation, graphs, allocator
+                r = one_step(policy, sampler, cfg, mode, bytes_per_s)
+                if cfg.generate_episodes and name == "eager":   # the paper's way of playing: one episode at a time
+                    sync()
+                    with policy.autocast():
+                        one = hf_generate_per_episode(policy, cfg.generate_episodes, max_new_tokens=cfg.max_new_tokens)
+                    r["model_generate_one_episode_tokens_per_s"] = round(one["tokens"] / one["seconds"], 1)
+                results["modes"][f"{mode}/{name}"] = r
+                print(f"{results['device']}, {cfg.shape}, {mode}/{name}: {json.dumps(r)}", flush=True)
+                del sampler
             del policy
             if device == "cuda":
                 torch.cuda.empty_cache()

@@ -42,7 +42,7 @@ older markdown or text result also carries "source", that file.
   "mean_fraction_eliminated", "zero_share", ...}, "checkpoint": {"path", "played": kept|last,
   "step"}}.
 - smollm2_learning.json, and the speed files env_speed, eval_speed, rollouts, threads,
-  ranks_speed, ranks_speed_gpu, gpu_step, profile_step, train_cuda_summary (.json): as their
+  ranks_speed, ranks_speed_gpu, gpu_step, gpu_step_cpu_small, profile_step, train_cuda_summary (.json): as their
   bench scripts (and train.py's summary.json) write them.
 """
 import json
@@ -462,6 +462,25 @@ def rollouts_figure(d: dict) -> str:
                      for m, v in d.items() if isinstance(v, dict) and "batched" in v)
 
 
+def gpu_step_figure(d: dict) -> str:
+    """bench/gpu_step.py's figures; a file with the decode split (keys MODE/ENGINE) gives the bound too."""
+    parts = []
+    for m, v in d["modes"].items():
+        text = f"{m}: {v['step_s']} s per step"
+        if "decode_s" in v:
+            text += (f" (rollout {v['rollout_s']} s: prefill {v['prefill_s']}, decode {v['decode_s']}; scoring "
+                     f"{v['scoring_s']} s; update {v['update_s']} s), decode {v['decode_tokens_per_s']:,} tokens/s = "
+                     f"{v['percent_of_bandwidth_bound']}% of the bandwidth bound")
+        text += f", batched generation {v['batched_generated_tokens_per_s']:,} tokens/s"
+        if "model_generate_one_episode_tokens_per_s" in v:
+            text += f" vs {v['model_generate_one_episode_tokens_per_s']} for `model.generate` one episode at a time"
+        if v.get("peak_gpu_memory_gb") is not None:
+            text += f", peak {v['peak_gpu_memory_gb']} GB"
+        parts.append(text)
+    warm = "the second of two steps" if any("decode_s" in v for v in d["modes"].values()) else "one cold step"
+    return f"{d['shape']} shape, random weights, {warm}: " + "; ".join(parts)
+
+
 # file -> its figure in words
 SPEED = {
     "env_speed.json": lambda d: "game turns on one core: " + ", ".join(
@@ -479,10 +498,8 @@ SPEED = {
                                     f"{d['pieces']['update: backward']['seconds']} s)"),
     "ranks_speed.json": lambda d: ", ".join(f"{r['ranks']} rank(s) on {r['device']}: {r['steps_per_minute']} steps/min"
                                             for r in d["runs"]) + f" ({d['steps']} steps)",
-    "gpu_step.json": lambda d: f"{d['shape']} shape, random weights: " + "; ".join(
-        f"{m}: {v['step_s']} s per step, peak {v['peak_gpu_memory_gb']} GB, batched generation "
-        f"{v['batched_generated_tokens_per_s']} tokens/s vs {v['model_generate_one_episode_tokens_per_s']} for "
-        "`model.generate` one episode at a time" for m, v in d["modes"].items()),
+    "gpu_step.json": gpu_step_figure,
+    "gpu_step_cpu_small.json": gpu_step_figure,
     "train_cuda_summary.json": lambda d: (f"the default tiny run ({d['steps']} steps): {d['train_seconds']} s, held-out "
                                           f"resolve greedy {num(d['final_eval'].get('eval/resolve_rate'))}, sampled "
                                           f"{num(d['final_eval'].get('eval/sampled_resolve_rate'))}"),
@@ -491,7 +508,7 @@ SPEED = {
 }
 SPEED["ranks_speed_gpu.json"] = SPEED["ranks_speed.json"]
 SPEED_ORDER = ["env_speed.json", "eval_speed.json", "rollouts.json", "threads.json", "profile_step.json", "ranks_speed.json",
-               "ranks_speed_gpu.json", "gpu_step.json", "train_cuda_summary.json", "reproduce_paper.json"]
+               "ranks_speed_gpu.json", "gpu_step.json", "gpu_step_cpu_small.json", "train_cuda_summary.json", "reproduce_paper.json"]
 
 
 def section_speed() -> list[str]:
