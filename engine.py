@@ -36,6 +36,7 @@ def next_power_of_two(n: int, least: int = 1) -> int:
 
 class StaticDecoder:
     """`LMPolicy.decoder` over static KV caches, one per (rows, positions) shape, kept for reuse.
+    One decoder serves one model: its caches and its compiled forward are that model's.
     `compile`: None compiles on CUDA only (on a CPU the graphs would save nothing); True/False force it."""
 
     def __init__(self, compile: bool | None = None, min_positions: int = 256):
