@@ -39,6 +39,7 @@ Departures from the paper's code, and why:
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -89,13 +90,21 @@ ARM_FAMILIES = {0: ("parity", "comparison"), 1: ("prime", "square"), 2: ("divisi
 SYSTEM_PROMPT = "You are a helpful assistant. Follow instructions exactly."
 
 
+def random_interval(secret: int, n_max: int, least: int, rng: random.Random) -> tuple[int, int]:
+    """A candidate universe lo..hi of at least `least` numbers (all of 1..n_max if it has fewer)
+    that holds `secret`: its size uniform on least..n_max, then its place uniform among those
+    that fit inside 1..n_max and hold the secret."""
+    size = rng.randint(min(least, n_max), n_max)
+    lo = rng.randint(max(1, secret - size + 1), min(secret, n_max - size + 1))
+    return lo, lo + size - 1
+
+
 def secret_split(n_max: int = 100, n_heldout: int = 20, seed: int = 0) -> tuple[list[int], list[int]]:
     """(training secrets, held-out evaluation secrets): 1..n_max minus a fixed random subset.
 
     The same seed gives the same split in train.py and evaluate.py, so evaluation never sees a
     secret the policy was trained on (the paper's code held out 5 of 1..100 the same way).
     """
-    import random
     heldout = sorted(random.Random(seed).sample(range(1, n_max + 1), n_heldout))
     return [s for s in range(1, n_max + 1) if s not in set(heldout)], heldout
 
@@ -320,13 +329,21 @@ class CSG:
     game = CSG(secrets, cfg); while game.active: texts = policy(game.messages()); game.step(texts)
     """
 
-    def __init__(self, secrets, cfg: GameConfig = GameConfig(), oracle=None):
+    def __init__(self, secrets, cfg: GameConfig = GameConfig(), oracle=None, intervals=None):
+        """`intervals`: one (lo, hi) per secret, the episode's candidate universe lo..hi, which
+        holds its secret (None: every episode starts from 1..n_max, the paper's game). The prompt
+        lists the candidates, so a policy sees its universe; a fixed question sequence cannot
+        bisect them all."""
         bad = [s for s in secrets if not 1 <= s <= cfg.n_max]
         if bad:
             raise ValueError(f"secrets {bad[:5]} are outside 1..{cfg.n_max}")
+        intervals = [(1, cfg.n_max)] * len(secrets) if intervals is None else list(intervals)
+        if len(intervals) != len(secrets) or any(not 1 <= lo <= s <= hi <= cfg.n_max
+                                                  for s, (lo, hi) in zip(secrets, intervals)):
+            raise ValueError(f"each secret needs an interval lo..hi within 1..{cfg.n_max} that holds it")
         self.cfg, self.oracle = cfg, oracle or RuleOracle()
-        universe = frozenset(range(1, cfg.n_max + 1))
-        self.episodes = [Episode(int(s), universe, [[] for _ in range(cfg.n_arms)]) for s in secrets]
+        self.episodes = [Episode(int(s), frozenset(range(lo, hi + 1)), [[] for _ in range(cfg.n_arms)])
+                         for s, (lo, hi) in zip(secrets, intervals)]
 
     @property
     def active(self) -> list[int]:
@@ -426,9 +443,9 @@ class CSG:
                     total_reward=sum(r.reward for r in ep.records))
 
 
-def play(policy, secrets, cfg: GameConfig = GameConfig(), oracle=None) -> CSG:
+def play(policy, secrets, cfg: GameConfig = GameConfig(), oracle=None, intervals=None) -> CSG:
     """Play every secret to the end with a respond(game)-policy; returns the finished game."""
-    game = CSG(secrets, cfg, oracle)
+    game = CSG(secrets, cfg, oracle, intervals)
     while game.active:
         game.step(policy.respond(game))
     return game

@@ -66,6 +66,7 @@ class EvalConfig:
                         "dir, checkpoint:PATH, api:MODEL; a language model takes +cot, +react or +fullreact")
     eval_set: str = arg("heldout", "heldout: the 20 held-out secrets of env.secret_split(), N=100; "
                                    "generalization: secrets 1..200, N=200")
+    split_seed: int = arg(0, "seed of the held-out split (train.py --split-seed)", at_least=0)
     max_secrets: int = arg(0, "evaluate a seeded random subset of this many secrets of the set (0: all)", at_least=0)
     question_set: str = arg("paper", "paper: every question family; binary: only yes/no questions (App. C)")
     max_turns: int = arg(10, "horizon T (paper: 10)", at_least=1)
@@ -113,7 +114,7 @@ def evaluation_set(cfg: EvalConfig) -> tuple[GameConfig, list[int]]:
     """(game, secrets): the held-out split at N = 100 or 1..200 at N = 200 (section 5.1), or a
     seeded subset of either (--max-secrets)."""
     n_max = 100 if cfg.eval_set == "heldout" else 200
-    secrets = secret_split(100)[1] if cfg.eval_set == "heldout" else list(range(1, 201))
+    secrets = secret_split(100, seed=cfg.split_seed)[1] if cfg.eval_set == "heldout" else list(range(1, 201))
     if 0 < cfg.max_secrets < len(secrets):
         secrets = sorted(random.Random(0).sample(secrets, cfg.max_secrets))
     return GameConfig(n_max=n_max, max_turns=cfg.max_turns, question_set=cfg.question_set), secrets

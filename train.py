@@ -51,7 +51,7 @@ import engine
 import models
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
 from echo import approx_kl, clipped_objective
-from env import GameConfig, secret_split
+from env import GameConfig, random_interval, secret_split
 from experiment import OfflineData, Run, batch_metrics, load_policy
 from fidelity import credit_probe
 from oracle import OracleConfigError, make_oracle
@@ -103,6 +103,11 @@ class TrainConfig:
     max_new_tokens: int = arg(64, "longest action, in tokens (paper: 64)", at_least=1)
     n_max: int = arg(100, "secrets are 1..n_max (paper: 100 for training)", at_least=2)
     n_heldout: int = arg(20, "secrets of 1..n_max held out for evaluation (env.secret_split)", at_least=1)
+    split_seed: int = arg(0, "seed of the held-out split (env.secret_split) and of the validation secrets carved from "
+                             "the rest; evaluate.py --split-seed reads the same split", at_least=0)
+    universe_least: int = arg(0, "0: every episode starts from 1..n_max (the paper); K: each training secret's episodes "
+                                 "start from a random interval of at least K numbers that holds it (env.random_interval)",
+                              at_least=0)
     eval_every: int = arg(5, "evaluation on the held-out secrets every this many steps", at_least=1)
     eval_samples: int = arg(4, "sampled episodes (T = 1) per held-out secret at an evaluation, beside greedy (0: none)", at_least=0)
     credit_probe: int = arg(32, "turns whose credit is set against the one-step A_B at each evaluation (0: off)", at_least=0)
@@ -139,7 +144,7 @@ PRESETS = {
     "llm-full": Preset("--model is not tiny and --lora-rank 0 (full fine-tuning)",
                        lambda c: c.model != "tiny" and c.lora_rank == 0, dict(lr=1e-6, warmup_lr=1e-5)),
     "binary": Preset("--question-set binary (settings chosen in RESULTS.md)", lambda c: c.question_set == "binary",
-                     dict(steps=400, ppo_epochs=4, group_size=8, time_limit_min=60, validation_secrets=10)),
+                     dict(steps=200, ppo_epochs=4, group_size=8, validation_secrets=10)),
 }
 
 
@@ -181,8 +186,8 @@ def split_secrets(cfg: TrainConfig) -> tuple[list[int], list[int], list[int]]:
     """(training, validation, held-out) secrets of 1..n_max. The held-out ones (env.secret_split,
     as evaluate.py) only report; the validation ones, training secrets set aside and never
     trained on, choose the checkpoint a run keeps."""
-    train_secrets, heldout = secret_split(cfg.n_max, cfg.n_heldout)
-    validation = sorted(random.Random(12345).sample(train_secrets, cfg.validation_secrets))
+    train_secrets, heldout = secret_split(cfg.n_max, cfg.n_heldout, cfg.split_seed)
+    validation = sorted(random.Random(12345 + cfg.split_seed).sample(train_secrets, cfg.validation_secrets))
     return [s for s in train_secrets if s not in set(validation)], validation, heldout
 
 
@@ -294,8 +299,11 @@ def train(cfg: TrainConfig) -> dict:
             # 1. play: G rollouts of each of B training secrets, sampled from pi_old (section 4)
             if offline is None:
                 secrets = run.rng.sample(train_secrets, cfg.secrets_per_step)
+                universes = [random_interval(s, cfg.n_max, cfg.universe_least, run.rng) if cfg.universe_least else
+                             (1, cfg.n_max) for s in secrets]       # a secret's G rollouts share its universe
                 mine = ranks.share(len(secrets))           # all of them, unless several ranks share the step
                 batch = play_rollouts(sampler, [secrets[b] for b in mine], cfg.group_size, game_cfg, sample, oracle,
+                                      intervals=[universes[b] for b in mine],
                                       seeds=[episode_seed(cfg.seed, step, b, g) for b in mine for g in range(cfg.group_size)])
                 batch.first_secret = mine.start
             else:                                          # offline: episodes of the fixed dataset instead

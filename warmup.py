@@ -51,9 +51,15 @@ class WarmupConfig:
 
 def random_policy_states(n_episodes: int, question_set: str, n_max: int, seed: int) -> list[tuple[list[dict], str]]:
     """(chat messages, action text) of every state the random policy reaches in n episodes."""
-    game_cfg = GameConfig(n_max=n_max, question_set=question_set)
-    rng, policy = random.Random(seed), RandomPolicy(seed)
-    game = CSG([rng.randint(1, n_max) for _ in range(n_episodes)], game_cfg)
+    rng = random.Random(seed)
+    return reference_states(RandomPolicy(seed), [rng.randint(1, n_max) for _ in range(n_episodes)],
+                            GameConfig(n_max=n_max, question_set=question_set))
+
+
+def reference_states(policy, secrets, game_cfg: GameConfig, intervals=None) -> list[tuple[list[dict], str]]:
+    """(chat messages, action text) of every state a reference policy (reference.py) reaches
+    playing `secrets` (in the universes `intervals`, env.CSG)."""
+    game = CSG(secrets, game_cfg, intervals=intervals)
     examples = []
     while game.active:
         messages, actions = game.messages(), policy.respond(game)

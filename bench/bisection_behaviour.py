@@ -37,6 +37,7 @@ COMPARISONS = {"gt", "ge", "lt", "le"}
 class BisectionConfig:
     checkpoint: str = arg("", "a checkpoint directory of a binary-set run")
     samples: int = arg(4, "sampled episodes (T = 1) per held-out secret", at_least=0)
+    split_seed: int = arg(0, "seed of the held-out split (train.py --split-seed)", at_least=0)
     name: str = arg("", "name of the figure and results (default: the run's directory name)")
     out: str = arg(RESULTS, "where the figure and figures go", writes="directory")
 
@@ -100,7 +101,7 @@ def checkpoint_played(path: str) -> dict:
 def main(argv=None):
     cfg = parse_config(BisectionConfig, argv, description=__doc__.splitlines()[0])
     game_cfg = GameConfig(question_set="binary")
-    secrets = secret_split()[1]
+    secrets = secret_split(seed=cfg.split_seed)[1]
     policy = models.load_policy_for("bisection_behaviour.py", cfg.checkpoint, "cpu", "fp32", trainable=False)
     results = {}
     comp, elim = turns_of(greedy_turns(policy, secrets, game_cfg))

@@ -6,13 +6,14 @@ prefill of each distinct prompt), decode (one-token model calls), the action sca
 (JsonScanner.feed), the game (CSG.step); update = the scoring passes (LMPolicy.score: its prompts
 and its completions, with gradient, and without for pi_old), backward, optimizer. What is left
 is the code between them.
-    python bench/profile_step.py [--steps 1] [--threads 2]
+    python bench/profile_step.py [--steps 1] [--threads 2] [--train-flags "--question-set binary"]
 """
 import cProfile
 import io
 import os
 import pstats
 import random
+import shlex
 import sys
 import time
 from collections import defaultdict
@@ -35,6 +36,7 @@ import models  # noqa: E402
 @dataclass
 class ProfileConfig:
     steps: int = arg(1, "training steps to time, from step 1 of the default run")
+    train_flags: str = arg("", "train.py flags of the run profiled, e.g. '--question-set binary' (its preset applies)")
     model: str = arg("tiny", "tiny (the warmed-up model of step 1) or a checkpoint directory (a late step)")
     threads: int = arg(0, "torch threads (0: the default train.py chooses)")
     cprofile_lines: int = arg(25, "functions listed from cProfile, by own time")
@@ -109,9 +111,9 @@ def one_step(policy, opt, cfg, rng, gen, shuffle):
 
 def main(argv=None):
     pcfg = parse_config(ProfileConfig, argv, description=__doc__.splitlines()[0])
-    cfg = train.config_from_flags([])
+    cfg = train.config_from_flags(shlex.split(pcfg.train_flags))
     use_threads(pcfg.threads)
-    policy = warmed_up("tiny", quiet=True) if pcfg.model == "tiny" else models.load_policy_for("profile_step.py", pcfg.model)
+    policy = warmed_up("tiny", cfg.question_set, quiet=True) if pcfg.model == "tiny" else models.load_policy_for("profile_step.py", pcfg.model)
     opt = torch.optim.AdamW(policy.model.parameters(), lr=5e-4, betas=(0.9, cfg.adam_beta2), eps=cfg.adam_eps)
     rng, gen, shuffle = random.Random(0), torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
     instrument(policy, opt)
@@ -123,7 +125,7 @@ def main(argv=None):
         turns += len(one_step(policy, opt, cfg, rng, gen, shuffle).records)
     profiler.disable()
     total = time.perf_counter() - start
-    print(f"{pcfg.steps} step(s) of the default train.py config from step 1: {turns} turns, {total:.1f} s "
+    print(f"{pcfg.steps} step(s) of train.py {pcfg.train_flags or '(the default config)'} from step 1: {turns} turns, {total:.1f} s "
           f"with {torch.get_num_threads()} threads (cProfile on: about 10-20% slower than train.py)")
     rows = sorted(SECONDS.items(), key=lambda kv: (not kv[0].endswith("(total)"), kv[0]))
     for name, s in rows:
@@ -132,7 +134,7 @@ def main(argv=None):
     pstats.Stats(profiler, stream=stream).sort_stats("tottime").print_stats(pcfg.cprofile_lines)
     text = stream.getvalue()
     print(text[text.index("ncalls") - 3:] if "ncalls" in text else text)
-    save_results({"steps": pcfg.steps, "turns": turns, "seconds": round(total, 2), "threads": torch.get_num_threads(),
+    save_results({"steps": pcfg.steps, "train_flags": pcfg.train_flags, "turns": turns, "seconds": round(total, 2), "threads": torch.get_num_threads(),
                   "pieces": {k: {"seconds": round(v, 3), "share": round(v / total, 4), "calls": CALLS[k]} for k, v in rows},
                   "cprofile_top": text.splitlines()[-pcfg.cprofile_lines - 2:]}, pcfg.out)
 

@@ -323,7 +323,32 @@ def section_binary() -> list[str]:
     for name, title in (("reproduce_binary_60min_g8.json", "ECHO with the binary set's defaults"),
                         ("reproduce_binary_60min_all.json", "ECHO, GRPO and RLOO")):
         lines += binary_reproduction(name, title, r["group_size"])
-    return lines + section_belief() + section_settings(explore)
+    return lines + section_belief() + section_capacity() + section_settings(explore)
+
+
+def section_capacity() -> list[str]:
+    """bench/capacity_check.py: the model trained supervised on the Bayes policy's actions."""
+    lines = ["### Can the built-in model represent bisection? (capacity check)", ""]
+    files = [(p.name, load(p.name)) for p in sorted(DIR.glob("capacity_check_*.json"))]
+    if not files:
+        return lines + missing("capacity_check_NAME.json", "python bench/capacity_check.py --out "
+                                                           "bench/results/capacity_check_NAME.json")
+    both = lambda r, k: f"{num(r['behaviour_greedy'].get(k))} / {num(r['behaviour_sampled'].get(k))}"  # noqa: E731
+    rows = [[f"{d['config']['layers']} x {d['config']['width']} ({d['parameters']:,})",
+             f"{d['training_states']:,} states x {d['config']['epochs']} epochs, final loss {d['epoch_losses'][-1]:.3f}"]
+            + [f"{num(d[s]['greedy'], 1, 100)} / {num(d[s]['sampled'], 1, 100)}" for s in ("heldout", "n200")]
+            + [both(d[s], "threshold_median_corr") for s in ("heldout", "n200")]
+            + [both(d["heldout"], "mean_fraction_eliminated")] for _, d in files]
+    machines = "; ".join(sorted({machine_text(meta(n, d).get("machine")) for n, d in files}))
+    lines += ["*Command:* `python bench/capacity_check.py --layers L --width W --episodes E --epochs K`. "
+              f"*Machines:* {machines}. *Files:* " + ", ".join(f"`{n}`" for n, _ in files) + ".", "",
+              "*Protocol:* a capacity check, not an RL result. The fresh tiny model is trained supervised on the Bayes "
+              "policy's actions (bisection) in the states it reaches on the training secrets of 1..100, each episode in a "
+              "random universe lo..hi holding its secret; then played greedily / sampled at T = 1 on the held-out "
+              "secrets (1..100) and on 1..200. Nothing is chosen by these figures.", ""]
+    return lines + table(["Model (layers x width, parameters)", "Training", "Held-out resolve %, greedy / sampled",
+                          "1..200 resolve %, greedy / sampled", "Threshold-median corr., held-out",
+                          "Threshold-median corr., 1..200", "Eliminated per turn, held-out"], rows)
 
 
 def binary_reproduction(name: str, title: str, default_g: int) -> list[str]:

@@ -257,3 +257,36 @@ def test_branch_carries_an_episode_on_for_other_secrets_of_its_belief():
     assert all(r.redundant for r in records) and game.episodes[0].turn == 1   # the original is untouched
     with pytest.raises(ValueError):
         game.branch(0, [43])                                          # 43 is not in C_t
+
+
+def test_random_interval_holds_its_secret_inside_the_range():
+    """Every universe drawn holds its secret, lies in 1..n_max and has at least `least` numbers;
+    sizes and places vary (a fixed question sequence cannot bisect them all)."""
+    from env import random_interval
+    rng = random.Random(0)
+    draws = [(s, random_interval(s, 100, 5, rng)) for s in [rng.randint(1, 100) for _ in range(500)]]
+    assert all(1 <= lo <= s <= hi <= 100 and hi - lo + 1 >= 5 for s, (lo, hi) in draws)
+    assert len({hi - lo for _, (lo, hi) in draws}) > 50 and len({lo for _, (lo, _) in draws}) > 50
+    assert random_interval(7, 10, 50, rng) == (1, 10)        # a universe wider than the game is all of it
+
+
+def test_episodes_start_from_their_own_universe_and_bisection_resolves_each():
+    """CSG(intervals=...): C_0 = lo..hi, listed in the prompt; a secret outside its interval is
+    refused; the Bayes policy (bisection on the binary set) resolves every secret of an
+    interval of k numbers in at most ceil(log2 k) turns."""
+    import math
+    from env import play, random_interval
+    from reference import BayesPolicy
+    cfg = GameConfig(question_set="binary")
+    game = CSG([30, 8], cfg, intervals=[(20, 39), (1, 100)])
+    assert game.episodes[0].candidates == frozenset(range(20, 40)) and len(game.episodes[1].candidates) == 100
+    assert "Remaining candidates (20): [20, 21," in game.messages()[0][1]["content"]
+    for bad in ([(31, 39), (1, 100)], [(20, 39)], [(0, 39), (1, 100)]):
+        with pytest.raises(ValueError):
+            CSG([30, 8], cfg, intervals=bad)
+    rng = random.Random(1)
+    secrets = [rng.randint(1, 100) for _ in range(40)]
+    intervals = [random_interval(s, 100, 2, rng) for s in secrets]
+    game = play(BayesPolicy(), secrets, cfg, intervals=intervals)
+    for ep, (lo, hi) in zip(game.episodes, intervals):
+        assert ep.resolved and ep.turn <= math.ceil(math.log2(hi - lo + 1))

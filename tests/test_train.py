@@ -219,5 +219,39 @@ def test_help_shows_each_default_and_the_presets(capsys):
     with pytest.raises(SystemExit):
         train.main(["--help"])
     text = capsys.readouterr().out
-    assert "-1" not in text and "(default: 40; binary: 400)" in " ".join(text.split())
+    assert "-1" not in text and "(default: 40; binary: 200)" in " ".join(text.split())
     assert all(f"  {name} " in text for name in train.PRESETS)
+
+
+def test_split_seed_chooses_another_held_out_split():
+    """--split-seed: another held-out split (and validation secrets carved from the rest), the
+    three sets disjoint and covering 1..n_max; the default split is the seed-0 one."""
+    splits = [train.split_secrets(train.TrainConfig(split_seed=s, validation_secrets=10)) for s in (0, 1)]
+    for training, validation, heldout in splits:
+        assert sorted(training + validation + heldout) == list(range(1, 101))
+        assert len(heldout) == 20 and len(validation) == 10
+    assert splits[0][2] != splits[1][2] and splits[0][1] != splits[1][1]
+    assert splits[0][2] == train.secret_split(100, 20)[1]
+
+
+def test_training_universes_vary_and_hold_their_secrets(tmp_path, model_dir):
+    """--universe-least K: each secret's G rollouts start from one interval of at least K numbers
+    that holds it (the first prompt of a rollout lists it); evaluation stays on 1..n_max."""
+    import policy
+    seen = []
+    original = policy.CSG
+
+    def recording(secrets, cfg, oracle=None, intervals=None):
+        seen.append((list(secrets), intervals))
+        return original(secrets, cfg, oracle, intervals)
+    policy.CSG = recording
+    try:
+        run(tmp_path, model_dir, "--steps", "2", "--universe-least", "10", "--question-set", "binary",
+            "--time-limit-min", "0", "--validation-secrets", "0", "--eval-samples", "0", "--group-size", "3")
+    finally:
+        policy.CSG = original
+    played = [(s, u) for s, u in seen if u is not None and any(iv != (1, 100) for iv in u)]
+    assert played, "no training batch was played in a drawn universe"
+    for secrets, intervals in played:
+        assert all(lo <= s <= hi and hi - lo + 1 >= 10 for s, (lo, hi) in zip(secrets, intervals))
+        assert all(intervals[3 * b:3 * b + 3] == [intervals[3 * b]] * 3 for b in range(len(secrets) // 3))

@@ -1,0 +1,98 @@
+"""Can the built-in model represent bisection at all? A capacity check, never an RL result: the
+tiny model trained supervised (cross-entropy, warmup.supervised_finetune) on the actions of the
+Bayes policy (reference.BayesPolicy: the question of largest expected information gain under
+b_t = Unif(C_t), which on the binary set halves C_t) in the states that policy reaches, then
+played like any trained policy.
+
+Paper: Proposition 3.1 (belief sufficiency); App. C "Bisection as a special case of the EDP
+objective". If the model cannot imitate the Bayes policy, no estimator can train it to bisect,
+and the binary set measures the model rather than the credit.
+
+Training states: Bayes episodes on the training secrets of 1..100 (env.secret_split), each in a
+candidate universe lo..hi drawn around its secret (env.random_interval), so that the right
+question depends on the candidates listed in the prompt and no fixed sequence fits. Reported,
+greedy and sampled at T = 1: the resolve rate on the held-out secrets in the full 1..100, and on
+1..200 (secrets the model never saw, universes twice as wide: evaluate.py's "generalization"),
+and the comparison thresholds against the median of C_t (bench/bisection_behaviour.py).
+    python bench/capacity_check.py [--layers 2 --width 128] [--episodes 1500 --epochs 4]
+"""
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.common import RESULTS, save_results  # noqa: E402
+from cli import arg, parse_config, use_threads  # noqa: E402
+import torch  # noqa: E402
+
+import models  # noqa: E402
+import tinylm  # noqa: E402
+import warmup  # noqa: E402
+from bench.bisection_behaviour import greedy_turns, summary, turns_of  # noqa: E402
+from env import GameConfig, random_interval, secret_split  # noqa: E402
+from evaluate import evaluate_policy  # noqa: E402
+from oracle import RuleOracle  # noqa: E402
+from policy import SampleConfig, play_rollouts  # noqa: E402
+from reference import BayesPolicy  # noqa: E402
+
+
+@dataclass
+class CapacityConfig:
+    layers: int = arg(2, "layers of the tiny model (train.py --tiny-layers)", at_least=1)
+    width: int = arg(128, "hidden size of the tiny model (train.py --tiny-width)", at_least=32)
+    episodes: int = arg(1500, "Bayes-policy episodes of training data (training secrets, random universes)", at_least=1)
+    least: int = arg(2, "the smallest universe drawn (env.random_interval)", at_least=1)
+    epochs: int = arg(4, "passes over the data", at_least=1)
+    lr: float = arg(2e-3, "AdamW learning rate, decayed linearly to 0", above=0)
+    batch_size: int = arg(32, "states per optimizer step", at_least=1)
+    samples: int = arg(4, "sampled episodes (T = 1) per evaluation secret", at_least=0)
+    seed: int = arg(0, "seed of the model, the data and the sampling", at_least=0)
+    threads: int = arg(0, "torch threads (0: every core)", at_least=0)
+    out: str = arg(os.path.join(RESULTS, "capacity_check.json"), "where the figures are written", writes="file")
+
+
+def sampled_behaviour(policy, secrets, game_cfg, samples: int, seed: int) -> dict:
+    batch = play_rollouts(policy, secrets, samples, game_cfg, SampleConfig(), seeds=[seed + i for i in
+                                                                                     range(len(secrets) * samples)])
+    return summary(*turns_of(zip(batch.records, batch.beliefs)))
+
+
+def main(argv=None):
+    cfg = parse_config(CapacityConfig, argv, description=__doc__.splitlines()[0])
+    use_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    game = GameConfig(question_set="binary")
+    train_secrets, heldout = secret_split()
+    rng = random.Random(cfg.seed)
+    secrets = [rng.choice(train_secrets) for _ in range(cfg.episodes)]
+    intervals = [random_interval(s, game.n_max, cfg.least, rng) for s in secrets]
+    examples = warmup.reference_states(BayesPolicy(), secrets, game, intervals)
+    tiny = tinylm.TinyConfig(hidden_size=cfg.width, num_layers=cfg.layers, num_heads=cfg.width // 32,
+                             intermediate_size=4 * cfg.width)
+    policy = models.load_policy("tiny", "cpu", "fp32", tiny=tiny)
+    start = time.time()
+    losses = warmup.supervised_finetune(policy, examples, warmup.WarmupConfig(epochs=cfg.epochs, batch_size=cfg.batch_size,
+                                                                              lr=cfg.lr, seed=cfg.seed))
+    trained = time.time() - start
+    results = {"config": vars(cfg), "parameters": sum(p.numel() for p in policy.model.parameters()),
+               "training_states": len(examples), "train_seconds": round(trained, 1), "epoch_losses": losses}
+    wide = GameConfig(question_set="binary", n_max=200)
+    for name, secrets_, game_ in (("heldout", heldout, game), ("n200", list(range(1, 201)), wide)):
+        ev = evaluate_policy(policy, secrets_, game_, RuleOracle(), cfg.samples, cfg.seed)
+        results[name] = {"greedy": ev["eval/resolve_rate"], "sampled": ev.get("eval/sampled_resolve_rate"),
+                         "behaviour_greedy": summary(*turns_of(greedy_turns(policy, secrets_, game_))),
+                         "behaviour_sampled": sampled_behaviour(policy, secrets_, game_, cfg.samples, cfg.seed)}
+        b = results[name]
+        print(f"{name}: resolve greedy {b['greedy']:.3f}, sampled {b['sampled']:.3f}; threshold-median corr greedy "
+              f"{b['behaviour_greedy'].get('threshold_median_corr', float('nan')):.3f}, sampled "
+              f"{b['behaviour_sampled'].get('threshold_median_corr', float('nan')):.3f}; eliminated per turn "
+              f"{b['behaviour_greedy']['mean_fraction_eliminated']:.3f}", flush=True)
+    print(f"{results['parameters']:,} parameters, {len(examples)} states, {trained:.0f} s of training, "
+          f"losses {', '.join(f'{x:.3f}' for x in losses)}")
+    save_results(results, cfg.out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
