@@ -53,6 +53,12 @@ def run_directory(out: str, name: str, resume: bool = False) -> Path:
     return Path(out) / (f"{name}-{max(taken) + 1}" if taken else name)
 
 
+def eval_seed(seed: int, step: int) -> int:
+    """The sampling seed of the held-out evaluation of a run's step (its final one: cfg.steps), so
+    that the evaluation can be played again exactly (bench/binary_final.py)."""
+    return seed * 100_003 + step
+
+
 def load_policy(cfg, quiet: bool = False):
     """(policy, warm-up info): the model in the run's precision, LoRA adapters if asked, after the
     format warm-up where it needs one (warmup.prepared, cached; the tiny model always needs it)."""
@@ -220,7 +226,7 @@ class Run:
         last = bool(self.ranks.max(float(step + 1 == cfg.steps or out_of_time)))   # every rank stops together
         if self.ranks.main and ((step + 1) % cfg.eval_every == 0 or last):
             row.update(evaluate_policy(policy, self.heldout, self.game_cfg, self.oracle, cfg.eval_samples,
-                                       cfg.seed * 100_003 + step))
+                                       eval_seed(cfg.seed, step)))
             if self.validation:
                 self.keep_best(step, row, policy)
         self.seconds.append(time.time() - started)
@@ -288,7 +294,7 @@ class Run:
         if self.ranks.main and self.validation and (self.dir / "best").exists():
             best = models.load_policy(str(self.dir / "best"), self.cfg.device or None, self.cfg.precision, trainable=False)
             kept = {"step": self.kept["step"], **evaluate_policy(best, self.heldout, self.game_cfg, self.oracle,
-                                                                 self.cfg.eval_samples, self.cfg.seed * 100_003 + self.cfg.steps)}
+                                                                 self.cfg.eval_samples, eval_seed(self.cfg.seed, self.cfg.steps))}
         summary = self.summary(kept) if self.ranks.main else {}
         ranks_finish(self.ranks)
         return summary

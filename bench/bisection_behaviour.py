@@ -12,6 +12,7 @@ The JSON also names the checkpoint played: its path, whether it is the run's kep
 the run directory records it (summary.json, or the trainer state of RUN/checkpoint).
     python bench/bisection_behaviour.py --checkpoint runs/.../best [--samples 4]
 """
+import copy
 import json
 import math
 import os
@@ -26,6 +27,8 @@ import torch  # noqa: E402
 import models  # noqa: E402
 from cli import arg, parse_config  # noqa: E402
 from env import CSG, GameConfig, play, secret_split  # noqa: E402
+from evaluate import evaluate_policy  # noqa: E402
+from oracle import RuleOracle  # noqa: E402
 from policy import SampleConfig, play_rollouts  # noqa: E402
 from questions import parse_question  # noqa: E402
 from reference import BayesPolicy, RandomPolicy  # noqa: E402
@@ -69,6 +72,28 @@ def greedy_turns(policy, secrets, cfg):
     return pairs
 
 
+def sampled_turns(policy, secrets, cfg, samples: int, seed: int):
+    """(record, C_t) of every turn of `samples` episodes per secret at T = 1, seeds seed, seed + 1, ..."""
+    batch = play_rollouts(policy, secrets, samples, cfg, SampleConfig(), seeds=[seed + i for i in range(len(secrets) * samples)])
+    return zip(batch.records, batch.beliefs)
+
+
+def halving_share(policy, secrets, cfg: GameConfig, intervals=None) -> float:
+    """Teacher-forced: in every state the Bayes policy reaches on these secrets, the share in which
+    `policy`'s own action splits C_t into halves as bisection's does, i.e. eliminates floor or
+    ceil of |C_t| / 2 (a valid, new question). It asks whether the model can imitate bisection
+    where it stands, without the compounding of its own earlier mistakes."""
+    game, bayes, halved, states = CSG(secrets, cfg, intervals=intervals), BayesPolicy(), 0, 0
+    while game.active:
+        trial = copy.deepcopy(game)      # the same state, played one turn by `policy`
+        for r in trial.step(policy.respond(trial)):
+            n = r.candidates_before
+            halved += not (r.invalid or r.redundant) and r.eliminated in (n // 2, n - n // 2)
+            states += 1
+        game.step(bayes.respond(game))
+    return halved / max(states, 1)
+
+
 def summary(comparisons, eliminated) -> dict:
     if not comparisons:
         return {"comparisons": 0, "mean_fraction_eliminated": statistics.mean(eliminated) if eliminated else math.nan,
@@ -81,6 +106,34 @@ def summary(comparisons, eliminated) -> dict:
             "mean_fraction_eliminated": statistics.mean(eliminated),
             "comparison_share": len(comparisons) / max(len(eliminated), 1),
             "zero_share": sum(e == 0 for e in eliminated) / max(len(eliminated), 1)}
+
+
+def scored(policy, secrets, cfg: GameConfig, samples: int, seed: int) -> dict:
+    """A policy on these secrets, greedy and sampled at T = 1: its resolve rate (evaluate.py) and
+    its behaviour (`summary`)."""
+    ev = evaluate_policy(policy, secrets, cfg, RuleOracle(), samples, seed)
+    return {"greedy": ev["eval/resolve_rate"], "sampled": ev.get("eval/sampled_resolve_rate"),
+            "behaviour_greedy": summary(*turns_of(greedy_turns(policy, secrets, cfg))),
+            "behaviour_sampled": summary(*turns_of(sampled_turns(policy, secrets, cfg, samples, seed)))}
+
+
+def heldout_and_n200(policy, heldout, samples: int, seed: int) -> dict:
+    """`scored` on the held-out secrets of 1..100 and on all of 1..200 (evaluate.py's
+    "generalization": secrets no training saw, a universe twice as wide as any trained on)."""
+    return {"heldout": scored(policy, heldout, GameConfig(question_set="binary"), samples, seed),
+            "n200": scored(policy, list(range(1, 201)), GameConfig(question_set="binary", n_max=200), samples, seed)}
+
+
+def final_fields(scores: dict) -> dict:
+    """The flat figures of a binary-set policy from `heldout_and_n200`: resolve rates (fractions),
+    the comparison threshold's correlation with the median of C_t and the fraction of C_t
+    eliminated per turn, on the held-out secrets (the correlation is NaN without 3 comparisons)."""
+    h, n = scores["heldout"], scores["n200"]
+    return {"heldout_greedy": h["greedy"], "heldout_sampled": h["sampled"],
+            "n200_greedy": n["greedy"], "n200_sampled": n["sampled"],
+            "threshold_median_corr_greedy": h["behaviour_greedy"].get("threshold_median_corr", math.nan),
+            "threshold_median_corr_sampled": h["behaviour_sampled"].get("threshold_median_corr", math.nan),
+            "eliminated_fraction_per_turn": h["behaviour_greedy"]["mean_fraction_eliminated"]}
 
 
 def checkpoint_played(path: str) -> dict:
@@ -106,8 +159,7 @@ def main(argv=None):
     results = {}
     comp, elim = turns_of(greedy_turns(policy, secrets, game_cfg))
     results["policy greedy"] = summary(comp, elim) | {"points": comp}
-    batch = play_rollouts(policy, secrets, cfg.samples, game_cfg, SampleConfig(), seeds=list(range(len(secrets) * cfg.samples)))
-    comp, elim = turns_of(zip(batch.records, batch.beliefs))
+    comp, elim = turns_of(sampled_turns(policy, secrets, game_cfg, cfg.samples, 0))
     results["policy sampled"] = summary(comp, elim) | {"points": comp}
     for name, reference in (("bisection (Bayes)", BayesPolicy()), ("random", RandomPolicy(0))):
         game = play(reference, secrets, game_cfg)

@@ -13,7 +13,9 @@ candidate universe lo..hi drawn around its secret (env.random_interval), so that
 question depends on the candidates listed in the prompt and no fixed sequence fits. Reported,
 greedy and sampled at T = 1: the resolve rate on the held-out secrets in the full 1..100, and on
 1..200 (secrets the model never saw, universes twice as wide: evaluate.py's "generalization"),
-and the comparison thresholds against the median of C_t (bench/bisection_behaviour.py).
+and the comparison thresholds against the median of C_t (bench/bisection_behaviour.py); and,
+teacher-forced, the share of the Bayes policy's own states in which the model's action halves C_t
+(`halving_share`: imitation where it stands, without compounding its own mistakes).
     python bench/capacity_check.py [--layers 2 --width 128] [--episodes 1500 --epochs 4]
 """
 import os
@@ -30,11 +32,8 @@ import torch  # noqa: E402
 import models  # noqa: E402
 import tinylm  # noqa: E402
 import warmup  # noqa: E402
-from bench.bisection_behaviour import greedy_turns, summary, turns_of  # noqa: E402
+from bench.bisection_behaviour import halving_share, heldout_and_n200  # noqa: E402
 from env import GameConfig, random_interval, secret_split  # noqa: E402
-from evaluate import evaluate_policy  # noqa: E402
-from oracle import RuleOracle  # noqa: E402
-from policy import SampleConfig, play_rollouts  # noqa: E402
 from reference import BayesPolicy  # noqa: E402
 
 
@@ -50,13 +49,8 @@ class CapacityConfig:
     samples: int = arg(4, "sampled episodes (T = 1) per evaluation secret", at_least=0)
     seed: int = arg(0, "seed of the model, the data and the sampling", at_least=0)
     threads: int = arg(0, "torch threads (0: every core)", at_least=0)
+    save: str = arg("", "also save the trained model here (a checkpoint directory; empty: not saved)")
     out: str = arg(os.path.join(RESULTS, "capacity_check.json"), "where the figures are written", writes="file")
-
-
-def sampled_behaviour(policy, secrets, game_cfg, samples: int, seed: int) -> dict:
-    batch = play_rollouts(policy, secrets, samples, game_cfg, SampleConfig(), seeds=[seed + i for i in
-                                                                                     range(len(secrets) * samples)])
-    return summary(*turns_of(zip(batch.records, batch.beliefs)))
 
 
 def main(argv=None):
@@ -78,17 +72,17 @@ def main(argv=None):
     trained = time.time() - start
     results = {"config": vars(cfg), "parameters": sum(p.numel() for p in policy.model.parameters()),
                "training_states": len(examples), "train_seconds": round(trained, 1), "epoch_losses": losses}
-    wide = GameConfig(question_set="binary", n_max=200)
-    for name, secrets_, game_ in (("heldout", heldout, game), ("n200", list(range(1, 201)), wide)):
-        ev = evaluate_policy(policy, secrets_, game_, RuleOracle(), cfg.samples, cfg.seed)
-        results[name] = {"greedy": ev["eval/resolve_rate"], "sampled": ev.get("eval/sampled_resolve_rate"),
-                         "behaviour_greedy": summary(*turns_of(greedy_turns(policy, secrets_, game_))),
-                         "behaviour_sampled": sampled_behaviour(policy, secrets_, game_, cfg.samples, cfg.seed)}
+    if cfg.save:
+        policy.save(cfg.save)
+    results.update(heldout_and_n200(policy, heldout, cfg.samples, cfg.seed))
+    for name, secrets_, game_ in (("heldout", heldout, game), ("n200", list(range(1, 201)), GameConfig(question_set="binary", n_max=200))):
         b = results[name]
+        b["halving_share"] = halving_share(policy, secrets_, game_)
         print(f"{name}: resolve greedy {b['greedy']:.3f}, sampled {b['sampled']:.3f}; threshold-median corr greedy "
               f"{b['behaviour_greedy'].get('threshold_median_corr', float('nan')):.3f}, sampled "
               f"{b['behaviour_sampled'].get('threshold_median_corr', float('nan')):.3f}; eliminated per turn "
-              f"{b['behaviour_greedy']['mean_fraction_eliminated']:.3f}", flush=True)
+              f"{b['behaviour_greedy']['mean_fraction_eliminated']:.3f}; halving share on Bayes states "
+              f"{b['halving_share']:.3f}", flush=True)
     print(f"{results['parameters']:,} parameters, {len(examples)} states, {trained:.0f} s of training, "
           f"losses {', '.join(f'{x:.3f}' for x in losses)}")
     save_results(results, cfg.out)

@@ -29,7 +29,7 @@ import policy as policy_module  # noqa: E402
 import train  # noqa: E402
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch  # noqa: E402
 from cli import arg, parse_config, use_threads  # noqa: E402
-from warmup import warmed_up  # noqa: E402
+from experiment import load_policy  # noqa: E402
 import models  # noqa: E402
 
 
@@ -37,7 +37,7 @@ import models  # noqa: E402
 class ProfileConfig:
     steps: int = arg(1, "training steps to time, from step 1 of the default run")
     train_flags: str = arg("", "train.py flags of the run profiled, e.g. '--question-set binary' (its preset applies)")
-    model: str = arg("tiny", "tiny (the warmed-up model of step 1) or a checkpoint directory (a late step)")
+    model: str = arg("tiny", "tiny (the warmed-up model of step 1, as the flags build it) or a checkpoint directory (a late step)")
     threads: int = arg(0, "torch threads (0: the default train.py chooses)")
     cprofile_lines: int = arg(25, "functions listed from cProfile, by own time")
     out: str = arg(os.path.join(RESULTS, "profile_step.json"), "where the figures are written", writes="file")
@@ -113,8 +113,9 @@ def main(argv=None):
     pcfg = parse_config(ProfileConfig, argv, description=__doc__.splitlines()[0])
     cfg = train.config_from_flags(shlex.split(pcfg.train_flags))
     use_threads(pcfg.threads)
-    policy = warmed_up("tiny", cfg.question_set, quiet=True) if pcfg.model == "tiny" else models.load_policy_for("profile_step.py", pcfg.model)
-    opt = torch.optim.AdamW(policy.model.parameters(), lr=5e-4, betas=(0.9, cfg.adam_beta2), eps=cfg.adam_eps)
+    # tiny: the run's own start (its warm-up, precision, size and adapters), as train.py loads it
+    policy = load_policy(cfg, quiet=True)[0] if pcfg.model == "tiny" else models.load_policy_for("profile_step.py", pcfg.model)
+    opt = torch.optim.AdamW([p for p in policy.model.parameters() if p.requires_grad], lr=cfg.lr, betas=(0.9, cfg.adam_beta2), eps=cfg.adam_eps)
     rng, gen, shuffle = random.Random(0), torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
     instrument(policy, opt)
     profiler = cProfile.Profile()

@@ -41,9 +41,18 @@ older markdown or text result also carries "source", that file.
   "bisection (Bayes)", "random": {"comparisons", "threshold_median_corr",
   "mean_fraction_eliminated", "zero_share", ...}, "checkpoint": {"path", "played": kept|last,
   "step"}}.
+- capacity_check_NAME.json (bench/capacity_check.py): {"config", "parameters", "training_states",
+  "epoch_losses", "heldout", "n200": {"greedy", "sampled", "behaviour_greedy", "behaviour_sampled"}}.
+- binary_final.json, binary_scores_NAME.json (bench/binary_final.py): {"runs": [{"estimator",
+  "seed", "steps", "changed", "kept_step", "split_seed", "universe_least", "train_seconds", "threads",
+  "samples",
+  "heldout_greedy", "heldout_sampled", "n200_greedy", "n200_sampled", "threshold_median_corr_greedy",
+  "threshold_median_corr_sampled", "eliminated_fraction_per_turn"}], "paired": {ESTIMATOR: {FIGURE:
+  {"mean_difference", "t", "p", "seeds"}}}}.
 - smollm2_learning.json, and the speed files env_speed, eval_speed, rollouts, threads,
-  ranks_speed, ranks_speed_gpu, gpu_step, gpu_step_cpu_small, profile_step, train_cuda_summary (.json): as their
-  bench scripts (and train.py's summary.json) write them.
+  ranks_speed, ranks_speed_gpu, gpu_step, gpu_step_cpu_small, profile_step, profile_step_binary,
+  profile_step_binary_bf16, train_cuda_summary (.json): as their bench scripts (and train.py's
+  summary.json) write them.
 """
 import json
 import math
@@ -309,6 +318,7 @@ def section_binary() -> list[str]:
         lines += [f"Only yes/no questions are answered. For reference (`binary_explore.json`): bisection resolves "
                   f"{ref['bisection']}% of the held-out secrets, the best belief-agnostic fixed sequence "
                   f"{ref['fixed_sequence']}%, random questions {ref['random']}%.", ""]
+    lines += section_final()
     if g8 is None:
         return lines + missing("reproduce_binary_60min_g8.json", "python bench/reproduce.py --question-set binary "
                                                                   "--estimators echo --jobs 2 --tag 60min_g8")
@@ -326,6 +336,38 @@ def section_binary() -> list[str]:
     return lines + section_belief() + section_capacity() + section_settings(explore)
 
 
+def section_final() -> list[str]:
+    """bench/binary_final.py: kept checkpoints on their own untouched split and on 1..200."""
+    lines = ["### Kept checkpoints on an untouched split and on 1..200", ""]
+    files = [(p.name, load(p.name)) for p in [DIR / "binary_final.json", *sorted(DIR.glob("binary_scores_*.json"))]
+             if p.exists()]
+    if not files:
+        return lines + missing("binary_final.json", "python bench/reproduce.py --question-set binary --train-flags "
+                               "'--split-seed 1 --universe-least 2' --jobs 2; python bench/binary_final.py")
+    lines += ["*Protocol:* each run's kept checkpoint (chosen on its validation secrets) played on the held-out secrets "
+              "of its own split (`--split-seed`), which no setting was chosen on, and on all of 1..200 (secrets and a "
+              "universe no training saw); greedy / sampled at T = 1. Correlation: the comparison threshold against the "
+              "median of the current candidates (bisection: 1.00), held-out. Universes: the smallest training universe "
+              "drawn per episode (`--universe-least`; - : always 1..100).", ""]
+    for name, d in files:
+        rows = [[r["estimator"], r["seed"], " ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in r["changed"].items())
+                 or "none", f"{r['steps']} ({r['kept_step']})", r["split_seed"],
+                 r["universe_least"] or "-", f"{r['train_seconds'] / 60:.0f} ({r['threads'] or 'all'})",
+                 f"{num(r['heldout_greedy'], 1, 100)} / {num(r['heldout_sampled'], 1, 100)}",
+                 f"{num(r['n200_greedy'], 1, 100)} / {num(r['n200_sampled'], 1, 100)}",
+                 f"{num(r['threshold_median_corr_greedy'])} / {num(r['threshold_median_corr_sampled'])}",
+                 num(r["eliminated_fraction_per_turn"])] for r in d["runs"]]
+        lines += [provenance_line(name, d), ""]
+        lines += table(["Estimator", "Seed", "Flags beyond the binary preset", "Steps (kept)", "Split", "Universes", "Train min (threads)", "Held-out resolve %, "
+                        "greedy / sampled", "1..200 resolve %, greedy / sampled", "Threshold-median corr.",
+                        "Eliminated per turn"], rows)
+        for other, tests in d["paired"].items():
+            lines += [f"ECHO minus {other.upper()}, paired over seeds: " + "; ".join(
+                f"{k.replace('_', ' ')} {num(v['mean_difference'], 1, 100)} points ({t_test_text(v['t'], v['p'])})"
+                for k, v in tests.items()) + ".", ""]
+    return lines
+
+
 def section_capacity() -> list[str]:
     """bench/capacity_check.py: the model trained supervised on the Bayes policy's actions."""
     lines = ["### Can the built-in model represent bisection? (capacity check)", ""]
@@ -338,17 +380,21 @@ def section_capacity() -> list[str]:
              f"{d['training_states']:,} states x {d['config']['epochs']} epochs, final loss {d['epoch_losses'][-1]:.3f}"]
             + [f"{num(d[s]['greedy'], 1, 100)} / {num(d[s]['sampled'], 1, 100)}" for s in ("heldout", "n200")]
             + [both(d[s], "threshold_median_corr") for s in ("heldout", "n200")]
-            + [both(d["heldout"], "mean_fraction_eliminated")] for _, d in files]
+            + [both(d["heldout"], "mean_fraction_eliminated")]
+            + [" / ".join(num(d[s].get("halving_share"), 1, 100) for s in ("heldout", "n200"))] for _, d in files]
     machines = "; ".join(sorted({machine_text(meta(n, d).get("machine")) for n, d in files}))
     lines += ["*Command:* `python bench/capacity_check.py --layers L --width W --episodes E --epochs K`. "
               f"*Machines:* {machines}. *Files:* " + ", ".join(f"`{n}`" for n, _ in files) + ".", "",
               "*Protocol:* a capacity check, not an RL result. The fresh tiny model is trained supervised on the Bayes "
               "policy's actions (bisection) in the states it reaches on the training secrets of 1..100, each episode in a "
               "random universe lo..hi holding its secret; then played greedily / sampled at T = 1 on the held-out "
-              "secrets (1..100) and on 1..200. Nothing is chosen by these figures.", ""]
+              "secrets (1..100) and on 1..200. Bayes states halved: teacher-forced, the share of the states the Bayes policy "
+              "reaches on those secrets in which the model's own action halves the candidates (bisection: 100%). Nothing "
+              "is chosen by these figures.", ""]
     return lines + table(["Model (layers x width, parameters)", "Training", "Held-out resolve %, greedy / sampled",
                           "1..200 resolve %, greedy / sampled", "Threshold-median corr., held-out",
-                          "Threshold-median corr., 1..200", "Eliminated per turn, held-out"], rows)
+                          "Threshold-median corr., 1..200", "Eliminated per turn, held-out",
+                          "Bayes states halved %, held-out / 1..200"], rows)
 
 
 def binary_reproduction(name: str, title: str, default_g: int) -> list[str]:
@@ -517,7 +563,8 @@ SPEED = {
                                            for v in d.values() if isinstance(v, dict) and "policies" in v),
     "rollouts.json": rollouts_figure,
     "threads.json": threads_figure,
-    "profile_step.json": lambda d: (f"one training step ({d['turns']} turns): {d['seconds']} s; rollout "
+    "profile_step.json": lambda d: (f"{d['steps']} training step(s) from step 1 ({d['turns']} turns, "
+                                    f"{d['threads']} thread(s)): {d['seconds']} s; rollout "
                                     f"{d['pieces']['rollout (total)']['seconds']} s, update "
                                     f"{d['pieces']['update (total)']['seconds']} s (backward "
                                     f"{d['pieces']['update: backward']['seconds']} s)"),
@@ -532,7 +579,9 @@ SPEED = {
                                        f"thread(s) each: {d['wall_seconds']:.0f} s wall") if d.get("runs_trained") else None,
 }
 SPEED["ranks_speed_gpu.json"] = SPEED["ranks_speed.json"]
-SPEED_ORDER = ["env_speed.json", "eval_speed.json", "rollouts.json", "threads.json", "profile_step.json", "ranks_speed.json",
+SPEED["profile_step_binary.json"] = SPEED["profile_step_binary_bf16.json"] = SPEED["profile_step.json"]
+SPEED_ORDER = ["env_speed.json", "eval_speed.json", "rollouts.json", "threads.json", "profile_step.json",
+               "profile_step_binary.json", "profile_step_binary_bf16.json", "ranks_speed.json",
                "ranks_speed_gpu.json", "gpu_step.json", "gpu_step_cpu_small.json", "train_cuda_summary.json", "reproduce_paper.json"]
 
 
@@ -580,6 +629,14 @@ def readme_summary() -> list[str]:
                      f"{ms(per_seed(runs, RESOLVE[0]), 0)} greedy / {ms(per_seed(runs, RESOLVE[1]), 0)} sampled over "
                      f"seeds {seeds_text(g8['seeds'])}{bisection}; its settings were chosen on held-out scores, so this "
                      "figure is not a clean estimate.")
+    default = load("binary_scores_echo-default-split1.json")
+    if default:
+        (r,) = default["runs"]
+        lines.append(f"- **Binary, the {r['steps']}-step default** on a held-out split no setting was chosen on (ECHO, "
+                     f"seed {r['seed']} only): {num(r['heldout_greedy'], 0, 100)} greedy / {num(r['heldout_sampled'], 0, 100)} "
+                     f"sampled; on 1..200 {num(r['n200_greedy'], 0, 100)} / {num(r['n200_sampled'], 0, 100)}; its "
+                     f"thresholds' correlation with the median of the candidates {num(r['threshold_median_corr_sampled'])} "
+                     "(sampled; bisection's is 1).")
     smol = load("smollm2_learning.json")
     if smol:
         steps, k = smol["steps"], min(4, len(smol["steps"]) // 2)

@@ -1,0 +1,97 @@
+"""ECHO against GRPO and RLOO on the binary question set, scored on what no choice looked at: each
+run's kept checkpoint (RUN/best, chosen on its validation secrets) played on the held-out secrets
+of its own split (train.py --split-seed) and on 1..200, greedy and sampled at T = 1, with its
+comparison thresholds against the median of the current candidates (bench/bisection_behaviour.py).
+
+Paper: section 6 (ECHO vs trajectory-level baselines); App. C "Bisection as a special case of the
+EDP objective". The runs are bench/reproduce.py's, e.g.
+
+    python bench/reproduce.py --question-set binary --train-flags "--split-seed 1 --universe-least 2" --jobs 2
+    python bench/binary_final.py --runs runs/reproduce/binary
+
+Writes {"runs": [{"estimator", "seed", "steps", "changed" (the train.py settings that differ from
+the binary preset's), "kept_step", "split_seed", "universe_least",
+"train_seconds", "threads", "samples", "heldout_greedy",
+"heldout_sampled", "n200_greedy", "n200_sampled", "threshold_median_corr_greedy",
+"threshold_median_corr_sampled", "eliminated_fraction_per_turn"}, ...], "paired": {...}}: rates as
+fractions, and per other estimator the paired t-test over seeds of ECHO minus it.
+"""
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.bisection_behaviour import final_fields, heldout_and_n200  # noqa: E402
+from bench.common import RESULTS, save_results  # noqa: E402
+from bench.reproduce import PER_RUN_FIELDS  # noqa: E402
+from cli import arg, fail, parse_config, use_threads  # noqa: E402
+
+import models  # noqa: E402
+from experiment import eval_seed  # noqa: E402
+from env import secret_split  # noqa: E402
+from stats import paired_t_test  # noqa: E402
+from train import config_from_flags  # noqa: E402
+
+COMPARED = ("heldout_greedy", "heldout_sampled", "n200_greedy", "n200_sampled")
+
+
+@dataclass
+class FinalConfig:
+    runs: str = arg("runs/reproduce/binary", "directory of the runs, one ESTIMATOR-seedS each (bench/reproduce.py)")
+    samples: int = arg(0, "sampled episodes (T = 1) per secret (0: the run's own --eval-samples)", at_least=0)
+    threads: int = arg(0, "torch threads (0: every core)", at_least=0)
+    out: str = arg(os.path.join(RESULTS, "binary_final.json"), "where the figures are written (other run sets: "
+                   "bench/results/binary_scores_NAME.json)", writes="file")
+
+
+def run_row(run_dir: Path, samples: int) -> dict:
+    """The figures of one run: its kept checkpoint on its own held-out split and on 1..200, sampled
+    with the seed of the run's own final evaluation (so the held-out figures are train.py's)."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    config = json.loads((run_dir / "train_config.json").read_text())
+    if config["question_set"] != "binary":
+        fail("binary_final.py", f"{run_dir} was trained on the {config['question_set']} question set, not binary")
+    heldout = secret_split(config["n_max"], config["n_heldout"], config["split_seed"])[1]
+    policy = models.load_policy_for("binary_final.py", str(run_dir / "best"), "cpu", "fp32", trainable=False)
+    samples = samples or config["eval_samples"]
+    preset = vars(config_from_flags(["--question-set", "binary"]))     # what the run changed from it
+    changed = {k: v for k, v in config.items() if k in preset and k not in PER_RUN_FIELDS and v != preset[k]}
+    return {"estimator": summary["estimator"], "seed": summary["seed"], "steps": summary["steps"], "changed": changed,
+            "kept_step": summary["kept"]["step"], "split_seed": config["split_seed"],
+            "universe_least": config["universe_least"], "train_seconds": summary["train_seconds"],
+            "threads": config["threads"], "samples": samples,
+            **final_fields(heldout_and_n200(policy, heldout, samples, eval_seed(config["seed"], config["steps"])))}
+
+
+def paired(rows: list[dict], first: str = "echo") -> dict:
+    """{other estimator: {figure: {mean_difference, t, p, seeds}}}: `first` minus the other, paired by seed."""
+    by = {(r["estimator"], r["seed"]): r for r in rows}
+    out = {}
+    for other in sorted({r["estimator"] for r in rows} - {first}):
+        seeds = sorted(s for e, s in by if e == other and (first, s) in by)
+        out[other] = {}
+        for key in COMPARED:
+            a, b = [by[first, s][key] for s in seeds], [by[other, s][key] for s in seeds]
+            t, p = paired_t_test(a, b)
+            out[other][key] = {"mean_difference": sum(x - y for x, y in zip(a, b)) / max(len(seeds), 1),
+                               "t": t, "p": p, "seeds": seeds}
+    return out
+
+
+def main(argv=None):
+    cfg = parse_config(FinalConfig, argv, description=__doc__.splitlines()[0])
+    use_threads(cfg.threads)
+    run_dirs = sorted(p.parent for p in Path(cfg.runs).glob("*-seed*/summary.json"))
+    if not run_dirs:
+        fail("binary_final.py", f"no finished runs (ESTIMATOR-seedS/summary.json) in {cfg.runs}")
+    rows = []
+    for run_dir in run_dirs:
+        rows.append(run_row(run_dir, cfg.samples))
+        print(", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()), flush=True)
+    save_results({"runs": rows, "paired": paired(rows)}, cfg.out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,96 @@
+"""The binary set's final figures (bench/binary_final.py, bench/bisection_behaviour.py): bisection
+scores as bisection, pairing is by seed, and a trained run's kept checkpoint is scored on its own
+held-out split (train.py's own figures, played again) and on 1..200."""
+import json
+import math
+
+import pytest
+
+from bench.binary_final import main as binary_final, paired
+from bench.bisection_behaviour import final_fields, halving_share, heldout_and_n200, summary, turns_of
+from env import CSG, GameConfig, play, secret_split
+from experiment import eval_seed
+from reference import BayesPolicy, RandomPolicy
+from stats import paired_t_test
+from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
+
+
+def replayed(policy, secrets, cfg):
+    """(record, C_t) of each turn of a reference policy's episodes, C_t replayed from the records."""
+    pairs = []
+    for ep in play(policy, secrets, cfg).episodes:
+        replay = CSG([ep.secret], cfg)
+        for record in ep.records:
+            pairs.append((record, replay.episodes[0].candidates))
+            replay.step([record.raw_response])
+    return pairs
+
+
+def test_bisection_cuts_at_the_median_and_halves_the_candidates():
+    """The Bayes policy on the binary set asks for the median: its cut points follow the median of
+    C_t (correlation near 1, each cut leaving halves of C_t) and it removes about half of C_t
+    each turn; a policy that always cut at 50.5 would not correlate."""
+    cfg = GameConfig(question_set="binary")
+    comparisons, eliminated = turns_of(replayed(BayesPolicy(), secret_split()[1], cfg))
+    s = summary(comparisons, eliminated)
+    assert s["comparisons"] == len(comparisons) > 20 and s["threshold_median_corr"] > 0.99
+    assert all(round(e * n) in (n // 2, n - n // 2) for _, _, n, e in comparisons)   # each cut halves C_t
+    assert 0.45 < s["mean_fraction_eliminated"] <= 0.5 + 1e-9
+    fixed = summary([(50.5, m, n, e) for _, m, n, e in comparisons], eliminated)
+    assert math.isnan(fixed["threshold_median_corr"]) or abs(fixed["threshold_median_corr"]) < 1e-6
+
+
+def test_halving_share_is_one_for_bisection_and_lower_for_random_questions():
+    """Teacher-forced on the Bayes policy's states: bisection halves C_t in every one of them (in
+    a drawn universe too); random questions do not."""
+    cfg = GameConfig(question_set="binary")
+    assert halving_share(BayesPolicy(), [3, 50, 97], cfg) == 1.0
+    assert halving_share(BayesPolicy(), [12, 40], cfg, intervals=[(5, 30), (33, 90)]) == 1.0
+    assert halving_share(RandomPolicy(0), secret_split()[1], cfg) < 0.3
+
+
+def test_final_fields_name_the_held_out_figures():
+    scores = {"heldout": {"greedy": 0.5, "sampled": 0.25, "behaviour_greedy": {"threshold_median_corr": 0.9,
+                                                                               "mean_fraction_eliminated": 0.4},
+                          "behaviour_sampled": {"comparisons": 0, "mean_fraction_eliminated": 0.3}},
+              "n200": {"greedy": 0.1, "sampled": 0.2, "behaviour_greedy": {}, "behaviour_sampled": {}}}
+    f = final_fields(scores)
+    assert (f["heldout_greedy"], f["heldout_sampled"], f["n200_greedy"], f["n200_sampled"]) == (0.5, 0.25, 0.1, 0.2)
+    assert f["threshold_median_corr_greedy"] == 0.9 and math.isnan(f["threshold_median_corr_sampled"])
+    assert f["eliminated_fraction_per_turn"] == 0.4
+
+
+def test_paired_differences_are_by_seed_and_skip_unpaired_seeds():
+    rows = [{"estimator": e, "seed": s, "heldout_greedy": v, "heldout_sampled": v, "n200_greedy": 0.0, "n200_sampled": 0.0}
+            for e, s, v in [("echo", 0, 0.5), ("echo", 1, 0.7), ("echo", 2, 0.9), ("grpo", 0, 0.4), ("grpo", 1, 0.5),
+                            ("grpo", 2, 0.6), ("grpo", 3, 0.0)]]
+    g = paired(rows)["grpo"]["heldout_greedy"]
+    assert g["seeds"] == [0, 1, 2] and g["mean_difference"] == pytest.approx(0.2)
+    assert (g["t"], g["p"]) == pytest.approx(paired_t_test([0.5, 0.7, 0.9], [0.4, 0.5, 0.6]))
+    assert list(paired(rows)) == ["grpo"]
+
+
+def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, model_dir, monkeypatch):  # noqa: F811
+    (summary,) = run(tmp_path / "runs", model_dir, "--steps", "1", "--question-set", "binary", "--split-seed", "3",
+                     "--validation-secrets", "2", "--eval-samples", "1", "--run-name", "echo-seed5", "--seed", "5")
+    import bench.binary_final as final
+    played = []
+
+    def recording(policy, heldout, samples, seed):
+        played.append((list(heldout), samples, seed))
+        return heldout_and_n200(policy, heldout, samples, seed)
+    monkeypatch.setattr(final, "heldout_and_n200", recording)
+    out = tmp_path / "final.json"
+    binary_final(["--runs", str(tmp_path / "runs"), "--out", str(out)])
+    # FAST: --n-heldout 4; the run's --eval-samples and the seed of its final evaluation (step 1)
+    assert played == [(secret_split(100, 4, seed=3)[1], 1, eval_seed(5, 1))] and played[0][0] != secret_split(100, 4)[1]
+    (row,) = json.loads(out.read_text())["runs"]
+    assert (row["estimator"], row["seed"], row["steps"], row["kept_step"], row["split_seed"]) == ("echo", 5, 1, 1, 3)
+    assert row["changed"]["split_seed"] == 3 and row["changed"]["steps"] == 1 and "seed" not in row["changed"]
+    # played again with the run's own evaluation seed: train.py's held-out figures, exactly
+    assert (row["heldout_greedy"], row["heldout_sampled"]) == (summary["final_eval"]["eval/resolve_rate"],
+                                                               summary["final_eval"]["eval/sampled_resolve_rate"])
+    for key in ("heldout_greedy", "heldout_sampled", "n200_greedy", "n200_sampled", "eliminated_fraction_per_turn"):
+        assert 0.0 <= row[key] <= 1.0
+    with pytest.raises(SystemExit):
+        binary_final(["--runs", str(tmp_path / "nothing"), "--out", str(out)])
