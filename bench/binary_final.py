@@ -53,6 +53,8 @@ def run_row(run_dir: Path, samples: int) -> dict:
     config = json.loads((run_dir / "train_config.json").read_text())
     if config["question_set"] != "binary":
         fail("binary_final.py", f"{run_dir} was trained on the {config['question_set']} question set, not binary")
+    if not (run_dir / "best").exists():
+        fail("binary_final.py", f"{run_dir} kept no checkpoint (RUN/best): train it with --validation-secrets above 0")
     heldout = secret_split(config["n_max"], config["n_heldout"], config["split_seed"])[1]
     policy = models.load_policy_for("binary_final.py", str(run_dir / "best"), "cpu", "fp32", trainable=False)
     samples = samples or config["eval_samples"]
