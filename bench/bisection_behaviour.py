@@ -72,6 +72,18 @@ def greedy_turns(policy, secrets, cfg):
     return pairs
 
 
+def replayed_turns(policy, secrets, cfg):
+    """(record, C_t) of every turn of a respond(game)-policy (reference.py) played to the end, C_t
+    replayed from the records."""
+    pairs = []
+    for ep in play(policy, secrets, cfg).episodes:
+        replay = CSG([ep.secret], cfg)
+        for r in ep.records:
+            pairs.append((r, replay.episodes[0].candidates))
+            replay.step([r.raw_response])
+    return pairs
+
+
 def sampled_turns(policy, secrets, cfg, samples: int, seed: int):
     """(record, C_t) of every turn of `samples` episodes per secret at T = 1, seeds seed, seed + 1, ..."""
     batch = play_rollouts(policy, secrets, samples, cfg, SampleConfig(), seeds=[seed + i for i in range(len(secrets) * samples)])
@@ -162,14 +174,7 @@ def main(argv=None):
     comp, elim = turns_of(sampled_turns(policy, secrets, game_cfg, cfg.samples, 0))
     results["policy sampled"] = summary(comp, elim) | {"points": comp}
     for name, reference in (("bisection (Bayes)", BayesPolicy()), ("random", RandomPolicy(0))):
-        game = play(reference, secrets, game_cfg)
-        pairs = []
-        for ep in game.episodes:     # beliefs replayed from the records: C_t before each turn
-            replay = CSG([ep.secret], game_cfg)
-            for r in ep.records:
-                pairs.append((r, replay.episodes[0].candidates))
-                replay.step([r.raw_response])
-        comp, elim = turns_of(pairs)
+        comp, elim = turns_of(replayed_turns(reference, secrets, game_cfg))
         results[name] = summary(comp, elim) | {"points": comp}
     name = cfg.name or os.path.basename(os.path.dirname(os.path.abspath(cfg.checkpoint)))
     for key, r in results.items():

@@ -7,23 +7,12 @@ import math
 import pytest
 
 from bench.binary_final import main as binary_final, paired
-from bench.bisection_behaviour import final_fields, halving_share, heldout_and_n200, summary, turns_of
-from env import CSG, GameConfig, play, secret_split
+from bench.bisection_behaviour import final_fields, halving_share, heldout_and_n200, replayed_turns, summary, turns_of
+from env import GameConfig, secret_split
 from experiment import eval_seed
 from reference import BayesPolicy, RandomPolicy
 from stats import paired_t_test
 from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
-
-
-def replayed(policy, secrets, cfg):
-    """(record, C_t) of each turn of a reference policy's episodes, C_t replayed from the records."""
-    pairs = []
-    for ep in play(policy, secrets, cfg).episodes:
-        replay = CSG([ep.secret], cfg)
-        for record in ep.records:
-            pairs.append((record, replay.episodes[0].candidates))
-            replay.step([record.raw_response])
-    return pairs
 
 
 def test_bisection_cuts_at_the_median_and_halves_the_candidates():
@@ -31,7 +20,7 @@ def test_bisection_cuts_at_the_median_and_halves_the_candidates():
     C_t (correlation near 1, each cut leaving halves of C_t) and it removes about half of C_t
     each turn; a policy that always cut at 50.5 would not correlate."""
     cfg = GameConfig(question_set="binary")
-    comparisons, eliminated = turns_of(replayed(BayesPolicy(), secret_split()[1], cfg))
+    comparisons, eliminated = turns_of(replayed_turns(BayesPolicy(), secret_split()[1], cfg))
     s = summary(comparisons, eliminated)
     assert s["comparisons"] == len(comparisons) > 20 and s["threshold_median_corr"] > 0.99
     assert all(round(e * n) in (n // 2, n - n // 2) for _, _, n, e in comparisons)   # each cut halves C_t
