@@ -311,12 +311,14 @@ def play_all(cfg: EvalConfig, gcfg: GameConfig, secrets: list[int]) -> tuple[lis
 # During training: the eval/ metrics of train.py
 # ---------------------------------------------------------------------------------------------
 
-def evaluate_policy(policy, secrets, game_cfg: GameConfig, oracle, samples: int, seed: int) -> dict:
+def evaluate_policy(policy, secrets, game_cfg: GameConfig, oracle, samples: int, seed: int,
+                    per_secret: bool = False) -> dict:
     """The eval/ metrics of a language-model policy on these secrets, played two ways. Greedy
     (one episode per secret): the paper's Table 1 columns among them. Sampled at T = 1 as in
     training (`samples` episodes per secret, as the paper evaluated its trained models):
     eval/sampled_resolve_rate and its standard error over secrets, which does not flip between
-    0 and 1 the way a greedy policy that repeats one question can."""
+    0 and 1 the way a greedy policy that repeats one question can. With per_secret, also each
+    secret's greedy and sampled resolve, in `secrets` order (lists, so not logged as metrics)."""
     game = play(policy, secrets, game_cfg, oracle)
     episodes = [[r.as_dict() for r in e.records] for e in game.episodes]
     summaries = [game.episode_summary(i) for i in range(len(secrets))]
@@ -327,9 +329,13 @@ def evaluate_policy(policy, secrets, game_cfg: GameConfig, oracle, samples: int,
         sampled = play_rollouts(policy, secrets, samples, game_cfg, SampleConfig(), oracle,
                                 torch.Generator(policy.device).manual_seed(seed))
         resolved = torch.tensor([e["resolved"] for e in sampled.episodes], dtype=torch.float64)
-        per_secret = resolved.view(len(secrets), samples).mean(1)                      # (secrets,)
-        out["eval/sampled_resolve_rate"], out["eval/sampled_resolve_sem"] = mean_sem(per_secret.tolist())
+        by_secret = resolved.view(len(secrets), samples).mean(1)                       # (secrets,)
+        out["eval/sampled_resolve_rate"], out["eval/sampled_resolve_sem"] = mean_sem(by_secret.tolist())
         out["eval/sampled_episode_length"] = sum(e["turns_taken"] for e in sampled.episodes) / len(sampled.episodes)
+        if per_secret:
+            out["per_secret_sampled"] = by_secret.tolist()
+    if per_secret:
+        out["per_secret_greedy"] = [float(s["resolved"]) for s in summaries]
     return out
 
 

@@ -135,6 +135,28 @@ class OfflineData:
                             episodes=[summaries[e] for e in chosen])
 
 
+def smoothed(scores: list[float], window: int) -> list[float]:
+    """Each validation score's mean with the `window` - 1 before it (fewer at the start): the
+    figure the kept checkpoint is chosen on."""
+    return [sum(scores[max(0, i - window + 1):i + 1]) / len(scores[max(0, i - window + 1):i + 1])
+            for i in range(len(scores))]
+
+
+def kept_evaluation(scores: list[float], window: int) -> int:
+    """Which evaluation a run keeps: the last with the best smoothed score (`Run.keep_best` saves
+    on >=, so a later tie wins)."""
+    s = smoothed(scores, window)
+    return max(range(len(s)), key=lambda i: (s[i], i))
+
+
+def validation_halves(greedy: list[float], sampled: list[float]) -> tuple[float, float]:
+    """The validation score (greedy and sampled resolve, averaged) on each half of the validation
+    secrets, alternate ones, so that a rule for keeping checkpoints can be chosen on one half and
+    judged on the other (bench/binary_defaults.py). Per-secret lists in the same order."""
+    a, b = greedy[0::2] + sampled[0::2], greedy[1::2] + sampled[1::2]
+    return sum(a) / max(len(a), 1), sum(b) / max(len(b), 1)
+
+
 class Run:
     """One training run on disk: its directory, metric rows, timings, kept checkpoint and random
     streams. Built before anything is written, so a setting that cannot work fails cleanly; used
@@ -244,10 +266,13 @@ class Run:
         """Score the policy on the validation secrets (greedy and sampled resolve, averaged); keep
         it as RUN/best if its mean over the last `validation_window` scores is the best so far."""
         v = evaluate_policy(policy, self.validation, self.game_cfg, self.oracle, max(self.cfg.eval_samples, 2),
-                            self.cfg.seed + step)
+                            self.cfg.seed + step, per_secret=True)
         row["eval/validation_score"] = (v["eval/resolve_rate"] + v["eval/sampled_resolve_rate"]) / 2
+        if len(self.validation) >= 2:
+            row["eval/validation_score_a"], row["eval/validation_score_b"] = validation_halves(
+                v["per_secret_greedy"], v["per_secret_sampled"])
         recent = [r["eval/validation_score"] for r in self.rows + [row] if "eval/validation_score" in r]
-        row["eval/validation_smoothed"] = sum(recent[-self.cfg.validation_window:]) / len(recent[-self.cfg.validation_window:])
+        row["eval/validation_smoothed"] = smoothed(recent, self.cfg.validation_window)[-1]
         if row["eval/validation_smoothed"] >= self.kept["score"]:
             self.kept = {"score": row["eval/validation_smoothed"], "step": step + 1}
             policy.save(self.dir / "best")

@@ -143,7 +143,7 @@ PRESETS = {
                   dict(lora_rank=16, lr=5e-6, micro_batch=16, warmup_episodes=64, warmup_epochs=1, warmup_lr=5e-4)),
     "llm-full": Preset("--model is not tiny and --lora-rank 0 (full fine-tuning)",
                        lambda c: c.model != "tiny" and c.lora_rank == 0, dict(lr=1e-6, warmup_lr=1e-5)),
-    "binary": Preset("--question-set binary (settings chosen in RESULTS.md)", lambda c: c.question_set == "binary",
+    "binary": Preset("--question-set binary (chosen on validation: bench/binary_defaults.py)", lambda c: c.question_set == "binary",
                      dict(steps=200, ppo_epochs=4, group_size=8, validation_secrets=10)),
 }
 

@@ -13,8 +13,11 @@ Writes {"runs": [{"estimator", "seed", "steps", "changed" (the train.py settings
 the binary preset's), "kept_step", "split_seed", "universe_least",
 "train_seconds", "threads", "samples", "heldout_greedy",
 "heldout_sampled", "n200_greedy", "n200_sampled", "threshold_median_corr_greedy",
-"threshold_median_corr_sampled", "eliminated_fraction_per_turn"}, ...], "paired": {...}}: rates as
-fractions, and per other estimator the paired t-test over seeds of ECHO minus it.
+"threshold_median_corr_sampled", "eliminated_fraction_per_turn"}, ...], "paired": {...},
+"references": {SPLIT_SEED: {"bisection" | "fixed_sequence" | "random": {"heldout", "n200"}}}}: rates
+as fractions, per other estimator the paired t-test over seeds of ECHO minus it, and what the
+reference policies (reference.py, greedy) resolve on the same secrets: bisection is the ceiling,
+the best belief-agnostic fixed sequence (fitted to each universe) what needs no belief at all.
 """
 import json
 import os
@@ -30,7 +33,8 @@ from cli import arg, fail, parse_config, use_threads  # noqa: E402
 
 import models  # noqa: E402
 from experiment import eval_seed  # noqa: E402
-from env import secret_split  # noqa: E402
+from env import GameConfig, play, secret_split  # noqa: E402
+from reference import BayesPolicy, FixedSequencePolicy, RandomPolicy  # noqa: E402
 from stats import paired_t_test  # noqa: E402
 from train import config_from_flags  # noqa: E402
 
@@ -55,7 +59,7 @@ def run_row(run_dir: Path, samples: int) -> dict:
         fail("binary_final.py", f"{run_dir} was trained on the {config['question_set']} question set, not binary")
     if not (run_dir / "best").exists():
         fail("binary_final.py", f"{run_dir} kept no checkpoint (RUN/best): train it with --validation-secrets above 0")
-    heldout = secret_split(config["n_max"], config["n_heldout"], config["split_seed"])[1]
+    heldout = heldout_of(config)
     policy = models.load_policy_for("binary_final.py", str(run_dir / "best"), "cpu", "fp32", trainable=False)
     samples = samples or config["eval_samples"]
     preset = vars(config_from_flags(["--question-set", "binary"]))     # what the run changed from it
@@ -65,6 +69,21 @@ def run_row(run_dir: Path, samples: int) -> dict:
             "universe_least": config["universe_least"], "train_seconds": summary["train_seconds"],
             "threads": config["threads"], "samples": samples,
             **final_fields(heldout_and_n200(policy, heldout, samples, eval_seed(config["seed"], config["steps"])))}
+
+
+def heldout_of(config: dict) -> list[int]:
+    """The held-out secrets of a run's own split (its train_config.json)."""
+    return secret_split(config["n_max"], config["n_heldout"], config["split_seed"])[1]
+
+
+def references(heldout: list[int]) -> dict:
+    """Greedy resolve of the reference policies on these held-out secrets (1..100) and on 1..200,
+    the two sets the runs are scored on."""
+    sets = {"heldout": (heldout, GameConfig(question_set="binary")),
+            "n200": (list(range(1, 201)), GameConfig(question_set="binary", n_max=200))}
+    policies = {"bisection": BayesPolicy, "fixed_sequence": FixedSequencePolicy, "random": lambda: RandomPolicy(0)}
+    return {name: {key: sum(e.resolved for e in play(make(), secrets, cfg).episodes) / len(secrets)
+                   for key, (secrets, cfg) in sets.items()} for name, make in policies.items()}
 
 
 def paired(rows: list[dict], first: str = "echo") -> dict:
@@ -92,7 +111,11 @@ def main(argv=None):
     for run_dir in run_dirs:
         rows.append(run_row(run_dir, cfg.samples))
         print(", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()), flush=True)
-    save_results({"runs": rows, "paired": paired(rows)}, cfg.out)
+    splits = {r["split_seed"]: heldout_of(json.loads((d / "train_config.json").read_text())) for r, d in zip(rows, run_dirs)}
+    refs = {split: references(heldout) for split, heldout in splits.items()}
+    for split, ref in refs.items():
+        print(f"references, split {split}: " + ", ".join(f"{k} {v['heldout']:.3f} / {v['n200']:.3f}" for k, v in ref.items()))
+    save_results({"runs": rows, "paired": paired(rows), "references": refs}, cfg.out)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ the cores (cli.use_threads), so a 2-core machine runs two seeds side by side. Fi
 reused and checkpointed ones resumed, so an interrupted reproduction continues where it stopped.
 
     python bench/reproduce.py [--question-set paper|binary] [--estimators echo,grpo,rloo] [--jobs 2] [--tag TAG]
-                              [--setting "a label for RESULTS.md's table of settings tried"]
 """
 import dataclasses
 import json
@@ -50,7 +49,6 @@ class ReproduceConfig:
     out: str = arg("runs/reproduce", "runs go to OUT/QUESTION_SET/ESTIMATOR-seedS", writes="directory")
     report: str = arg(RESULTS, "the markdown report, figure and JSON are also copied here", writes="directory")
     tag: str = arg("", "names the report files reproduce_QUESTION_SET_TAG.{md,png,json} (empty: no tag)")
-    setting: str = arg("", "a label that makes these runs a row of RESULTS.md's table of settings tried (empty: not a row)")
 
 
 COLUMNS = [("eval/resolve_rate", "Resolve greedy", 1), ("eval/sampled_resolve_rate", "Resolve sampled", 1),
@@ -158,7 +156,7 @@ def results_json(cfg: ReproduceConfig, results: dict, train_config: dict, how: d
     return plain({"question_set": cfg.question_set, "tag": cfg.tag, "estimators": list(results),
                   "seeds": [int(s) for s in cfg.seeds.split(",")], "window": window,
                   "command": command_line(argv, __file__), "machine": machine(), "date": today(), **how,
-                  "train_config": train_config, **({"setting": cfg.setting} if cfg.setting else {}), "runs": runs})
+                  "train_config": train_config, "runs": runs})
 
 
 def config_header(tc: dict) -> str:

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bench.binary_final import main as binary_final, paired
+from bench.binary_final import main as binary_final, paired, references
 from bench.bisection_behaviour import final_fields, halving_share, heldout_and_n200, replayed_turns, summary, turns_of
 from env import GameConfig, secret_split
 from experiment import eval_seed
@@ -49,6 +49,18 @@ def test_final_fields_name_the_held_out_figures():
     assert f["eliminated_fraction_per_turn"] == 0.4
 
 
+def test_references_bound_what_a_run_is_scored_against():
+    """Bisection resolves every secret of 1..100 and of 1..200 within 10 turns (2^7 >= 100, 2^8 >=
+    200); the best fixed sequence needs no belief and does worse on the wider universe than on its
+    held-out secrets' but better than random questions; every rate is a share of its secrets."""
+    heldout = secret_split()[1]
+    ref = references(heldout)
+    assert ref["bisection"] == {"heldout": 1.0, "n200": 1.0}
+    for key, n in (("heldout", len(heldout)), ("n200", 200)):
+        assert ref["random"][key] < ref["fixed_sequence"][key] < 1.0
+        assert all(round(ref[p][key] * n) == pytest.approx(ref[p][key] * n) for p in ref)
+
+
 def test_paired_differences_are_by_seed_and_skip_unpaired_seeds():
     rows = [{"estimator": e, "seed": s, "heldout_greedy": v, "heldout_sampled": v, "n200_greedy": 0.0, "n200_sampled": 0.0}
             for e, s, v in [("echo", 0, 0.5), ("echo", 1, 0.7), ("echo", 2, 0.9), ("grpo", 0, 0.4), ("grpo", 1, 0.5),
@@ -69,11 +81,15 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
         played.append((list(heldout), samples, seed))
         return heldout_and_n200(policy, heldout, samples, seed)
     monkeypatch.setattr(final, "heldout_and_n200", recording)
+    referenced = []                                                    # references is tested above
+    monkeypatch.setattr(final, "references", lambda h: referenced.append(h) or {"bisection": {"heldout": 1.0, "n200": 1.0}})
     out = tmp_path / "final.json"
     binary_final(["--runs", str(tmp_path / "runs"), "--out", str(out)])
     # FAST: --n-heldout 4; the run's --eval-samples and the seed of its final evaluation (step 1)
     assert played == [(secret_split(100, 4, seed=3)[1], 1, eval_seed(5, 1))] and played[0][0] != secret_split(100, 4)[1]
-    (row,) = json.loads(out.read_text())["runs"]
+    written = json.loads(out.read_text())
+    assert referenced == [secret_split(100, 4, seed=3)[1]] and list(written["references"]) == ["3"]   # its own split
+    (row,) = written["runs"]
     assert (row["estimator"], row["seed"], row["steps"], row["kept_step"], row["split_seed"]) == ("echo", 5, 1, 1, 3)
     assert row["changed"]["split_seed"] == 3 and row["changed"]["steps"] == 1 and "seed" not in row["changed"]
     # played again with the run's own evaluation seed: train.py's held-out figures, exactly

@@ -154,6 +154,15 @@ def test_validation_secrets_choose_the_kept_checkpoint(tmp_path, model_dir):
     assert summary["kept"]["step"] == max(range(1, 5), key=lambda s: (smoothed[s - 1], s))
     assert (tmp_path / "kept" / "best" / "model.safetensors").exists()
     assert "eval/resolve_rate" in summary["final_eval"] and "eval/resolve_rate" in summary["last_eval"]
+    # the halves (2 + 2 of the 4 secrets) are the same score on each half: their mean is the whole's
+    halves = [(r["eval/validation_score_a"] + r["eval/validation_score_b"]) / 2 for r in rows]
+    assert halves == pytest.approx(scores)
+
+
+def test_validation_halves_are_alternate_secrets():
+    """Secrets 0 and 2 make half a, 1 and 3 half b; each half averages greedy and sampled resolve."""
+    a, b = experiment.validation_halves([1.0, 0.0, 1.0, 0.0], [0.5, 0.5, 1.0, 0.0])
+    assert (a, b) == ((1 + 1 + 0.5 + 1) / 4, (0 + 0 + 0.5 + 0) / 4)
 
 
 def test_a_run_that_fails_before_its_first_step_leaves_nothing(tmp_path, model_dir, monkeypatch):

@@ -1,0 +1,162 @@
+"""The binary question set's sections of RESULTS.md (bench/report_results.py builds the file): the
+kept checkpoints on an untouched split and on 1..200 (bench/binary_final.py), the defaults chosen
+on validation secrets (bench/binary_defaults.py), whether the policy uses its belief
+(bench/bisection_behaviour.py), the capacity check (bench/capacity_check.py) and the older
+reproductions. Paper: App. C, "Bisection as a special case of the EDP objective".
+"""
+from bench.report_tables import (load, machine_text, meta, missing, names, nan, num, protocol, provenance_line,
+                                 reproduction_table, t_test_text, table)
+
+
+def section_binary() -> list[str]:
+    lines = ["## The binary question set", ""]
+    g8, final = load("reproduce_binary_60min_g8.json"), load("binary_final.json")
+    lines += ["Only yes/no questions are answered, so the right question depends on the candidates left."]
+    for split, ref in (final or {}).get("references", {}).items():
+        cell = lambda k: f"{num(ref[k]['heldout'], 1, 100)}% / {num(ref[k]['n200'], 1, 100)}%"  # noqa: E731
+        lines += [f"For reference (`binary_final.json`, greedy, held-out secrets of split {split} / 1..200): bisection "
+                  f"resolves {cell('bisection')}, the best belief-agnostic fixed sequence (fitted to each universe) "
+                  f"{cell('fixed_sequence')}, random questions {cell('random')}."]
+    lines += [""] + section_final()
+    if g8 is None:
+        return lines + missing("reproduce_binary_60min_g8.json", "python bench/reproduce.py --question-set binary "
+                                                                  "--estimators echo --jobs 2 --tag 60min_g8")
+    r = g8["train_config"]["resolved"]
+    lines += [f"*Protocol:* these runs' settings ({r['ppo_epochs']} PPO epochs, G = {r['group_size']}, "
+              f"the {r['validation_window']}-evaluation validation window) were chosen by looking at HELD-OUT scores of "
+              "the same seeds that the figures below come from, so the binary-set figures are not clean held-out "
+              f"estimates. The kept checkpoint of each run was chosen on {r['validation_secrets']} validation secrets; "
+              "the choice between settings was not.", ""]
+    for name, title in (("reproduce_binary_60min_g8.json", "ECHO with the binary set's defaults"),
+                        ("reproduce_binary_60min_all.json", "ECHO, GRPO and RLOO")):
+        lines += binary_reproduction(name, title, r["group_size"])
+    return lines + section_defaults() + section_belief() + section_capacity()
+
+
+def section_final() -> list[str]:
+    """bench/binary_final.py: kept checkpoints on their own untouched split and on 1..200."""
+    lines = ["### Kept checkpoints on an untouched split and on 1..200", ""]
+    files = [(n, load(n)) for n in names("binary_final.json") + names("binary_scores_*.json")]
+    if not files:
+        return lines + missing("binary_final.json", "python bench/reproduce.py --question-set binary --train-flags "
+                               "'--split-seed 1 --universe-least 2' --jobs 2; python bench/binary_final.py")
+    lines += ["*Protocol:* each run's kept checkpoint (chosen on its validation secrets) played on the held-out secrets "
+              "of its own split (`--split-seed`), which no setting was chosen on, and on all of 1..200 (secrets and a "
+              "universe no training saw); greedy / sampled at T = 1. Correlation: the comparison threshold against the "
+              "median of the current candidates (bisection: 1.00), held-out. Universes: the smallest training universe "
+              "drawn per episode (`--universe-least`; - : always 1..100).", ""]
+    for name, d in files:
+        rows = [[r["estimator"], r["seed"], " ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in r["changed"].items())
+                 or "none", f"{r['steps']} ({r['kept_step']})", r["split_seed"],
+                 r["universe_least"] or "-", f"{r['train_seconds'] / 60:.0f} ({r['threads'] or 'all'})",
+                 f"{num(r['heldout_greedy'], 1, 100)} / {num(r['heldout_sampled'], 1, 100)}",
+                 f"{num(r['n200_greedy'], 1, 100)} / {num(r['n200_sampled'], 1, 100)}",
+                 f"{num(r['threshold_median_corr_greedy'])} / {num(r['threshold_median_corr_sampled'])}",
+                 num(r["eliminated_fraction_per_turn"])] for r in d["runs"]]
+        lines += [provenance_line(name, d), ""]
+        lines += table(["Estimator", "Seed", "Flags beyond the binary preset", "Steps (kept)", "Split", "Universes", "Train min (threads)", "Held-out resolve %, "
+                        "greedy / sampled", "1..200 resolve %, greedy / sampled", "Threshold-median corr.",
+                        "Eliminated per turn"], rows)
+        for other, tests in d["paired"].items():
+            lines += [f"ECHO minus {other.upper()}, paired over seeds: " + "; ".join(
+                f"{k.replace('_', ' ')} {num(v['mean_difference'], 1, 100)} points ({t_test_text(v['t'], v['p'])})"
+                for k, v in tests.items()) + ".", ""]
+    return lines
+
+
+def section_capacity() -> list[str]:
+    """bench/capacity_check.py: the model trained supervised on the Bayes policy's actions."""
+    lines = ["### Can the built-in model represent bisection? (capacity check)", ""]
+    files = [(n, load(n)) for n in names("capacity_check_*.json")]
+    if not files:
+        return lines + missing("capacity_check_NAME.json", "python bench/capacity_check.py --out "
+                                                           "bench/results/capacity_check_NAME.json")
+    both = lambda r, k: f"{num(r['behaviour_greedy'].get(k))} / {num(r['behaviour_sampled'].get(k))}"  # noqa: E731
+    rows = [[f"{d['config']['layers']} x {d['config']['width']} ({d['parameters']:,})",
+             f"{d['training_states']:,} states x {d['config']['epochs']} epochs, final loss {d['epoch_losses'][-1]:.3f}"]
+            + [f"{num(d[s]['greedy'], 1, 100)} / {num(d[s]['sampled'], 1, 100)}" for s in ("heldout", "n200")]
+            + [both(d[s], "threshold_median_corr") for s in ("heldout", "n200")]
+            + [both(d["heldout"], "mean_fraction_eliminated")]
+            + [" / ".join(num(d[s].get("halving_share"), 1, 100) for s in ("heldout", "n200"))] for _, d in files]
+    machines = "; ".join(sorted({machine_text(meta(n, d).get("machine")) for n, d in files}))
+    lines += ["*Command:* `python bench/capacity_check.py --layers L --width W --episodes E --epochs K`. "
+              f"*Machines:* {machines}. *Files:* " + ", ".join(f"`{n}`" for n, _ in files) + ".", "",
+              "*Protocol:* a capacity check, not an RL result. The fresh tiny model is trained supervised on the Bayes "
+              "policy's actions (bisection) in the states it reaches on the training secrets of 1..100, each episode in a "
+              "random universe lo..hi holding its secret; then played greedily / sampled at T = 1 on the held-out "
+              "secrets (1..100) and on 1..200. Bayes states halved: teacher-forced, the share of the states the Bayes policy "
+              "reaches on those secrets in which the model's own action halves the candidates (bisection: 100%). Nothing "
+              "is chosen by these figures.", ""]
+    return lines + table(["Model (layers x width, parameters)", "Training", "Held-out resolve %, greedy / sampled",
+                          "1..200 resolve %, greedy / sampled", "Threshold-median corr., held-out",
+                          "Threshold-median corr., 1..200", "Eliminated per turn, held-out",
+                          "Bayes states halved %, held-out / 1..200"], rows)
+
+
+def binary_reproduction(name: str, title: str, default_g: int) -> list[str]:
+    data = load(name)
+    if data is None:
+        return [f"### {title}", ""] + missing(name, "python bench/reproduce.py --question-set binary --estimators "
+                                                    "echo,grpo,rloo --jobs 2 --tag 60min_all")
+    r = data["train_config"]["resolved"]
+    other_g = f" with G = {r['group_size']} instead of {default_g}" if r["group_size"] != default_g else ""
+    chosen = (f"the binary set's defaults{other_g} (G = {r['group_size']}, {r['ppo_epochs']} PPO epochs, up to "
+              f"{r['steps']} steps or {r['time_limit_min']:g} minutes), chosen as this section's protocol says")
+    precision = [f"Per-seed values: {data['per_seed_precision']}.", ""] if "per_seed_precision" in data else []
+    return [f"### {title}" + (f" at G = {r['group_size']}" if other_g else ""), "", provenance_line(name, data), "",
+            protocol(data, chosen), ""] + precision + reproduction_table(data)
+
+
+def section_belief() -> list[str]:
+    lines = ["### Does the policy use its belief?", ""]
+    files = [(n, load(n)) for n in names("bisection_behaviour_*.json")]
+    if not files:
+        return lines + missing("bisection_behaviour_NAME.json", "python bench/bisection_behaviour.py --checkpoint RUN/best")
+    share = lambda x: "n/a" if nan(x) else num(x, 0, 100) + "%"  # noqa: E731
+    count = lambda x: "n/a" if x is None else str(x)  # noqa: E731
+    cells = lambda r: [num(r["mean_fraction_eliminated"]), count(r["comparisons"]),  # noqa: E731
+                       num(r.get("threshold_median_corr")), share(r["zero_share"])]
+
+    def which(name, d):     # RUN/best is the checkpoint the run kept, RUN/checkpoint its last
+        c = meta(name, d).get("checkpoint") or {}
+        kind = {"kept": "kept checkpoint", "last": "last checkpoint"}.get(c.get("played"), f"`{c.get('path', '?')}`")
+        return f"{kind}, step {c['step'] if c.get('step') is not None else 'not recorded'}"
+    rows = [[n[len("bisection_behaviour_"):-len(".json")], which(n, d)] +
+            [" / ".join(pair) for pair in zip(cells(d["policy greedy"]), cells(d["policy sampled"]))] for n, d in files]
+    for k in ("bisection (Bayes)", "random"):
+        same = all(cells(d[k]) == cells(files[0][1][k]) for _, d in files)
+        where = " (the same in every file)" if same else f" ({files[0][0]})"
+        rows.append([k + where, "reference"] + cells(files[0][1][k]))
+    machines = "; ".join(sorted({machine_text(meta(n, d).get("machine")) for n, d in files}))
+    dates = ", ".join(sorted({meta(n, d).get("date", "not recorded") for n, d in files}))
+    lines += ["*Command:* `python bench/bisection_behaviour.py --checkpoint RUN/best (or RUN/checkpoint) --name NAME`. "
+              f"*Machines:* {machines}. *Dates:* {dates}. *Files:* `bench/results/bisection_behaviour_NAME.json`.", "",
+              "*Protocol:* each checkpoint plays the held-out secrets greedily and sampled at T = 1; for every "
+              "comparison question the threshold is set against the median of the current candidates (bisection asks "
+              "the median). Nothing is chosen here. A repeated question or an unreadable action eliminates nothing.", ""]
+    return lines + table(["Run", "Checkpoint played", "Eliminated per turn, greedy / sampled",
+                          "Comparisons, greedy / sampled", "Threshold-median correlation, greedy / sampled",
+                          "Turns that eliminate nothing, greedy / sampled"], rows)
+
+
+def section_defaults() -> list[str]:
+    """bench/binary_defaults.py: the binary set's defaults chosen on validation secrets alone."""
+    lines = ["### The binary set's defaults, chosen on validation secrets", ""]
+    d = load("binary_defaults.json")
+    if d is None:
+        return lines + missing("binary_defaults.json", "python bench/binary_defaults.py --runs runs/defaults")
+    rules = list(d["rules"])
+    setting = lambda r: ", ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in r["settings"].items()) or "none"  # noqa: E731
+    rows = [[r["name"], setting(r), f"{r['steps']} ({r['kept_step']})", f"{r['train_seconds'] / 60:.0f}",
+             num(r["kept_validation"], 1, 100), num(r["last_validation"], 1, 100)]
+            + [num(r["cross_validated"][k], 1, 100) for k in rules] for r in d["runs"]]
+    means = ["mean over runs", "", "", "", "", ""] + [num(d["rule_means"][k], 1, 100) for k in rules]
+    first = d["runs"][0]
+    lines += [provenance_line("binary_defaults.json", d), "",
+              f"*Protocol:* seed {first['seed']}, split {first['split_seed']}, each run changing one setting of the "
+              f"others; {d['criterion']} Scores: validation resolve in %, greedy and sampled averaged; no held-out "
+              "secret was played.", ""]
+    lines += table(["Run", "Setting", "Steps (kept)", "Train min", "Validation at the kept step",
+                    "Validation at the last step"] + [f"Cross-validated: {k}" for k in rules], rows + [means])
+    return lines + [f"Chosen rule: {d['chosen_rule']}. Ranking under it: {', '.join(d['ranking'])}. Chosen: "
+                    f"**{d['chosen']}**.", ""]
