@@ -231,7 +231,10 @@ class Run:
                  f"{cfg.secrets_per_step} secrets x {cfg.group_size} rollouts, lr {cfg.lr:g}; {n_train} training / "
                  f"{len(self.heldout)} held-out secrets -> {self.dir}" + (f"; {self.ranks.world} ranks" if self.ranks.on else ""),
                  flush=True)
-        self.started = time.time()
+        # a resumed run's clock goes on from its stop: the summary's seconds and a --time-limit-min
+        # budget (and the learning rate annealed over it) count the steps before the stop too
+        self.seconds = [r.get("train/seconds_per_step", 0.0) for r in self.rows]
+        self.started = time.time() - sum(self.seconds)
         return start
 
     def budget_used(self, step: int) -> float:

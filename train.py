@@ -144,7 +144,7 @@ PRESETS = {
     "llm-full": Preset("--model is not tiny and --lora-rank 0 (full fine-tuning)",
                        lambda c: c.model != "tiny" and c.lora_rank == 0, dict(lr=1e-6, warmup_lr=1e-5)),
     "binary": Preset("--question-set binary (chosen on validation: bench/binary_defaults.py)", lambda c: c.question_set == "binary",
-                     dict(steps=200, ppo_epochs=4, group_size=8, validation_secrets=10)),
+                     dict(steps=200, ppo_epochs=4, group_size=8, validation_secrets=10, validation_window=5)),
 }
 
 

@@ -13,7 +13,7 @@ cross-validated score, and the current default is kept unless another setting sc
 
 Paper: App. C (hyperparameters). Writes {"runs_dir", "rules", "criterion", "runs": [{"name",
 "settings" (the train.py fields that differ between the runs), "seed", "split_seed", "steps",
-"evaluations", "train_seconds", "kept_step", "kept_validation", "last_validation",
+"evaluations", "train_seconds" (the steps' seconds summed), "kept_step", "kept_validation", "last_validation",
 "cross_validated": {RULE: score}}], "rule_means": {RULE: mean}, "chosen_rule", "ranking" (names,
 best first), "chosen"} (scores as fractions: resolve greedy and sampled, averaged).
 """
@@ -57,7 +57,8 @@ def read_run(run_dir: Path) -> dict:
     if not evals:
         fail("binary_defaults.py", f"{run_dir} logged no validation halves: train it with --validation-secrets 2 or more")
     return {"name": run_dir.name, "config": json.loads((run_dir / "train_config.json").read_text()),
-            "summary": json.loads((run_dir / "summary.json").read_text()), "evals": evals}
+            "summary": json.loads((run_dir / "summary.json").read_text()), "evals": evals,
+            "seconds": sum(r.get("train/seconds_per_step", 0.0) for r in rows)}   # a resumed run's steps too
 
 
 def compare(runs: list[dict], default: str) -> dict:
@@ -71,12 +72,13 @@ def compare(runs: list[dict], default: str) -> dict:
         rows.append({"name": r["name"], "settings": {k: r["config"].get(k) for k in keys},
                      "seed": r["config"]["seed"], "split_seed": r["config"]["split_seed"],
                      "steps": r["summary"]["steps"], "evaluations": len(whole),
-                     "train_seconds": r["summary"]["train_seconds"], "kept_step": r["summary"]["kept"]["step"],
+                     "train_seconds": round(r["seconds"], 1), "kept_step": r["summary"]["kept"]["step"],
                      "kept_validation": whole[chosen_index(whole, r["config"]["validation_window"])],
                      "last_validation": whole[-1],
                      "cross_validated": {rule: cross_validated(a, b, w) for rule, w in RULES.items()}})
     means = {rule: sum(r["cross_validated"][rule] for r in rows) / len(rows) for rule in RULES}
-    rule = max(RULES, key=lambda k: (means[k], k == "best 3 in a row"))     # a tie keeps the current rule
+    current = next(r["config"]["validation_window"] for r in runs if r["name"] == default)
+    rule = max(RULES, key=lambda k: (means[k], RULES[k] == current))      # a tie keeps the default run's rule
     ranking = sorted(rows, key=lambda r: (-r["cross_validated"][rule], r["name"] != default))
     return {"rules": RULES, "rows": rows, "rule_means": means, "chosen_rule": rule,
             "ranking": [r["name"] for r in ranking], "chosen": ranking[0]["name"]}

@@ -154,8 +154,8 @@ def section_defaults() -> list[str]:
     first = d["runs"][0]
     lines += [provenance_line("binary_defaults.json", d), "",
               f"*Protocol:* seed {first['seed']}, split {first['split_seed']}, each run changing one setting of the "
-              f"others; {d['criterion']} Scores: validation resolve in %, greedy and sampled averaged; no held-out "
-              "secret was played.", ""]
+              f"others. {d['criterion']} Scores: validation resolve in %, greedy and sampled averaged; no held-out "
+              "secret was played. Train min: wall clock of the steps, while runs shared the cores.", ""]
     lines += table(["Run", "Setting", "Steps (kept)", "Train min", "Validation at the kept step",
                     "Validation at the last step"] + [f"Cross-validated: {k}" for k in rules], rows + [means])
     return lines + [f"Chosen rule: {d['chosen_rule']}. Ranking under it: {', '.join(d['ranking'])}. Chosen: "

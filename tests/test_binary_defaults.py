@@ -1,6 +1,7 @@
 """bench/binary_defaults.py: the checkpoint rules, their two-fold cross-validation on the halves
 of the validation secrets, and the choice of the binary defaults, on hand-worked examples."""
 import json
+import os
 
 import pytest
 
@@ -39,7 +40,7 @@ def test_cross_validation_chooses_on_one_half_and_scores_on_the_other():
 def fake_run(name, lr, halves):
     config = {"lr": lr, "seed": 0, "split_seed": 1, "validation_window": 3, "out": name, "threads": 1}
     evals = [(5 * (i + 1), (a + b) / 2, a, b) for i, (a, b) in enumerate(halves)]
-    return {"name": name, "config": config, "evals": evals,
+    return {"name": name, "config": config, "evals": evals, "seconds": 1.0,
             "summary": {"steps": 5 * len(halves), "train_seconds": 1.0, "kept": {"step": 5}}}
 
 
@@ -60,7 +61,24 @@ def test_compare_picks_the_rule_then_the_setting():
 def test_a_tie_keeps_the_default(tmp_path):
     same = [(0.5, 0.5), (0.5, 0.5)]
     out = bd.compare([fake_run("a-other", 1e-3, same), fake_run("default", 5e-4, same)], "default")
-    assert out["chosen"] == "default" and out["chosen_rule"] == "best 3 in a row"
+    assert out["chosen"] == "default" and out["chosen_rule"] == "best 3 in a row"   # the default run's window
+    runs = [fake_run("a-other", 1e-3, same), fake_run("default", 5e-4, same)]
+    runs[1]["config"]["validation_window"] = 5
+    assert bd.compare(runs, "default")["chosen_rule"] == "best 5 in a row"
+
+
+def test_the_binary_preset_is_what_the_comparison_chose():
+    """train.py's binary preset carries the chosen run's settings and the chosen rule's window."""
+    import train
+    from bench.common import RESULTS
+    path = os.path.join(RESULTS, "binary_defaults.json")
+    if not os.path.exists(path):
+        pytest.skip("bench/binary_defaults.py has not been run")
+    d = json.loads(open(path).read())
+    preset = train.config_from_flags(["--question-set", "binary"])
+    chosen = next(r for r in d["runs"] if r["name"] == d["chosen"])
+    assert {k: getattr(preset, k) for k in chosen["settings"]} == chosen["settings"]
+    assert preset.validation_window == bd.RULES[d["chosen_rule"]]
 
 
 def test_a_run_without_validation_halves_is_one_sentence(tmp_path, capsys):

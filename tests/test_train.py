@@ -63,7 +63,7 @@ def test_resume_reaches_the_same_state_as_an_uninterrupted_run(tmp_path, model_d
     """Two steps in one go == one step, stop, --resume for the second: same weights, same logs."""
     run(tmp_path, model_dir, "--steps", "2", "--run-name", "straight")
     run(tmp_path, model_dir, "--steps", "1", "--run-name", "cut")
-    run(tmp_path, model_dir, "--steps", "2", "--run-name", "cut", "--resume")
+    (summary,) = run(tmp_path, model_dir, "--steps", "2", "--run-name", "cut", "--resume")
     a = load_file(tmp_path / "straight" / "checkpoint" / "model.safetensors")
     b = load_file(tmp_path / "cut" / "checkpoint" / "model.safetensors")
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
@@ -76,6 +76,9 @@ def test_resume_reaches_the_same_state_as_an_uninterrupted_run(tmp_path, model_d
     for a_row, b_row in zip(straight, cut):
         keys = [k for k in a_row if k.startswith(("clue/", "train/")) and not k.startswith("train/seconds")]
         assert all(same(a_row[k], b_row[k]) for k in keys), [k for k in keys if not same(a_row[k], b_row[k])]
+    # the clock goes on from the stop: the summary counts the first step's seconds too
+    step_seconds = sum(r["train/seconds_per_step"] for r in cut)
+    assert summary["step_seconds"] == pytest.approx(step_seconds, abs=0.1) and summary["train_seconds"] >= step_seconds - 0.1
 
 
 @pytest.mark.parametrize("flags,message", [
