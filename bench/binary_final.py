@@ -6,7 +6,7 @@ comparison thresholds against the median of the current candidates (bench/bisect
 Paper: section 6 (ECHO vs trajectory-level baselines); App. C "Bisection as a special case of the
 EDP objective". The runs are bench/reproduce.py's, e.g.
 
-    python bench/reproduce.py --question-set binary --train-flags "--split-seed 1 --universe-least 2" --jobs 2
+    python bench/reproduce.py --question-set binary --train-flags "--split-seed 1" --jobs 2 --tag final
     python bench/binary_final.py --runs runs/reproduce/binary
 
 Writes {"runs": [{"estimator", "seed", "steps", "changed" (the train.py settings that differ from

@@ -39,12 +39,12 @@ def section_final() -> list[str]:
     files = [(n, load(n)) for n in names("binary_final.json") + names("binary_scores_*.json")]
     if not files:
         return lines + missing("binary_final.json", "python bench/reproduce.py --question-set binary --train-flags "
-                               "'--split-seed 1 --universe-least 2' --jobs 2; python bench/binary_final.py")
+                               "'--split-seed 1' --jobs 2 --tag final; python bench/binary_final.py")
     lines += ["*Protocol:* each run's kept checkpoint (chosen on its validation secrets) played on the held-out secrets "
               "of its own split (`--split-seed`), which no setting was chosen on, and on all of 1..200 (secrets and a "
               "universe no training saw); greedy / sampled at T = 1. Correlation: the comparison threshold against the "
               "median of the current candidates (bisection: 1.00), held-out. Universes: the smallest training universe "
-              "drawn per episode (`--universe-least`; - : always 1..100).", ""]
+              "drawn per episode (`--universe-least`; - : always 1..100)." + chosen_on(load("binary_defaults.json")), ""]
     for name, d in files:
         rows = [[r["estimator"], r["seed"], " ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in r["changed"].items())
                  or "none", f"{r['steps']} ({r['kept_step']})", r["split_seed"],
@@ -62,6 +62,16 @@ def section_final() -> list[str]:
                 f"{k.replace('_', ' ')} {num(v['mean_difference'], 1, 100)} points ({t_test_text(v['t'], v['p'])})"
                 for k, v in tests.items()) + ".", ""]
     return lines
+
+
+def chosen_on(defaults: dict | None) -> str:
+    """Which ECHO run the defaults were chosen on: the same seed and split train that same run again."""
+    if not defaults:
+        return ""
+    (run,) = [r for r in defaults["runs"] if r["name"] == defaults["chosen"]]
+    return (f" ECHO's seed {run['seed']} on split {run['split_seed']} is the run the defaults were chosen on "
+            "(`binary_defaults.json`: a seed and split train the same run again), so its validation secrets chose its "
+            "settings; its held-out secrets did not, and no choice looked at other seeds.")
 
 
 def section_capacity() -> list[str]:

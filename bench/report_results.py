@@ -290,22 +290,17 @@ def readme_summary() -> list[str]:
                      f"{', '.join(f'{e} {num(r[e])}' for e in shown)}; the one-step Bayesian advantage "
                      f"{num(r.get('onestep A1_B'))}. Any credit that is a function of the return alone errs by at least "
                      f"E[Var(A_B | R)] = {num(fid['floors'].get('all'))} E[A_B^2] (Theorem 3.2 (ii)).")
+    final = load("binary_final.json")
+    if final:
+        lines.append(binary_final_summary(final))
     g8, refs = load("reproduce_binary_60min_g8.json"), (load("binary_final.json") or {}).get("references", {})
     if g8:
         runs = g8["runs"]["echo"]
         bisection = "".join(f" (bisection: {num(r['bisection']['heldout'], 0, 100)})" for r in list(refs.values())[:1])
-        lines.append(f"- **Binary question set** (yes/no questions), up to 60 minutes on 2 cores: held-out resolve (%) ECHO "
+        lines.append(f"- **Binary question set**, older runs of up to 60 minutes on 2 cores: held-out resolve (%) ECHO "
                      f"{ms(per_seed(runs, RESOLVE[0]), 0)} greedy / {ms(per_seed(runs, RESOLVE[1]), 0)} sampled over "
                      f"seeds {seeds_text(g8['seeds'])}{bisection}; its settings were chosen on held-out scores, so this "
                      "figure is not a clean estimate.")
-    default = load("binary_scores_echo-default-split1.json")
-    if default:
-        (r,) = default["runs"]
-        lines.append(f"- **Binary, the {r['steps']}-step default** on a held-out split no setting was chosen on (ECHO, "
-                     f"seed {r['seed']} only): {num(r['heldout_greedy'], 0, 100)} greedy / {num(r['heldout_sampled'], 0, 100)} "
-                     f"sampled; on 1..200 {num(r['n200_greedy'], 0, 100)} / {num(r['n200_sampled'], 0, 100)}; its "
-                     f"thresholds' correlation with the median of the candidates {num(r['threshold_median_corr_sampled'])} "
-                     "(sampled; bisection's is 1).")
     smol = load("smollm2_learning.json")
     if smol:
         steps, k = smol["steps"], min(4, len(smol["steps"]) // 2)
@@ -313,6 +308,23 @@ def readme_summary() -> list[str]:
         lines.append(f"- **SmolLM2-135M-Instruct** (LoRA) learns with ECHO on 2 CPU cores: mean reward "
                      f"{mean(steps[:k])} over its first {k} steps, {mean(steps[-k:])} over its last {k}.")
     return lines + ["", "Every figure, with its command, machine, date and protocol, is in `RESULTS.md`."]
+
+
+def binary_final_summary(final: dict) -> str:
+    """The README's line for bench/binary_final.py: per estimator, mean +- SEM over its seeds."""
+    by = {}
+    for r in final["runs"]:
+        by.setdefault(r["estimator"], []).append(r)
+    cell = lambda runs, k: ms([r[k] for r in runs], 0)  # noqa: E731
+    parts = [f"{e.upper()} {cell(rs, 'heldout_greedy')} greedy / {cell(rs, 'heldout_sampled')} sampled, 1..200 "
+             f"{cell(rs, 'n200_greedy')} / {cell(rs, 'n200_sampled')}, threshold-median correlation "
+             f"{ms([r['threshold_median_corr_sampled'] for r in rs], 2, 1)} sampled (seeds "
+             f"{seeds_text(sorted(r['seed'] for r in rs))})" for e, rs in by.items()]
+    steps = sorted({r["steps"] for r in final["runs"]})
+    return (f"- **Binary question set** (yes/no questions), the default ({'/'.join(map(str, steps))} steps), kept checkpoints on a "
+            f"held-out split no setting was chosen on, resolve (%, mean ± SEM over seeds): {'; '.join(parts)}."
+            + "".join(f" On split {k}, bisection resolves {num(v['bisection']['heldout'], 0, 100)} and the best fixed "
+                      f"sequence {num(v['fixed_sequence']['heldout'], 0, 100)}." for k, v in final["references"].items()))
 
 
 def with_summary(readme: str) -> str:

@@ -80,13 +80,19 @@ def train_one(cfg: ReproduceConfig, estimator: str, seed: int, threads: int) -> 
         subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=True)
 
 
+def queue(estimators: list[str], seeds: list[int], finished) -> list[tuple[str, int]]:
+    """The (estimator, seed) runs still to train, seed by seed: a reproduction cut off early leaves
+    every estimator's run of the first seeds, whole pairs for the paired tests."""
+    return [(e, s) for s in seeds for e in estimators if not finished(e, s)]
+
+
 def run_all(cfg: ReproduceConfig) -> tuple[dict, dict, dict]:
     """{estimator: [(summary, metric rows) per seed]}, {run name: its train_config.json or None}
     and how the runs were trained (jobs, threads, wall time), training what is missing."""
     base = Path(cfg.out) / cfg.question_set
     base.mkdir(parents=True, exist_ok=True)
     estimators, seeds = cfg.estimators.split(","), [int(s) for s in cfg.seeds.split(",")]
-    todo = [(e, s) for e in estimators for s in seeds if not (base / f"{e}-seed{s}" / "summary.json").exists()]
+    todo = queue(estimators, seeds, finished=lambda e, s: (base / f"{e}-seed{s}" / "summary.json").exists())
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     jobs = cfg.jobs or cores
     threads = max(1, cores // jobs)

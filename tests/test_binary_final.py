@@ -99,3 +99,16 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
         assert 0.0 <= row[key] <= 1.0
     with pytest.raises(SystemExit):
         binary_final(["--runs", str(tmp_path / "nothing"), "--out", str(out)])
+
+
+def test_the_readme_line_averages_each_estimator_over_its_seeds():
+    """Two ECHO seeds at 50% and 70% greedy held-out: mean 60, SEM 10; one GRPO seed: no SEM.
+    The references are the file's, not typed."""
+    from bench.report_results import binary_final_summary
+    row = lambda e, s, g: {"estimator": e, "seed": s, "steps": 200, "heldout_greedy": g, "heldout_sampled": 0.5,  # noqa: E731
+                           "n200_greedy": 0.1, "n200_sampled": 0.2, "threshold_median_corr_sampled": 0.3}
+    ref = {"bisection": {"heldout": 1.0}, "fixed_sequence": {"heldout": 0.9}}
+    line = binary_final_summary({"runs": [row("echo", 1, 0.7), row("echo", 0, 0.5), row("grpo", 0, 0.2)],
+                                 "references": {"1": ref}})
+    assert "ECHO 60 ± 10 greedy / 50 ± 0 sampled" in line and "(seeds 0, 1)" in line
+    assert "GRPO 20 greedy" in line and "bisection resolves 100 and the best fixed sequence 90" in line

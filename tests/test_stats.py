@@ -62,3 +62,12 @@ def test_final_window_table_by_hand():
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert cells[1:4] == ["2.500", "1.000", "+1.500"]
     assert float(cells[4]) == pytest.approx(1 - 2 * math.atan(3) / math.pi, abs=5e-4)
+
+
+def test_the_reproduction_trains_seed_by_seed():
+    """A reproduction cut off after k runs must leave whole pairs: every estimator of seed 0 before
+    any run of seed 1, and finished runs are not queued again."""
+    from bench.reproduce import queue
+    done = {("echo", 0)}
+    order = queue(["echo", "grpo", "rloo"], [0, 1], finished=lambda e, s: (e, s) in done)
+    assert order == [("grpo", 0), ("rloo", 0), ("echo", 1), ("grpo", 1), ("rloo", 1)]
