@@ -46,29 +46,41 @@ class FinalConfig:
     runs: str = arg("runs/reproduce/binary", "directory of the runs, one ESTIMATOR-seedS each (bench/reproduce.py)")
     samples: int = arg(0, "sampled episodes (T = 1) per secret (0: the run's own --eval-samples)", at_least=0)
     threads: int = arg(0, "torch threads (0: every core)", at_least=0)
+    rescore: bool = arg(False, "play every run again, also those whose rows the output file already holds")
     out: str = arg(os.path.join(RESULTS, "binary_final.json"), "where the figures are written (other run sets: "
                    "bench/results/binary_scores_NAME.json)", writes="file")
 
 
-def run_row(run_dir: Path, samples: int) -> dict:
-    """The figures of one run: its kept checkpoint on its own held-out split and on 1..200, sampled
-    with the seed of the run's own final evaluation (so the held-out figures are train.py's)."""
+def run_facts(run_dir: Path, samples: int) -> dict:
+    """What identifies a finished run and how it is scored, read from its files (nothing played)."""
     summary = json.loads((run_dir / "summary.json").read_text())
     config = json.loads((run_dir / "train_config.json").read_text())
     if config["question_set"] != "binary":
         fail("binary_final.py", f"{run_dir} was trained on the {config['question_set']} question set, not binary")
     if not (run_dir / "best").exists():
         fail("binary_final.py", f"{run_dir} kept no checkpoint (RUN/best): train it with --validation-secrets above 0")
-    heldout = heldout_of(config)
-    policy = models.load_policy_for("binary_final.py", str(run_dir / "best"), "cpu", "fp32", trainable=False)
-    samples = samples or config["eval_samples"]
     preset = vars(config_from_flags(["--question-set", "binary"]))     # what the run changed from it
     changed = {k: v for k, v in config.items() if k in preset and k not in PER_RUN_FIELDS and v != preset[k]}
     return {"estimator": summary["estimator"], "seed": summary["seed"], "steps": summary["steps"], "changed": changed,
             "kept_step": summary["kept"]["step"], "split_seed": config["split_seed"],
             "universe_least": config["universe_least"], "train_seconds": summary["train_seconds"],
-            "threads": config["threads"], "samples": samples,
-            **final_fields(heldout_and_n200(policy, heldout, samples, eval_seed(config["seed"], config["steps"])))}
+            "threads": config["threads"], "samples": samples or config["eval_samples"]}
+
+
+def run_row(run_dir: Path, samples: int) -> dict:
+    """The figures of one run: its kept checkpoint on its own held-out split and on 1..200, sampled
+    with the seed of the run's own final evaluation (so the held-out figures are train.py's)."""
+    facts, config = run_facts(run_dir, samples), json.loads((run_dir / "train_config.json").read_text())
+    policy = models.load_policy_for("binary_final.py", str(run_dir / "best"), "cpu", "fp32", trainable=False)
+    return {**facts, **final_fields(heldout_and_n200(policy, heldout_of(config), facts["samples"],
+                                                     eval_seed(config["seed"], config["steps"])))}
+
+
+def scored_before(facts: dict, previous: list[dict]) -> dict | None:
+    """The row of the same finished run in an earlier output, if any: the same run, kept step and
+    samples (its train_seconds, to the digit, tell one training of a seed from another)."""
+    same = json.loads(json.dumps(facts))          # as the file holds it: tuples as lists, keys as strings
+    return next((r for r in previous if {k: r.get(k) for k in same} == same), None)
 
 
 def heldout_of(config: dict) -> list[int]:
@@ -107,9 +119,10 @@ def main(argv=None):
     run_dirs = sorted(p.parent for p in Path(cfg.runs).glob("*-seed*/summary.json"))
     if not run_dirs:
         fail("binary_final.py", f"no finished runs (ESTIMATOR-seedS/summary.json) in {cfg.runs}")
+    previous = [] if cfg.rescore or not os.path.exists(cfg.out) else json.loads(Path(cfg.out).read_text())["runs"]
     rows = []
-    for run_dir in run_dirs:
-        rows.append(run_row(run_dir, cfg.samples))
+    for run_dir in run_dirs:      # a run scored before is not played again (about 10 minutes each on one core)
+        rows.append(scored_before(run_facts(run_dir, cfg.samples), previous) or run_row(run_dir, cfg.samples))
         print(", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()), flush=True)
     splits = {r["split_seed"]: heldout_of(json.loads((d / "train_config.json").read_text())) for r, d in zip(rows, run_dirs)}
     refs = {split: references(heldout) for split, heldout in splits.items()}

@@ -40,6 +40,11 @@ older markdown or text result also carries "source", that file.
   "step"}}.
 - capacity_check_NAME.json (bench/capacity_check.py): {"config", "parameters", "training_states",
   "epoch_losses", "heldout", "n200": {"greedy", "sampled", "behaviour_greedy", "behaviour_sampled"}}.
+- unseen_numbers.json (bench/unseen_numbers.py): {"trained_max", "n_max", "rows": [{"checkpoint":
+  {"path", "played", "step"}, "embedding_cosine_trained", "embedding_cosine_unseen",
+  "resolve_trained_range", "resolve_unseen_range", "named_share_unseen", "largest_named",
+  "halving_share_trained_range", "halving_share_unseen_range"}], "bisection": the same, no
+  embedding}.
 - binary_final.json, binary_scores_NAME.json (bench/binary_final.py): {"runs": [{"estimator",
   "seed", "steps", "changed", "kept_step", "split_seed", "universe_least", "train_seconds", "threads",
   "samples",

@@ -97,6 +97,13 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
                                                                summary["final_eval"]["eval/sampled_resolve_rate"])
     for key in ("heldout_greedy", "heldout_sampled", "n200_greedy", "n200_sampled", "eliminated_fraction_per_turn"):
         assert 0.0 <= row[key] <= 1.0
+    # scored again into the same file: the row is reused, not played; --rescore plays it again
+    binary_final(["--runs", str(tmp_path / "runs"), "--out", str(out)])
+    assert len(played) == 1 and json.loads(out.read_text())["runs"] == [row]
+    binary_final(["--runs", str(tmp_path / "runs"), "--out", str(out), "--samples", "2"])   # scored another way
+    assert len(played) == 2 and played[1][1] == 2
+    binary_final(["--runs", str(tmp_path / "runs"), "--out", str(out), "--samples", "2", "--rescore"])
+    assert len(played) == 3 and json.loads(out.read_text())["runs"][0]["samples"] == 2
     with pytest.raises(SystemExit):
         binary_final(["--runs", str(tmp_path / "nothing"), "--out", str(out)])
 
