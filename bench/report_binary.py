@@ -87,7 +87,8 @@ def section_capacity() -> list[str]:
             + [f"{num(d[s]['greedy'], 1, 100)} / {num(d[s]['sampled'], 1, 100)}" for s in ("heldout", "n200")]
             + [both(d[s], "threshold_median_corr") for s in ("heldout", "n200")]
             + [both(d["heldout"], "mean_fraction_eliminated")]
-            + [" / ".join(num(d[s].get("halving_share"), 1, 100) for s in ("heldout", "n200"))] for _, d in files]
+            + [" / ".join(num(d[s].get("halving_share"), 1, 100) for s in ("heldout", "n200")), meta(n, d).get("date")]
+            for n, d in files]
     machines = "; ".join(sorted({machine_text(meta(n, d).get("machine")) for n, d in files}))
     lines += ["*Command:* `python bench/capacity_check.py --layers L --width W --episodes E --epochs K`. "
               f"*Machines:* {machines}. *Files:* " + ", ".join(f"`{n}`" for n, _ in files) + ".", "",
@@ -100,7 +101,7 @@ def section_capacity() -> list[str]:
     return lines + table(["Model (layers x width, parameters)", "Training", "Held-out resolve %, greedy / sampled",
                           "1..200 resolve %, greedy / sampled", "Threshold-median corr., held-out",
                           "Threshold-median corr., 1..200", "Eliminated per turn, held-out",
-                          "Bayes states halved %, held-out / 1..200"], rows)
+                          "Bayes states halved %, held-out / 1..200", "Date"], rows)
 
 
 def section_unseen() -> list[str]:
@@ -116,7 +117,7 @@ def section_unseen() -> list[str]:
         cosines = (f"{num(r['embedding_cosine_trained'])} / {num(r['embedding_cosine_unseen'])}"
                    if "embedding_cosine_trained" in r else "-")
         return [name, cosines, f"{num(r['resolve_trained_range'], 0, 100)} / {num(r['resolve_unseen_range'], 0, 100)}",
-                f"{num(r['named_share_unseen'], 0, 100)} ({r['largest_named']})",
+                f"{num(r['named_share_unseen'], 0, 100)} ({r['largest_named'] or '-'})",
                 f"{num(r['halving_share_trained_range'], 0, 100)} / {num(r['halving_share_unseen_range'], 0, 100)}"]
     rows = [row(f"`{c['checkpoint']['path']}`" + (f" ({c['checkpoint']['played']}, step {c['checkpoint']['step']})"
                                                    if c["checkpoint"]["played"] else ""), c) for c in d["rows"]]
@@ -130,7 +131,7 @@ def section_unseen() -> list[str]:
               "counts, \"is it even?\" too). Nothing is chosen by these figures.", ""]
     return lines + table(["Policy", f"Embedding cosine, 1..{cut} / {cut + 1}..{top}",
                           f"Resolve %, secrets 1..{cut} / {cut + 1}..{top}", f"Named numbers above {cut} % (largest)",
-                          f"Bayes states halved %, 1..{cut} / {cut + 1}..{top}"],
+                          f"Bayes states halved %, secrets 1..{cut} / {cut + 1}..{top}"],
                          rows + [row("bisection (Bayes)", d["bisection"])])
 
 

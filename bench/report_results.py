@@ -298,6 +298,9 @@ def readme_summary() -> list[str]:
     final = load("binary_final.json")
     if final:
         lines.append(binary_final_summary(final))
+    unseen = load("unseen_numbers.json")
+    if unseen:
+        lines.append(unseen_summary(unseen))
     g8, refs = load("reproduce_binary_60min_g8.json"), (load("binary_final.json") or {}).get("references", {})
     if g8:
         runs = g8["runs"]["echo"]
@@ -313,6 +316,19 @@ def readme_summary() -> list[str]:
         lines.append(f"- **SmolLM2-135M-Instruct** (LoRA) learns with ECHO on 2 CPU cores: mean reward "
                      f"{mean(steps[:k])} over its first {k} steps, {mean(steps[-k:])} over its last {k}.")
     return lines + ["", "Every figure, with its command, machine, date and protocol, is in `RESULTS.md`."]
+
+
+def unseen_summary(d: dict) -> str:
+    """The README's line for bench/unseen_numbers.py: ranges over the checkpoints measured."""
+    cut, top, rows = d["trained_max"], d["n_max"], d["rows"]
+    span = lambda k, digits=2, scale=1.0: "-".join(dict.fromkeys(num(f(r[k] for r in rows), digits, scale)  # noqa: E731
+                                                                 for f in (min, max)))
+    return (f"- **Why 1..{top} is out of reach** ({len(rows)} trained checkpoints): each number is one token and training "
+            f"stays inside 1..{cut}, so to the trained model the tokens {cut + 1}..{top} are nearly one vector (mean pairwise "
+            f"embedding cosine {span('embedding_cosine_unseen')}, against {span('embedding_cosine_trained')} for 1..{cut}); "
+            f"of the numbers their questions name on 1..{top}, {span('named_share_unseen', 0, 100)}% are above {cut}, and "
+            f"they resolve {span('resolve_unseen_range', 0, 100)}% of the secrets above {cut} (bisection: "
+            f"{num(d['bisection']['resolve_unseen_range'], 0, 100)}).")
 
 
 def binary_final_summary(final: dict) -> str:

@@ -52,11 +52,13 @@ def test_bisection_names_numbers_above_100_and_resolves_both_ranges():
 def test_the_script_writes_each_checkpoints_figures_and_refuses_a_tokenizer_without_number_tokens(tmp_path, model_dir, monkeypatch):  # noqa: F811
     import bench.unseen_numbers as unseen
     games = []                                                          # played: tested above, with BayesPolicy
-    monkeypatch.setattr(unseen, "played", lambda policy, n_max: games.append(n_max) or {"resolve_unseen_range": 0.5})
+    monkeypatch.setattr(unseen, "played", lambda policy, n_max: games.append((type(policy).__name__, n_max)) or {"resolve_unseen_range": 0.5})
     out = tmp_path / "unseen.json"
     unseen_numbers(["--checkpoints", f"{model_dir},{model_dir}", "--n-max", "150", "--out", str(out)])
     written = json.loads(out.read_text())
-    assert (written["trained_max"], written["n_max"], games) == (100, 150, [150, 150])
+    assert (written["trained_max"], written["n_max"]) == (100, 150)
+    assert games == [("LMPolicy", 150), ("LMPolicy", 150), ("BayesPolicy", 150)]   # each checkpoint, then bisection
+    assert written["bisection"] == {"resolve_unseen_range": 0.5}
     first, second = written["rows"]
     assert first == second and first["checkpoint"]["path"] == model_dir and first["resolve_unseen_range"] == 0.5
     assert abs(first["embedding_cosine_trained"]) < 0.2 and abs(first["embedding_cosine_unseen"]) < 0.2   # random rows
@@ -86,5 +88,15 @@ def test_the_report_renders_the_file(tmp_path):
         text = "\n".join(report_binary.section_unseen())
     finally:
         report_tables.use(report_tables.RESULTS)
-    assert "| `runs/x/best` (kept, step 185) | 0.33 / 0.93 | 50 / 0 | 0 (81) | 66 / 25 |" in text
+    assert "| `runs/x/best` (kept, step 185) | 0.33 / 0.93 | 50 / 0 | 0 (81) | 66 / 25 |" in text and "halved %, secrets 1..100 / 101..200" in text
     assert "| bisection (Bayes) | - | 100 / 100 | 50 (199) | 66 / 25 |" in text
+
+
+def test_the_readme_line_gives_ranges_over_the_checkpoints():
+    from bench.report_results import unseen_summary
+    row = lambda cu, ct, n, r: {"embedding_cosine_unseen": cu, "embedding_cosine_trained": ct,  # noqa: E731
+                                "named_share_unseen": n, "resolve_unseen_range": r}
+    line = unseen_summary({"trained_max": 100, "n_max": 200, "rows": [row(0.93, 0.33, 0.0, 0.0), row(0.98, 0.11, 0.0, 0.03)],
+                           "bisection": {"resolve_unseen_range": 1.0}})
+    assert "(2 trained checkpoints)" in line and "cosine 0.93-0.98, against 0.11-0.33 for 1..100" in line
+    assert ", 0% are above 100" in line and "resolve 0-3% of the secrets above 100 (bisection: 100)" in line
