@@ -5,6 +5,7 @@ t-tests: stats.mean_sem, stats.paired_t_test). No number is typed here: each is 
 """
 import json
 import math
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench.common import RESULTS
@@ -18,6 +19,16 @@ def use(results: str) -> None:
     global DIR, PROVENANCE
     DIR = Path(results)
     PROVENANCE = (load("provenance.json") or {}).get("files", {})
+
+
+@contextmanager
+def reading(results: str):
+    """Read the result files from this folder inside the block, from bench/results again after it."""
+    use(results)
+    try:
+        yield
+    finally:
+        use(RESULTS)
 
 
 def names(pattern: str) -> list[str]:

@@ -98,10 +98,7 @@ def test_the_report_renders_the_comparison_from_the_file(tmp_path):
         {"runs_dir": "x", "rules": out["rules"], "criterion": "C.", "runs": out["rows"], "rule_means": out["rule_means"],
          "chosen_rule": out["chosen_rule"], "ranking": out["ranking"], "chosen": out["chosen"],
          "command": "python bench/binary_defaults.py", "machine": "2 CPU cores", "date": "2026-01-01"}))
-    try:
-        report_tables.use(str(tmp_path))
+    with report_tables.reading(str(tmp_path)):
         text = "\n".join(report_binary.section_defaults())
-    finally:
-        report_tables.use(report_tables.RESULTS)
     assert "Chosen: **lr1e-3**" in text and "`--lr 0.001`" in text
     assert "| 80.0 |" in text             # lr1e-3 last: (0.9 + 0.7) / 2 = 80%

@@ -83,11 +83,8 @@ def test_the_report_renders_the_file(tmp_path):
                                          "embedding_cosine_trained": 0.327, "embedding_cosine_unseen": 0.934, **figures}],
          "bisection": {**figures, "resolve_trained_range": 1.0, "resolve_unseen_range": 1.0, "named_share_unseen": 0.5,
                        "largest_named": 199}}))
-    try:
-        report_tables.use(str(tmp_path))
+    with report_tables.reading(str(tmp_path)):
         text = "\n".join(report_binary.section_unseen())
-    finally:
-        report_tables.use(report_tables.RESULTS)
     assert "| `runs/x/best` (kept, step 185) | 0.33 / 0.93 | 50 / 0 | 0 (81) | 66 / 25 |" in text and "halved %, secrets 1..100 / 101..200" in text
     assert "| bisection (Bayes) | - | 100 / 100 | 50 (199) | 66 / 25 |" in text
 
