@@ -18,6 +18,10 @@ the binary preset's), "kept_step", "split_seed", "universe_least",
 as fractions, per other estimator the paired t-test over seeds of ECHO minus it, and what the
 reference policies (reference.py, greedy) resolve on the same secrets: bisection is the ceiling,
 the best belief-agnostic fixed sequence (fitted to each universe) what needs no belief at all.
+
+A run whose directory is no longer under --runs (trained on another machine, or its files lost)
+keeps its row from the output file, so the finals can be trained and scored a few runs at a time;
+delete the file to drop such rows.
 """
 import json
 import os
@@ -46,7 +50,7 @@ class FinalConfig:
     runs: str = arg("runs/reproduce/binary", "directory of the runs, one ESTIMATOR-seedS each (bench/reproduce.py)")
     samples: int = arg(0, "sampled episodes (T = 1) per secret (0: the run's own --eval-samples)", at_least=0)
     threads: int = arg(0, "torch threads (0: every core)", at_least=0)
-    rescore: bool = arg(False, "play every run again, also those whose rows the output file already holds")
+    rescore: bool = arg(False, "play every run under --runs again, also those whose rows the output file already holds")
     out: str = arg(os.path.join(RESULTS, "binary_final.json"), "where the figures are written (other run sets: "
                    "bench/results/binary_scores_NAME.json)", writes="file")
 
@@ -81,6 +85,12 @@ def scored_before(facts: dict, previous: list[dict]) -> dict | None:
     samples (its train_seconds, to the digit, tell one training of a seed from another)."""
     same = json.loads(json.dumps(facts))          # as the file holds it: tuples as lists, keys as strings
     return next((r for r in previous if {k: r.get(k) for k in same} == same), None)
+
+
+def carried_over(previous: list[dict], rows: list[dict]) -> list[dict]:
+    """The earlier rows of runs (estimator, seed) not scored now: runs whose directories are gone."""
+    now = {(r["estimator"], r["seed"]) for r in rows}
+    return [r for r in previous if (r["estimator"], r["seed"]) not in now]
 
 
 def heldout_of(config: dict) -> list[int]:
@@ -119,13 +129,20 @@ def main(argv=None):
     run_dirs = sorted(p.parent for p in Path(cfg.runs).glob("*-seed*/summary.json"))
     if not run_dirs:
         fail("binary_final.py", f"no finished runs (ESTIMATOR-seedS/summary.json) in {cfg.runs}")
-    previous = [] if cfg.rescore or not os.path.exists(cfg.out) else json.loads(Path(cfg.out).read_text())["runs"]
+    before = json.loads(Path(cfg.out).read_text()) if os.path.exists(cfg.out) else {"runs": [], "references": {}}
     rows = []
     for run_dir in run_dirs:      # a run scored before is not played again (about 10 minutes each on one core)
-        rows.append(scored_before(run_facts(run_dir, cfg.samples), previous) or run_row(run_dir, cfg.samples))
+        facts = run_facts(run_dir, cfg.samples)
+        rows.append((not cfg.rescore and scored_before(facts, before["runs"])) or run_row(run_dir, cfg.samples))
         print(", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()), flush=True)
     splits = {r["split_seed"]: heldout_of(json.loads((d / "train_config.json").read_text())) for r, d in zip(rows, run_dirs)}
-    refs = {split: references(heldout) for split, heldout in splits.items()}
+    refs = {str(split): references(heldout) for split, heldout in splits.items()}
+    for row in carried_over(before["runs"], rows):
+        print(f"{row['estimator']}-seed{row['seed']}: no directory under {cfg.runs}, its row kept from {cfg.out}")
+        rows.append(row)
+        split = str(row["split_seed"])
+        refs.setdefault(split, before["references"][split])
+    rows.sort(key=lambda r: (r["estimator"], r["seed"]))
     for split, ref in refs.items():
         print(f"references, split {split}: " + ", ".join(f"{k} {v['heldout']:.3f} / {v['n200']:.3f}" for k, v in ref.items()))
     save_results({"runs": rows, "paired": paired(rows), "references": refs}, cfg.out)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bench.binary_final import main as binary_final, paired, references
+from bench.binary_final import carried_over, main as binary_final, paired, references
 from bench.bisection_behaviour import final_fields, halving_share, heldout_and_n200, replayed_turns, summary, turns_of
 from env import GameConfig, secret_split
 from experiment import eval_seed
@@ -71,6 +71,13 @@ def test_paired_differences_are_by_seed_and_skip_unpaired_seeds():
     assert list(paired(rows)) == ["grpo"]
 
 
+def test_rows_of_runs_not_scored_now_are_carried_over():
+    before = [{"estimator": "echo", "seed": 0, "v": 1}, {"estimator": "grpo", "seed": 0, "v": 2},
+              {"estimator": "echo", "seed": 1, "v": 3}]
+    assert carried_over(before, [{"estimator": "echo", "seed": 0, "v": 9}]) == before[1:]
+    assert carried_over(before, []) == before and carried_over([], before) == []
+
+
 def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, model_dir, monkeypatch):  # noqa: F811
     (summary,) = run(tmp_path / "runs", model_dir, "--steps", "1", "--question-set", "binary", "--split-seed", "3",
                      "--validation-secrets", "2", "--eval-samples", "1", "--run-name", "echo-seed5", "--seed", "5")
@@ -104,6 +111,14 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     assert len(played) == 2 and played[1][1] == 2
     binary_final(["--runs", str(tmp_path / "runs"), "--out", str(out), "--samples", "2", "--rescore"])
     assert len(played) == 3 and json.loads(out.read_text())["runs"][0]["samples"] == 2
+    # a run scored before whose directory is gone keeps its row, and its split's references
+    gone, kept = {**row, "estimator": "rloo", "split_seed": 7}, {"bisection": {"heldout": 0.5, "n200": 0.25}}
+    written = json.loads(out.read_text())
+    out.write_text(json.dumps({**written, "runs": [row, gone], "references": {**written["references"], "7": kept}}))
+    binary_final(["--runs", str(tmp_path / "runs"), "--out", str(out)])
+    rewritten = json.loads(out.read_text())
+    assert len(played) == 3 and rewritten["runs"] == [row, gone] and rewritten["references"]["7"] == kept
+    assert rewritten["paired"]["rloo"]["heldout_greedy"]["seeds"] == [5]
     with pytest.raises(SystemExit):
         binary_final(["--runs", str(tmp_path / "nothing"), "--out", str(out)])
 
