@@ -331,6 +331,16 @@ def unseen_summary(d: dict) -> str:
             f"{num(d['bisection']['resolve_unseen_range'], 0, 100)}).")
 
 
+def correlation_text(runs: list[dict]) -> str:
+    """The sampled threshold-median correlation over the seeds where it could be measured, naming
+    the seeds where it could not (fewer than 3 comparisons, or one fixed threshold)."""
+    unmeasured = sorted(r["seed"] for r in runs if nan(r["threshold_median_corr_sampled"]))
+    text = ms([r["threshold_median_corr_sampled"] for r in runs], 2, 1)
+    if unmeasured and len(unmeasured) < len(runs):
+        text += f" (not measurable on seed{'s' * (len(unmeasured) > 1)} {seeds_text(unmeasured)})"
+    return text
+
+
 def binary_final_summary(final: dict) -> str:
     """The README's line for bench/binary_final.py: per estimator, mean +- SEM over its seeds."""
     by = {}
@@ -339,8 +349,7 @@ def binary_final_summary(final: dict) -> str:
     cell = lambda runs, k: ms([r[k] for r in runs], 0)  # noqa: E731
     parts = [f"{e.upper()} {cell(rs, 'heldout_greedy')} greedy / {cell(rs, 'heldout_sampled')} sampled, 1..200 "
              f"{cell(rs, 'n200_greedy')} / {cell(rs, 'n200_sampled')}, threshold-median correlation "
-             f"{ms([r['threshold_median_corr_sampled'] for r in rs], 2, 1)} sampled (seeds "
-             f"{seeds_text(sorted(r['seed'] for r in rs))})" for e, rs in by.items()]
+             f"{correlation_text(rs)} sampled (seeds {seeds_text(sorted(r['seed'] for r in rs))})" for e, rs in by.items()]
     steps = sorted({r["steps"] for r in final["runs"]})
     return (f"- **Binary question set** (yes/no questions), the default ({'/'.join(map(str, steps))} steps), kept checkpoints on a "
             f"held-out split no setting was chosen on, resolve (%, mean ± SEM over seeds): {'; '.join(parts)}."

@@ -134,3 +134,7 @@ def test_the_readme_line_averages_each_estimator_over_its_seeds():
                                  "references": {"1": ref}})
     assert "ECHO 60 ± 10 greedy / 50 ± 0 sampled" in line and "(seeds 0, 1)" in line
     assert "GRPO 20 greedy" in line and "bisection resolves 100 and the best fixed sequence 90" in line
+    assert "correlation 0.30 ± 0.00 sampled" in line and "not measurable" not in line
+    unmeasured = {**row("echo", 2, 0.6), "threshold_median_corr_sampled": math.nan}
+    line = binary_final_summary({"runs": [row("echo", 1, 0.7), unmeasured], "references": {}})
+    assert "correlation 0.30 (not measurable on seed 2) sampled (seeds 1, 2)" in line
