@@ -301,14 +301,13 @@ def readme_summary() -> list[str]:
     unseen = load("unseen_numbers.json")
     if unseen:
         lines.append(unseen_summary(unseen))
-    g8, refs = load("reproduce_binary_60min_g8.json"), (load("binary_final.json") or {}).get("references", {})
-    if g8:
+    g8 = load("reproduce_binary_60min_g8.json")
+    if g8 and not final:      # the older runs' settings were chosen on held-out scores: shown only until the finals exist
         runs = g8["runs"]["echo"]
-        bisection = "".join(f" (bisection: {num(r['bisection']['heldout'], 0, 100)})" for r in list(refs.values())[:1])
         lines.append(f"- **Binary question set**, older runs of up to 60 minutes on 2 cores: held-out resolve (%) ECHO "
                      f"{ms(per_seed(runs, RESOLVE[0]), 0)} greedy / {ms(per_seed(runs, RESOLVE[1]), 0)} sampled over "
-                     f"seeds {seeds_text(g8['seeds'])}{bisection}; its settings were chosen on held-out scores, so this "
-                     "figure is not a clean estimate.")
+                     f"seeds {seeds_text(g8['seeds'])}; its settings were chosen on held-out scores, so this figure is "
+                     "not a clean estimate.")
     smol = load("smollm2_learning.json")
     if smol:
         steps, k = smol["steps"], min(4, len(smol["steps"]) // 2)

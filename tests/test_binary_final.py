@@ -138,3 +138,26 @@ def test_the_readme_line_averages_each_estimator_over_its_seeds():
     unmeasured = {**row("echo", 2, 0.6), "threshold_median_corr_sampled": math.nan}
     line = binary_final_summary({"runs": [row("echo", 1, 0.7), unmeasured], "references": {}})
     assert "correlation 0.30 (not measurable on seed 2) sampled (seeds 1, 2)" in line
+
+
+def test_the_older_runs_come_last_and_leave_the_readme_once_the_finals_exist(tmp_path):
+    """The 60-minute runs (settings chosen on held-out scores) are RESULTS.md's last binary section,
+    and the README shows their figure only while binary_final.json does not exist; a missing older
+    file drops only its own section."""
+    import shutil
+    from bench import report_binary, report_tables
+    from bench.report_results import readme_summary
+    shutil.copy(report_tables.RESULTS + "/binary_final.json", tmp_path)
+    with report_tables.reading(str(tmp_path)):
+        text, readme = "\n".join(report_binary.section_binary()), "\n".join(readme_summary())
+    assert "### The binary set's defaults" in text and "Older runs" not in text
+    assert "the default (200 steps)" in readme and "older runs" not in readme
+    shutil.copy(report_tables.RESULTS + "/reproduce_binary_60min_g8.json", tmp_path)
+    with report_tables.reading(str(tmp_path)):
+        text, readme = "\n".join(report_binary.section_binary()), "\n".join(readme_summary())
+    assert text.index("### Numbers no training prompt holds") < text.index("### Older runs") < text.index("#### ECHO at G = 8")
+    assert "older runs" not in readme
+    (tmp_path / "binary_final.json").unlink()
+    with report_tables.reading(str(tmp_path)):
+        readme = "\n".join(readme_summary())
+    assert "older runs of up to 60 minutes" in readme and "not a clean estimate" in readme
