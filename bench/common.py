@@ -1,10 +1,12 @@
 """What every benchmark shares: where results go, and writing its figures to a file with the
-command, machine and date that produced them (bench/report_results.py prints all three)."""
+command, machine, date and code that produced them (bench/report_results.py prints the first
+three, and says whether the code a figure depends on has changed since)."""
 import datetime
 import json
 import os
 import platform
 import shlex
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,11 +36,29 @@ def today() -> str:
     return datetime.date.today().isoformat()
 
 
+def code_version(root: str = ROOT) -> dict:
+    """The code a figure is measured with: {"commit": git's HEAD, "uncommitted": {path: blob} for
+    each tracked file that differs from HEAD, its content's `git hash-object` (None: deleted)}, so
+    that a later reader can tell whether a file a figure depends on still holds the same bytes.
+    {} outside a git checkout."""
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+    try:
+        commit = git("rev-parse", "HEAD").strip()
+        paths = [p for p in git("diff", "--name-only", "HEAD").splitlines() if p]
+        top = git("rev-parse", "--show-toplevel").strip()
+        uncommitted = {p: git("hash-object", os.path.join(top, p)).strip() if os.path.exists(os.path.join(top, p)) else None
+                       for p in paths}
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    return {"commit": commit, "uncommitted": uncommitted}
+
+
 def save_results(results: dict, path: str, command: str | None = None) -> None:
-    """Benchmarks print their figures and also write them here (JSON), with the command, machine
-    and date (keys the results do not already have)."""
+    """Benchmarks print their figures and also write them here (JSON), with the command, machine,
+    date and code version (keys the results do not already have)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    provenance = {"command": command or command_line(), "machine": machine(), "date": today()}
+    provenance = {"command": command or command_line(), "machine": machine(), "date": today(), **code_version()}
     with open(path, "w") as f:
         json.dump({**results, **{k: v for k, v in provenance.items() if k not in results}}, f, indent=2)
     print("wrote", path)
