@@ -1,12 +1,22 @@
 """The binary question set's sections of RESULTS.md (bench/report_results.py builds the file): the
-kept checkpoints on an untouched split and on 1..200 (bench/binary_final.py), the defaults chosen
-on validation secrets (bench/binary_defaults.py), whether the policy uses its belief
-(bench/bisection_behaviour.py), the capacity check (bench/capacity_check.py), whether 101..200 can
-be reached at all (bench/unseen_numbers.py) and the older 60-minute reproductions. Paper: App. C,
-"Bisection as a special case of the EDP objective".
+kept checkpoints on their split's held-out secrets and on 1..200 (bench/binary_final.py), with what
+each setting was chosen on and what that split shares with the split those choices looked at
+(bench/splits.py), the defaults chosen on validation secrets (bench/binary_defaults.py), whether
+the policy uses its belief (bench/bisection_behaviour.py), the capacity check
+(bench/capacity_check.py), whether 101..200 can be reached at all (bench/unseen_numbers.py) and the
+older 60-minute reproductions. Paper: App. C, "Bisection as a special case of the EDP objective".
 """
-from bench.report_tables import (load, machine_text, meta, missing, names, nan, num, protocol, provenance_line,
-                                 reproduction_table, t_test_text, table)
+import re
+
+from bench import report_tables
+from bench.report_tables import (code_cell, code_note, load, machine_text, meta, missing, named, names, nan, num, protocol,
+                                 provenance_line, reproduction_table, seeds_text, t_test_text, table)
+
+
+def split_of(name: str, data) -> int:
+    """The held-out split a bench run played: its command's --split-seed, else 0 (the default)."""
+    found = re.search(r"--split-seed[ =](\d+)", meta(name, data).get("command", ""))
+    return int(found.group(1)) if found else 0
 
 
 def section_binary() -> list[str]:
@@ -23,14 +33,14 @@ def section_binary() -> list[str]:
 
 
 def section_older() -> list[str]:
-    """The reproductions run before the step budget and the untouched split existed."""
+    """The reproductions run on split 0 before the step budget existed."""
     g8 = load("reproduce_binary_60min_g8.json")
     if g8 is None:
         return []
     r = g8["train_config"]["resolved"]
     lines = [f"### Older runs: up to {r['time_limit_min']:g} minutes, settings chosen on held-out scores", "",
-             "These runs came before the step budget and the untouched split; the kept checkpoints on an untouched "
-             "split (above) replace them.", "",
+             f"These runs, on split {r.get('split_seed', 0)}, came before the step budget; the kept checkpoints on "
+             "another split (above) replace them.", "",
              f"*Protocol:* these runs' settings ({r['ppo_epochs']} PPO epochs, G = {r['group_size']}, "
              f"the {r['validation_window']}-evaluation validation window) were chosen by looking at HELD-OUT scores of "
              "the same seeds that the figures below come from, so the binary-set figures are not clean held-out "
@@ -43,17 +53,18 @@ def section_older() -> list[str]:
 
 
 def section_final() -> list[str]:
-    """bench/binary_final.py: kept checkpoints on their own untouched split and on 1..200."""
-    lines = ["### Kept checkpoints on an untouched split and on 1..200", ""]
+    """bench/binary_final.py: kept checkpoints on their own split's held-out secrets and on 1..200."""
+    lines = ["### Kept checkpoints on their split's held-out secrets and on 1..200", ""]
     files = [(n, load(n)) for n in names("binary_final.json") + names("binary_scores_*.json")]
     if not files:
         return lines + missing("binary_final.json", "python bench/reproduce.py --question-set binary --train-flags "
                                "'--split-seed 1' --jobs 2 --tag final; python bench/binary_final.py")
     lines += ["*Protocol:* each run's kept checkpoint (chosen on its validation secrets) played on the held-out secrets "
-              "of its own split (`--split-seed`), which no setting was chosen on, and on all of 1..200 (secrets and a "
-              "universe no training saw); greedy / sampled at T = 1. Correlation: the comparison threshold against the "
-              "median of the current candidates (bisection: 1.00), held-out. Universes: the smallest training universe "
-              "drawn per episode (`--universe-least`; - : always 1..100)." + chosen_on(load("binary_defaults.json")), ""]
+              "of its own split (`--split-seed`) and on all of 1..200 (secrets and a universe no training saw); greedy / "
+              "sampled at T = 1. Correlation: the comparison threshold against the median of the current candidates "
+              "(1 for bisection, which asks the median), held-out. Universes: the smallest training universe drawn per "
+              "episode (`--universe-least`; - : always 1..100)." + chosen_on(load("binary_defaults.json"))
+              + shared_secrets(load("splits.json"), sorted({r["split_seed"] for _, d in files for r in d["runs"]})), ""]
     for name, d in files:
         rows = [[r["estimator"], r["seed"], " ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in r["changed"].items())
                  or "none", f"{r['steps']} ({r['kept_step']})", r["split_seed"],
@@ -74,13 +85,32 @@ def section_final() -> list[str]:
 
 
 def chosen_on(defaults: dict | None) -> str:
-    """Which ECHO run the defaults were chosen on: the same seed and split train that same run again."""
+    """What chose the binary preset's settings: the validation secrets of one ECHO run for those
+    bench/binary_defaults.py compared (a seed and split train that same run again), held-out scores
+    of split 0 for the passes of Eq. 2."""
     if not defaults:
         return ""
     (run,) = [r for r in defaults["runs"] if r["name"] == defaults["chosen"]]
-    return (f" ECHO's seed {run['seed']} on split {run['split_seed']} is the run the defaults were chosen on "
-            "(`binary_defaults.json`: a seed and split train the same run again), so its validation secrets chose its "
-            "settings; its held-out secrets did not, and no choice looked at other seeds.")
+    compared = ", ".join(f"`--{k.replace('_', '-')}`" for k in run["settings"])
+    return (f" What chose the settings these runs share: {compared} and the checkpoint rule were chosen on the "
+            f"validation secrets of ECHO's seed {run['seed']} on split {run['split_seed']} (`binary_defaults.json`, "
+            "below; a seed and split train the same run again, so that run is this table's ECHO row of that seed and "
+            "split); the passes of Eq. 2 (`--ppo-epochs`) were chosen before, on held-out scores of split 0 (the older "
+            "runs at the end of this section).")
+
+
+def shared_secrets(splits: dict | None, seeds: list) -> str:
+    """What the splits scored here share with split 0's held-out secrets (splits.json)."""
+    if not splits:
+        return ""
+    text = ""
+    for s in splits["shared"]:
+        if s["from"] == 0 and s["to"] in seeds:
+            seen, n = s["heldout"], splits["n_heldout"]
+            text += (f" Split {s['to']}'s {n} held-out secrets include {len(seen)} of split 0's ({seeds_text(seen)}; "
+                     f"`bench/results/splits.json`, by `{meta('splits.json', splits).get('command')}`): those "
+                     f"{len(seen)} were looked at by that earlier choice, the other {n - len(seen)} by no choice.")
+    return text + (code_note("splits.json", splits) if text else "")
 
 
 def section_capacity() -> list[str]:
@@ -91,26 +121,27 @@ def section_capacity() -> list[str]:
         return lines + missing("capacity_check_NAME.json", "python bench/capacity_check.py --out "
                                                            "bench/results/capacity_check_NAME.json")
     both = lambda r, k: f"{num(r['behaviour_greedy'].get(k))} / {num(r['behaviour_sampled'].get(k))}"  # noqa: E731
-    rows = [[f"{d['config']['layers']} x {d['config']['width']} ({d['parameters']:,})",
+    rows = [[f"{d['config']['layers']} x {d['config']['width']} ({d['parameters']:,})", split_of(n, d),
              f"{d['training_states']:,} states x {d['config']['epochs']} epochs, final loss {d['epoch_losses'][-1]:.3f}"]
             + [f"{num(d[s]['greedy'], 1, 100)} / {num(d[s]['sampled'], 1, 100)}" for s in ("heldout", "n200")]
             + [both(d[s], "threshold_median_corr") for s in ("heldout", "n200")]
             + [both(d["heldout"], "mean_fraction_eliminated")]
-            + [" / ".join(num(d[s].get("halving_share"), 1, 100) for s in ("heldout", "n200")), meta(n, d).get("date")]
+            + [" / ".join(num(d[s].get("halving_share"), 1, 100) for s in ("heldout", "n200")), meta(n, d).get("date"),
+               f"`{n}`", code_cell(n, d)]
             for n, d in files]
     machines = "; ".join(sorted({machine_text(meta(n, d).get("machine")) for n, d in files}))
     lines += ["*Command:* `python bench/capacity_check.py --layers L --width W --episodes E --epochs K`. "
-              f"*Machines:* {machines}. *Files:* " + ", ".join(f"`{n}`" for n, _ in files) + ".", "",
+              f"*Machines:* {machines}. *Files:* `bench/results/` plus the name in each row.", "",
               "*Protocol:* a capacity check, not an RL result. The fresh tiny model is trained supervised on the Bayes "
               "policy's actions (bisection) in the states it reaches on the training secrets of 1..100, each episode in a "
               "random universe lo..hi holding its secret; then played greedily / sampled at T = 1 on the held-out "
-              "secrets (1..100) and on 1..200. Bayes states halved: teacher-forced, the share of the states the Bayes policy "
-              "reaches on those secrets in which the model's own action halves the candidates (bisection: 100%). Nothing "
-              "is chosen by these figures.", ""]
-    return lines + table(["Model (layers x width, parameters)", "Training", "Held-out resolve %, greedy / sampled",
+              "secrets of its split (1..100) and on 1..200. Bayes states halved: teacher-forced, the share of the states the "
+              "Bayes policy reaches on those secrets in which the model's own action halves the candidates (bisection "
+              "halves every one). Nothing is chosen by these figures.", ""]
+    return lines + table(["Model (layers x width, parameters)", "Split", "Training", "Held-out resolve %, greedy / sampled",
                           "1..200 resolve %, greedy / sampled", "Threshold-median corr., held-out",
                           "Threshold-median corr., 1..200", "Eliminated per turn, held-out",
-                          "Bayes states halved %, held-out / 1..200", "Date"], rows)
+                          "Bayes states halved %, held-out / 1..200", "Date", "File", "Code changed since"], rows)
 
 
 def section_unseen() -> list[str]:
@@ -131,7 +162,8 @@ def section_unseen() -> list[str]:
     rows = [row(f"`{c['checkpoint']['path']}`" + (f" ({c['checkpoint']['played']}, step {c['checkpoint']['step']})"
                                                    if c["checkpoint"]["played"] else ""), c) for c in d["rows"]]
     lines += [provenance_line("unseen_numbers.json", d), "",
-              f"*Protocol:* the tiny model gives each number its own token, and binary-set training keeps every universe "
+              f"*Protocol:* the tiny model measured here (tinylm.py at the commit this file records) gives each number its "
+              f"own token, and binary-set training keeps every universe "
               f"inside 1..{cut}, so {cut + 1}..{top} never appear in a training prompt or action. Cosine: the mean pairwise "
               f"cosine of the number tokens' input embeddings within 1..{cut} / {cut + 1}..{top} (near 1: the model "
               f"cannot tell those numbers apart). Greedy play on 1..{top}: resolve on the secrets 1..{cut} / "
@@ -154,7 +186,9 @@ def binary_reproduction(name: str, title: str) -> list[str]:
     chosen = (f"G = {r['group_size']}, {r['ppo_epochs']} PPO epochs, up to {r['steps']} steps or "
               f"{r['time_limit_min']:g} minutes; see the protocol above")
     precision = [f"Per-seed values: {data['per_seed_precision']}.", ""] if "per_seed_precision" in data else []
-    return [f"#### {title} at G = {r['group_size']}", "", provenance_line(name, data), "",
+    curves = name[:-len(".json")] + ".png"
+    curves = f" *Curves:* {named(curves)}." if (report_tables.DIR / curves).exists() else ""
+    return [f"#### {title} at G = {r['group_size']}", "", provenance_line(name, data) + curves, "",
             protocol(data, chosen), ""] + precision + reproduction_table(data)
 
 
@@ -172,22 +206,30 @@ def section_belief() -> list[str]:
         c = meta(name, d).get("checkpoint") or {}
         kind = {"kept": "kept checkpoint", "last": "last checkpoint"}.get(c.get("played"), f"`{c.get('path', '?')}`")
         return f"{kind}, step {c['step'] if c.get('step') is not None else 'not recorded'}"
-    rows = [[n[len("bisection_behaviour_"):-len(".json")], which(n, d)] +
-            [" / ".join(pair) for pair in zip(cells(d["policy greedy"]), cells(d["policy sampled"]))] for n, d in files]
-    for k in ("bisection (Bayes)", "random"):
-        same = all(cells(d[k]) == cells(files[0][1][k]) for _, d in files)
-        where = " (the same in every file)" if same else f" ({files[0][0]})"
-        rows.append([k + where, "reference"] + cells(files[0][1][k]))
+    files.sort(key=lambda f: (split_of(*f), f[0]))
+    rows = [[n[len("bisection_behaviour_"):-len(".json")], split_of(n, d), which(n, d)] +
+            [" / ".join(pair) for pair in zip(cells(d["policy greedy"]), cells(d["policy sampled"]))] + [code_cell(n, d)]
+            for n, d in files]
+    for split in sorted({split_of(*f) for f in files}):     # the reference policies on each split's secrets
+        mine = [(n, d) for n, d in files if split_of(n, d) == split]
+        for k in ("bisection (Bayes)", "random"):
+            same = all(cells(d[k]) == cells(mine[0][1][k]) for _, d in mine)
+            where = f" (the same in every file of split {split})" if same else f" ({mine[0][0]})"
+            rows.append([k + where, split, "reference"] + cells(mine[0][1][k]) + [code_cell(*mine[0])])
     machines = "; ".join(sorted({machine_text(meta(n, d).get("machine")) for n, d in files}))
     dates = ", ".join(sorted({meta(n, d).get("date", "not recorded") for n, d in files}))
-    lines += ["*Command:* `python bench/bisection_behaviour.py --checkpoint RUN/best (or RUN/checkpoint) --name NAME`. "
-              f"*Machines:* {machines}. *Dates:* {dates}. *Files:* `bench/results/bisection_behaviour_NAME.json`.", "",
-              "*Protocol:* each checkpoint plays the held-out secrets greedily and sampled at T = 1; for every "
-              "comparison question the threshold is set against the median of the current candidates (bisection asks "
-              "the median). Nothing is chosen here. A repeated question or an unreadable action eliminates nothing.", ""]
-    return lines + table(["Run", "Checkpoint played", "Eliminated per turn, greedy / sampled",
+    figures = [named(n[:-len(".json")] + ".png") for n, _ in files if (report_tables.DIR / (n[:-len(".json")] + ".png")).exists()]
+    lines += ["*Command:* `python bench/bisection_behaviour.py --checkpoint RUN/best (or RUN/checkpoint) [--split-seed S] "
+              f"--name NAME`. *Machines:* {machines}. *Dates:* {dates}. *Files:* "
+              "`bench/results/bisection_behaviour_NAME.json`" + (", each with its figure, `NAME.png`" if figures else "")
+              + ".", "",
+              "*Protocol:* each checkpoint plays the held-out secrets of its split (`--split-seed`) greedily and sampled "
+              "at T = 1; for every comparison question the threshold is set against the median of the current "
+              "candidates (bisection asks the median). The reference policies are played on the same split's secrets. "
+              "Nothing is chosen here. A repeated question or an unreadable action eliminates nothing.", ""]
+    return lines + table(["Run", "Split", "Checkpoint played", "Eliminated per turn, greedy / sampled",
                           "Comparisons, greedy / sampled", "Threshold-median correlation, greedy / sampled",
-                          "Turns that eliminate nothing, greedy / sampled"], rows)
+                          "Turns that eliminate nothing, greedy / sampled", "Code changed since"], rows)
 
 
 def section_defaults() -> list[str]:

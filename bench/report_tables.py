@@ -1,30 +1,41 @@
 """Reading and formatting the result files for bench/report_results.py and bench/report_binary.py:
-where the files are (`use`), each file's command, machine and date, numbers as text, markdown
-tables, and the reproduction tables of bench/reproduce.py's files (mean +- SEM over seeds, paired
-t-tests: stats.mean_sem, stats.paired_t_test). No number is typed here: each is read from a file.
+where the files are (`use`), each file's command, machine and date, whether the code it depends on
+has changed since it was measured (`code_changes`), numbers as text, markdown tables, and the
+reproduction tables of bench/reproduce.py's files (mean +- SEM over seeds, paired t-tests:
+stats.mean_sem, stats.paired_t_test). No number is typed here: each is read from a file.
 """
+import fnmatch
 import json
 import math
+import subprocess
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 
-from bench.common import RESULTS
+from bench.common import RESULTS, ROOT
 from stats import mean_sem, paired_t_test
 
 DIR, PROVENANCE = Path(RESULTS), {}     # the folder read, and its provenance.json (set by `use`)
+REPO = Path(ROOT)                       # the git checkout whose HEAD is "the code as it is now" (set by `use`)
+READ: set = set()                       # the result files the report has read or named (`load`, `named`)
+IGNORE_CHANGES = False                  # render as if no code had changed (report_results.render: where the marks are)
 
 
-def use(results: str) -> None:
-    """Read the result files from this folder (and its provenance.json) from now on."""
-    global DIR, PROVENANCE
-    DIR = Path(results)
+def use(results: str, repo: str | None = None) -> None:
+    """Read the result files from this folder (and its provenance.json) from now on, and compare
+    their code with this git checkout's HEAD (default: this repository)."""
+    global DIR, PROVENANCE, REPO
+    DIR, REPO = Path(results), Path(repo or ROOT)
+    READ.clear()
+    changed_since.cache_clear()
+    head_blobs.cache_clear()
     PROVENANCE = (load("provenance.json") or {}).get("files", {})
 
 
 @contextmanager
-def reading(results: str):
+def reading(results: str, repo: str | None = None):
     """Read the result files from this folder inside the block, from bench/results again after it."""
-    use(results)
+    use(results, repo)
     try:
         yield
     finally:
@@ -38,14 +49,131 @@ def names(pattern: str) -> list[str]:
 
 def load(name: str):
     path = DIR / name
-    return json.loads(path.read_text()) if path.exists() else None
+    if not path.exists():
+        return None
+    READ.add(name)
+    return json.loads(path.read_text())
+
+
+def named(name: str) -> str:
+    """A companion file (a figure, the data a result was computed from) that the report names
+    without reading: `bench/results/NAME` in backticks."""
+    READ.add(name)
+    return f"`bench/results/{name}`"
+
+
+PROVENANCE_KEYS = ("command", "machine", "date", "checkpoint", "source", "commit", "uncommitted", "note")
 
 
 def meta(name: str, data) -> dict:
-    """command, machine, date (and checkpoint) of a file: its own, else provenance.json's."""
-    own = {k: data[k] for k in ("command", "machine", "date", "checkpoint", "source")
-           if isinstance(data, dict) and k in data}
+    """command, machine, date, commit (and checkpoint, source, note) of a file: its own, else
+    provenance.json's."""
+    own = {k: data[k] for k in PROVENANCE_KEYS if isinstance(data, dict) and k in data}
     return {**PROVENANCE.get(name, {}), **own}
+
+
+# ---------------------------------------------------------------- has the code changed since?
+# What each kind of result depends on: the source files whose change could change its figures
+# (the bench script, and the modules its figures run through). The first pattern that matches a
+# result file's name gives its list. A result file no pattern matches is an error (`depends_on`):
+# a new kind of result gets its own line here.
+GAME = ["env.py", "properties.py", "grammar.py", "questions.py", "oracle.py"]
+POLICY = ["policy.py", "models.py", "tinylm.py", "warmup.py"]
+TRAINING = ["train.py", "experiment.py", "echo.py", "baselines.py", "cli.py"]
+PLAYED = ["bench/bisection_behaviour.py", "reference.py", "evaluate.py", "metrics.py"]
+DEPENDS = [
+    ("reproduce_*.json", ["bench/reproduce.py", "metrics.py", "stats.py"] + TRAINING + GAME + POLICY),
+    ("fidelity_floor.json", ["bench/fidelity_floor.py", "fidelity.py"]),
+    ("fidelity_tiny-before-rl.json", ["fidelity.py", "echo.py", "baselines.py"] + GAME + POLICY),
+    ("fidelity_*.json", ["fidelity.py"] + TRAINING + GAME + POLICY),     # a trained checkpoint's
+    ("eval_paper_model_summary.json", ["evaluate.py", "metrics.py", "reference.py", "report.py"] + TRAINING + GAME
+     + POLICY),
+    ("binary_final.json", ["bench/binary_final.py", "stats.py"] + PLAYED + TRAINING + GAME + POLICY),
+    ("binary_scores_*.json", ["bench/binary_final.py", "stats.py"] + PLAYED + TRAINING + GAME + POLICY),
+    ("binary_defaults.json", ["bench/binary_defaults.py"] + TRAINING + GAME + POLICY),
+    ("bisection_behaviour_*.json", PLAYED + TRAINING + GAME + POLICY),
+    ("capacity_check_*.json", ["bench/capacity_check.py"] + PLAYED + GAME + POLICY),
+    ("unseen_numbers.json", ["bench/unseen_numbers.py", "bench/capacity_check.py"] + PLAYED + TRAINING + GAME + POLICY),
+    ("splits.json", ["bench/splits.py", "env.py", "train.py"]),
+    ("smollm2_learning.json", ["bench/smollm2_learning.py"] + TRAINING + GAME + POLICY),
+    ("env_speed.json", ["bench/env_speed.py", "reference.py"] + GAME),
+    ("eval_speed.json", ["bench/eval_speed.py", "evaluate.py", "metrics.py", "reference.py", "report.py"] + GAME + POLICY),
+    ("rollouts.json", ["bench/rollouts.py"] + GAME + POLICY),
+    ("threads.json", ["bench/threads.py", "cli.py"] + GAME + POLICY),
+    ("profile_step*.json", ["bench/profile_step.py"] + TRAINING + GAME + POLICY),
+    ("ranks_speed*.json", ["bench/ranks_speed.py", "ranks.py", "engine.py"] + TRAINING + GAME + POLICY),
+    ("gpu_step*.json", ["bench/gpu_step.py", "bench/rollouts.py", "engine.py"] + TRAINING + GAME + POLICY),
+    ("train_cuda_summary.json", ["engine.py", "ranks.py"] + TRAINING + GAME + POLICY),
+]
+
+
+def depends_on(name: str) -> list[str]:
+    """The source files a result file's figures depend on (DEPENDS)."""
+    for pattern, files in DEPENDS:
+        if fnmatch.fnmatch(name, pattern):
+            return sorted(set(files))
+    raise KeyError(f"bench/report_tables.py: DEPENDS has no line for {name}: add the source files its figures depend on")
+
+
+def git(*args) -> str | None:
+    """git's output in REPO, or None where git or the objects asked for are not there."""
+    try:
+        return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+@lru_cache(maxsize=None)
+def changed_since(repo: Path, commit: str) -> frozenset | None:
+    """The files that differ between `commit` and HEAD (None: not a commit of this checkout)."""
+    out = git("diff", "--name-only", commit, "HEAD")
+    return None if out is None else frozenset(out.split())
+
+
+@lru_cache(maxsize=None)
+def head_blobs(repo: Path) -> dict | None:
+    """{path: blob} of every file at HEAD."""
+    out = git("ls-tree", "-r", "HEAD")
+    return None if out is None else {line.split("\t", 1)[1]: line.split()[2] for line in out.splitlines()}
+
+
+def code_changes(name: str, data) -> list[str] | None:
+    """The files this result depends on that differ now (at HEAD) from the code it measured: since
+    its recorded commit, or, for a file uncommitted when it was measured, from the bytes it had
+    then. None where that cannot be told (no commit recorded, or no git history here)."""
+    m = meta(name, data)
+    since, blobs = (changed_since(REPO, m["commit"]), head_blobs(REPO)) if m.get("commit") else (None, None)
+    if since is None or blobs is None:
+        return None
+    if IGNORE_CHANGES:
+        return []
+    uncommitted = m.get("uncommitted") or {}
+    return [f for f in depends_on(name) if (blobs.get(f) != uncommitted[f] if f in uncommitted else f in since)]
+
+
+def removed(text: str, path: str | None = None) -> str:
+    """A changed file's name (as `text`), "(removed)" after it where HEAD no longer has it."""
+    return text + ("" if (path or text) in (head_blobs(REPO) or {}) else " (removed)")
+
+
+def code_cell(name: str, data) -> str:
+    """A table cell: the changed files, "-" where none changed, "not recorded" where unknown."""
+    changed = code_changes(name, data)
+    if changed is None:
+        return "not recorded"
+    return ", ".join(map(removed, changed)) or "-"
+
+
+def code_note(name: str, data) -> str:
+    """A sentence after a file's provenance: which of its source files have changed since it was
+    measured (its figures are of the older code); nothing where none has."""
+    changed = code_changes(name, data)
+    if changed is None:
+        return " *Code:* no commit recorded, so whether it has changed since cannot be told."
+    if not changed:
+        return ""
+    return (f" *Code changed since:* {', '.join(removed(f'`{f}`', f) for f in changed)} (the figures are of the older "
+            "code).")
 
 
 def machine_text(m) -> str:
@@ -57,10 +185,11 @@ def machine_text(m) -> str:
 
 def provenance_line(name: str, data) -> str:
     m = meta(name, data)
-    source = f", converted from `{m['source']}`" if "source" in m else ""
-    note = f" *Note:* {data['note']}." if isinstance(data, dict) and data.get("note") else ""
+    source = f", converted from {named(m['source'].rsplit('/', 1)[-1])}" if "source" in m else ""
+    note = f" *Note:* {m['note']}." if m.get("note") else ""
     return (f"*Command:* `{m.get('command', 'not recorded')}`. *Machine:* {machine_text(m.get('machine'))}. "
-            f"*Date:* {m.get('date', 'not recorded')}. *File:* `bench/results/{name}`{source}.{note}")
+            f"*Date:* {m.get('date', 'not recorded')}. *File:* `bench/results/{name}`{source}.{note}"
+            + code_note(name, data))
 
 
 def missing(name: str, command: str) -> list[str]:
@@ -76,9 +205,21 @@ def num(x, digits=2, scale=1.0) -> str:
 
 
 def ms(values, digits=1, scale=100.0) -> str:
-    """mean +- SEM over seeds of per-seed values."""
+    """mean +- SEM over seeds of per-seed values, with as many more digits (up to 3) as it takes
+    for neither to round onto 0 or onto the scale's top (100%) when it is not exactly that:
+    99.6 +- 0.4 is not written 100 +- 0."""
     mean, sem = mean_sem([v for v in values if not nan(v)])
-    return "n/a" if nan(mean) else num(mean, digits, scale) + ("" if nan(sem) else f" ± {num(sem, digits, scale)}")
+    if nan(mean):
+        return "n/a"
+    while digits < 3 and any(misleads(x * scale, digits, scale) for x in (mean, sem) if not nan(x)):
+        digits += 1
+    return num(mean, digits, scale) + ("" if nan(sem) else f" ± {num(sem, digits, scale)}")
+
+
+def misleads(x: float, digits: int, top: float) -> bool:
+    """Whether x, rounded to `digits`, reads as 0 or as `top` without being it."""
+    shown = round(x, digits)
+    return any(shown == edge != x for edge in (0.0, top))
 
 
 def pval(p) -> str:

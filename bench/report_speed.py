@@ -1,0 +1,107 @@
+"""The speed section of RESULTS.md (bench/report_results.py builds the file): one row per timing
+file of the bench scripts (and one train.py summary), each with the command, machine and date that
+wrote it, and the files it depends on that have changed since it was measured: such a row times
+older code (bench/report_tables.code_changes).
+"""
+from bench.report_tables import code_cell, load, machine_text, meta, num, table
+
+
+def threads_figure(d: dict) -> str:
+    by = {}
+    for r in d["runs"]:
+        t = r["seconds_each"]
+        by.setdefault(r["setting"], []).append(f"{min(t):.1f}-{max(t):.1f}" if len(t) > 1 else f"{t[0]:.1f}")
+    return (f"a {d['episodes']}-episode rollout per process, seconds each with 1 / 2 / 3 processes side by side: "
+            + "; ".join(f"setting {k}: {' / '.join(v)}" for k, v in by.items()))
+
+
+def rollouts_figure(d: dict) -> str:
+    return "; ".join(f"{m}, {v['batched']['episodes']} episodes: batched {v['batched']['seconds']:.1f} s, one at a "
+                     f"time {v['one_at_a_time']['seconds']:.1f} s ({v['speedup_vs_one_at_a_time']}x), `model.generate` "
+                     f"per episode {v['hf_generate_per_episode']['seconds']:.1f} s "
+                     f"({v['speedup_vs_hf_generate_per_episode']}x)"
+                     for m, v in d.items() if isinstance(v, dict) and "batched" in v)
+
+
+def gpu_step_figure(d: dict) -> str:
+    """bench/gpu_step.py's figures; a file with the decode split (keys MODE/ENGINE) gives the bound too."""
+    parts = []
+    for m, v in d["modes"].items():
+        text = f"{m}: {v['step_s']} s per step"
+        if "decode_s" in v:
+            text += (f" (rollout {v['rollout_s']} s: prefill {v['prefill_s']}, decode {v['decode_s']}; scoring "
+                     f"{v['scoring_s']} s; update {v['update_s']} s), decode {v['decode_tokens_per_s']:,} tokens/s = "
+                     f"{v['percent_of_bandwidth_bound']}% of the bandwidth bound")
+        text += f", batched generation {v['batched_generated_tokens_per_s']:,} tokens/s"
+        if "model_generate_one_episode_tokens_per_s" in v:
+            text += f" vs {v['model_generate_one_episode_tokens_per_s']} for `model.generate` one episode at a time"
+        if v.get("peak_gpu_memory_gb") is not None:
+            text += f", peak {v['peak_gpu_memory_gb']} GB"
+        parts.append(text)
+    warm = "the second of two steps" if any("decode_s" in v for v in d["modes"].values()) else "one cold step"
+    return f"{d['shape']} shape, random weights, {warm}: " + "; ".join(parts)
+
+
+def train_summary_figure(d: dict) -> str:
+    """A train.py summary.json: the run's time and held-out resolve; whether it records its presets."""
+    presets = ("" if d.get("presets") is not None else
+               " (the summary records no presets: it was written before train.py recorded which applied)")
+    return (f"the default tiny run ({d['steps']} steps): {d['train_seconds']} s, held-out resolve greedy "
+            f"{num(d['final_eval'].get('eval/resolve_rate'))}, sampled "
+            f"{num(d['final_eval'].get('eval/sampled_resolve_rate'))}{presets}")
+
+
+def profile_figure(d: dict) -> str:
+    pieces = d["pieces"]
+    return (f"{d['steps']} training step(s) from step 1 ({d['turns']} turns, {d['threads']} thread(s)): {d['seconds']} "
+            f"s; rollout {pieces['rollout (total)']['seconds']} s, update {pieces['update (total)']['seconds']} s "
+            f"(backward {pieces['update: backward']['seconds']} s)")
+
+
+def env_figure(d: dict) -> str:
+    return "game turns on one core: " + ", ".join(
+        f"{d[s]['turns_per_s']:,} turns/s ({s} set" + (f"; median of {d[s]['repeats']} windows, range {d[s]['min']:,}-"
+                                                       f"{d[s]['max']:,}" if "repeats" in d[s] else "") + ")"
+        for s in ("paper", "binary") if s in d)
+
+
+def ranks_figure(d: dict) -> str:
+    return ", ".join(f"{r['ranks']} rank(s) on {r['device']}: {r['steps_per_minute']} steps/min"
+                     for r in d["runs"]) + f" ({d['steps']} steps)"
+
+
+# file -> its figure in words, in the order of the table
+SPEED = {
+    "env_speed.json": env_figure,
+    "eval_speed.json": lambda d: "; ".join(f"{v['policies']}: {v['runs']} runs x {v['secrets']} secrets ({v['turns']} "
+                                           f"turns) in {v['seconds']} s"
+                                           for v in d.values() if isinstance(v, dict) and "policies" in v),
+    "rollouts.json": rollouts_figure,
+    "threads.json": threads_figure,
+    "profile_step.json": profile_figure,
+    "profile_step_binary.json": profile_figure,
+    "profile_step_binary_bf16.json": profile_figure,
+    "ranks_speed.json": ranks_figure,
+    "ranks_speed_gpu.json": ranks_figure,
+    "gpu_step.json": gpu_step_figure,
+    "gpu_step_cpu_small.json": gpu_step_figure,
+    "train_cuda_summary.json": train_summary_figure,
+}
+
+
+def section_speed() -> list[str]:
+    rows = []
+    for name, figure in SPEED.items():
+        data = load(name)
+        if data:
+            m = meta(name, data)
+            note = f" ({m['note']})" if m.get("note") else ""
+            rows.append([f"`{m.get('command', 'not recorded')}`{note}", figure(data), machine_text(m.get("machine")),
+                         m.get("date", "not recorded"), f"`{name}`", code_cell(name, data)])
+    return ["## Speed", "",
+            "*Protocol:* each row times the code of the commit its file records (bench/common.code_version; for a "
+            "file whose benchmark recorded none, provenance.json gives the commit that last changed its figures, "
+            "traced from git). The last column names the files the row depends on that have changed since: such a "
+            "row times older code, and a timing of the code as it is now needs the benchmark run again. Nothing is "
+            "chosen by these figures.", ""] + \
+        table(["Benchmark", "Figure", "Machine", "Date", "File (`bench/results/`)", "Code changed since"], rows)

@@ -1,0 +1,228 @@
+"""Every figure in RESULTS.md and the README has a file behind it, and says whether the code it
+measured has changed since.
+
+How this holds together:
+1. RESULTS.md and the README's results summary are regenerated here from bench/results (and git's
+   HEAD, for the code-changed marks) and must match the committed text byte for byte, so every
+   figure in them was written by bench/report_*.py from a file;
+2. the string literals of bench/report_*.py hold no measured figure, so the figures the report
+   writes come from the files, not from its own source;
+3. the README's hand-written prose (outside the generated block, code blocks and inline code)
+   holds no measured figure: results live in the generated block only;
+4. every file in bench/results is read or named by the report, and every result kind lists the
+   source files its figures depend on;
+5. `report_results.py --check` (which CI runs) fails when a result's code changes in git and the
+   text does not say so: checked in a scratch git repository.
+
+A "measured figure" is what a result looks like in text: a spread (± 3), a percentage, a decimal
+fraction, a duration or a size, a speed-up (3x), a rate. Integers alone (settings, counts) and the
+numbers of sections, equations and versions are not. A few phrases that define a quantity rather
+than report one (the 90% of the steps-to-90% metric) are allowed by name, each with its reason.
+"""
+import ast
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench import report_results, report_tables
+from bench.common import RESULTS, code_version
+
+ROOT = Path(__file__).resolve().parent.parent
+FIGURE = re.compile(r"""
+    [±]\s*\d | \+-\s*\d                                        # a spread
+  | \d+(?:\.\d+)?\s*%                                          # a percentage
+  | (?<![\w.\-])\d+\.\d+(?![\w.])                              # a decimal fraction (not 2.13.0, not Qwen2.5-1.5B)
+  | \b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds?|min|minutes?|h|hours?|GB|MB|GiB)\b   # a duration or a size
+  | \ban\s+hour\b
+  | \b\d+(?:\.\d+)?x\b                                         # a speed-up
+""", re.X)
+NUMBERED = re.compile(r"(?:§|Proposition|Theorem|Lemma|Corollary|Definition|Section|Table|Figure|Eq\.)\s*[A-Z]?\d+(?:\.\d+)*")
+DEFINITIONS = {     # phrase: why it is not a result
+    "steps-to-90%": "the name of the metric experiment.steps_to_90",
+    "reaching 90% held-out resolve": "the threshold that defines steps-to-90%",
+    "Steps to 90%": "the column of that metric",
+    "(Qual. >= 0.5)": "Ground's threshold (metrics.py)",
+    "bootstrap 95%": "the level of a bootstrap interval",
+}
+
+
+def figures(text: str) -> list[str]:
+    """The measured figures in a text, once definitions and section numbers are taken out."""
+    for phrase in DEFINITIONS:
+        text = text.replace(phrase, "")
+    return [m.group() for m in FIGURE.finditer(NUMBERED.sub("", text))]
+
+
+def git_history_here() -> bool:
+    try:
+        top = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--show-toplevel"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    return Path(top).resolve() == ROOT
+
+
+def test_the_figure_detector_tells_results_from_settings():
+    """The detector finds what results look like and leaves settings, counts, sections and versions."""
+    assert figures("resolve 99.6 ± 0.4, 65% of 20 secrets, 61-229 min, about an hour, 3.02x faster") == \
+        ["99.6", "± 0", "65%", "229 min", "an hour", "3.02x"]
+    assert figures("Theorem 3.2 (ii), §5.1, Qwen2.5-1.5B, `torch==2.13.0`, G = 8, 200 steps, lr 5e-6, 1..200") == []
+
+
+@pytest.mark.skipif(not git_history_here(), reason="the code-changed marks need this repository's git history")
+def test_results_md_and_the_readme_summary_regenerate_from_the_files():
+    """RESULTS.md and the README's summary are exactly what bench/report_results.py writes from
+    bench/results and git's HEAD: no figure in them was typed, none is stale, and every result
+    whose code has changed says so."""
+    report_tables.use(RESULTS)
+    readme = (ROOT / "README.md").read_text()
+    results, summary = report_results.render(readme)
+    assert results == (ROOT / "RESULTS.md").read_text(), "RESULTS.md is out of date: run python bench/report_results.py"
+    assert summary == readme, "the README's summary is out of date: run python bench/report_results.py"
+
+
+def test_the_report_types_no_figure():
+    """No string literal of bench/report_*.py (docstrings aside) holds a measured figure: every
+    figure the report writes is read from a file."""
+    found = []
+    for path in sorted((ROOT / "bench").glob("report_*.py")):
+        tree = ast.parse(path.read_text())
+        docs = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))
+                and ast.get_docstring(n) is not None}
+        found += [(path.name, n.lineno, f) for n in ast.walk(tree)
+                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+                  for f in figures(n.value)]
+    assert found == []
+
+
+def test_the_readme_prose_holds_no_figure():
+    """Outside its generated results summary, code blocks and inline code, the README states no
+    measured figure: a result there would have no file behind it."""
+    text = (ROOT / "README.md").read_text()
+    start, end = report_results.SUMMARY
+    assert text.count(start) == 1 and text.count(end) == 1
+    prose = text.split(start)[0] + text.split(end)[1]
+    prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", prose, flags=re.S))
+    assert figures(prose) == []
+
+
+def test_every_result_file_is_read_or_named():
+    """Each file in bench/results is read by the report or named in it (figures, source files, the
+    turns a figure was computed from): no file sits there that no table accounts for."""
+    report_tables.use(RESULTS)
+    report_results.render((ROOT / "README.md").read_text())
+    on_disk = {p.name for p in Path(RESULTS).iterdir()} - {"provenance.json"}
+    assert on_disk - report_tables.READ == set()
+
+
+@pytest.mark.skipif(not git_history_here(), reason="needs this repository's git history")
+def test_every_result_kind_lists_the_code_it_measured():
+    """Each result file has a commit (its own or provenance.json's), and every source file its kind
+    lists is a file at that commit or now (one added since counts as changed): no dependency is
+    misspelt. A kind with no list is an error."""
+    report_tables.use(RESULTS)
+    for path in sorted(Path(RESULTS).glob("*.json")):
+        if path.name == "provenance.json":
+            continue
+        commit = report_tables.meta(path.name, json.loads(path.read_text())).get("commit")
+        assert commit, path.name
+        for f in report_tables.depends_on(path.name):
+            at = lambda rev: subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{rev}:{f}"]).returncode == 0  # noqa: E731
+            assert at(commit) or at("HEAD") or (ROOT / f).is_file(), (path.name, f)
+    with pytest.raises(KeyError):
+        report_tables.depends_on("a_new_kind_of_result.json")
+
+
+def test_means_are_not_rounded_onto_0_or_100():
+    """99.6 +- 0.4 over seeds is not written 100 +- 0: digits are added until neither the mean
+    nor its SEM rounds onto 0 or 100% without being it; exact values keep the digits asked for."""
+    assert report_tables.ms([0.988, 1.0, 1.0], 0) == "99.6 ± 0.4"
+    assert report_tables.ms([1.0, 1.0, 1.0], 0) == "100 ± 0"
+    assert report_tables.ms([0.0, 0.0, 0.0003], 1) == "0.01 ± 0.01"
+    assert report_tables.ms([0.6, 0.7], 0) == "65 ± 5"
+
+
+def commit_all(repo: Path, message: str) -> str:
+    run = lambda *a: subprocess.run(["git", "-C", str(repo), *a], capture_output=True, text=True, check=True)  # noqa: E731
+    run("add", "-A")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", message)
+    return run("rev-parse", "HEAD").stdout.strip()
+
+
+def scratch_repository(tmp_path: Path, name: str) -> Path:
+    """A git repository holding every source file `name`'s kind depends on (one line each), committed."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for f in report_tables.depends_on(name):
+        (repo / f).parent.mkdir(parents=True, exist_ok=True)
+        (repo / f).write_text(f"# {f}\n")
+    commit_all(repo, "code")
+    return repo
+
+
+def unseen_numbers_file(version: dict) -> dict:
+    figures = {"resolve_trained_range": 0.5, "resolve_unseen_range": 0.0, "named_share_unseen": 0.0, "largest_named": 81,
+               "halving_share_trained_range": 0.6, "halving_share_unseen_range": 0.2}
+    return {"trained_max": 100, "n_max": 200, "command": "python bench/unseen_numbers.py", "machine": "2 CPU cores",
+            "date": "2026-01-01", **version,
+            "rows": [{"checkpoint": {"path": "runs/x/best", "played": "kept", "step": 5},
+                      "embedding_cosine_trained": 0.3, "embedding_cosine_unseen": 0.9, **figures}],
+            "bisection": {**figures, "resolve_unseen_range": 1.0}}
+
+
+def test_check_fails_when_a_results_code_changes_and_the_text_does_not_say_so(tmp_path, capsys):
+    """In a scratch repository: a result measured at one commit is up to date; once a file it
+    depends on is changed and committed, --check fails and names the result and the file; written
+    again, the text names the change and --check passes."""
+    repo = scratch_repository(tmp_path, "unseen_numbers.json")
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "unseen_numbers.json").write_text(json.dumps(unseen_numbers_file(code_version(str(repo)))))
+    (tmp_path / "README.md").write_text(f"# x\n\n{report_results.SUMMARY[0]}\n{report_results.SUMMARY[1]}\n")
+    flags = ["--results", str(results), "--repo", str(repo), "--out", str(tmp_path / "RESULTS.md"),
+             "--readme", str(tmp_path / "README.md")]
+    try:
+        report_results.main(flags)
+        report_results.main(flags + ["--check"])
+        assert "*Code changed since:*" not in (tmp_path / "RESULTS.md").read_text()
+        (repo / "env.py").write_text("# env.py, changed\n")
+        commit_all(repo, "change the game")
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as stop:
+            report_results.main(flags + ["--check"])
+        assert stop.value.code == 1
+        err = capsys.readouterr().err
+        assert "has changed since" in err and "unseen_numbers.json" in err and "env.py" in err
+        report_results.main(flags)
+        report_results.main(flags + ["--check"])
+        text = (tmp_path / "RESULTS.md").read_text()
+        assert "*Code changed since:* `env.py` (the figures are of the older code)" in text
+        assert "Measured on older code" in (tmp_path / "README.md").read_text()
+    finally:
+        report_tables.use(RESULTS)
+
+
+def test_a_file_measured_uncommitted_is_compared_by_its_bytes(tmp_path):
+    """A result measured while env.py held uncommitted changes is of those bytes: unchanged once
+    exactly they are committed, changed if env.py is committed otherwise."""
+    repo = scratch_repository(tmp_path, "unseen_numbers.json")
+    (repo / "env.py").write_text("# env.py, edited\n")
+    version = code_version(str(repo))
+    assert list(version["uncommitted"]) == ["env.py"]
+    data = unseen_numbers_file(version)
+    try:
+        with report_tables.reading(str(tmp_path), str(repo)):
+            assert report_tables.code_changes("unseen_numbers.json", data) == ["env.py"]
+        commit_all(repo, "the edit as measured")
+        with report_tables.reading(str(tmp_path), str(repo)):
+            assert report_tables.code_changes("unseen_numbers.json", data) == []
+        (repo / "env.py").write_text("# env.py, edited again\n")
+        commit_all(repo, "another edit")
+        with report_tables.reading(str(tmp_path), str(repo)):
+            assert report_tables.code_changes("unseen_numbers.json", data) == ["env.py"]
+    finally:
+        report_tables.use(RESULTS)
