@@ -2,10 +2,11 @@
 
 Paper: section 4 (G rollouts per instance, sampled from pi_old) and App. C "Training
 Hyperparameters" (Qwen2.5-1.5B-Instruct, bf16). policy.py's eager decoder is the readable
-reference and the CPU path; this module makes the same numbers cheaper to get on a GPU, where a
-decode step at the paper's batch reads a few GB (the weights and the KV cache) and should take
-about as long as reading them does, not the tens of milliseconds that ~1,000 small kernel
-launches from Python take (bench/gpu_step.py measures both).
+reference and the CPU path; this module is written to make the same numbers cheaper to get on a
+GPU, where a decode step at the paper's batch reads a few GB (the weights and the KV cache) and
+should take about as long as reading them does, not the tens of milliseconds that ~1,000 small
+kernel launches from Python take (bench/gpu_step.py measures both; RESULTS.md's speed table gives
+the machines it has run on).
 
 Two pieces:
 - `StaticDecoder`: a decoder for `LMPolicy.generate` over a static KV cache (transformers'

