@@ -90,13 +90,28 @@ ARM_FAMILIES = {0: ("parity", "comparison"), 1: ("prime", "square"), 2: ("divisi
 SYSTEM_PROMPT = "You are a helpful assistant. Follow instructions exactly."
 
 
-def random_interval(secret: int, n_max: int, least: int, rng: random.Random) -> tuple[int, int]:
+def random_interval(secret: int, n_max: int, least: int, rng: random.Random) -> frozenset:
     """A candidate universe lo..hi of at least `least` numbers (all of 1..n_max if it has fewer)
     that holds `secret`: its size uniform on least..n_max, then its place uniform among those
     that fit inside 1..n_max and hold the secret."""
     size = rng.randint(min(least, n_max), n_max)
     lo = rng.randint(max(1, secret - size + 1), min(secret, n_max - size + 1))
-    return lo, lo + size - 1
+    return frozenset(range(lo, lo + size))
+
+
+def random_subset(secret: int, n_max: int, least: int, rng: random.Random) -> frozenset:
+    """A candidate universe of `secret` and other numbers of 1..n_max drawn without replacement:
+    its size log-uniform on least..n_max (as many universes of 2..10 numbers as of 10..50), so
+    that small beliefs are common. Unlike an interval's, a subset's numbers can all share a last
+    digit, a digit sum or a parity: the question that splits a small universe depends on which
+    numbers it holds, and a policy that does not read the list wastes turns on it."""
+    least = min(least, n_max)
+    size = min(n_max, max(least, round(least * (n_max / least) ** rng.random())))
+    others = rng.sample([n for n in range(1, n_max + 1) if n != secret], size - 1)
+    return frozenset([secret, *others])
+
+
+UNIVERSES = {"interval": random_interval, "subset": random_subset}
 
 
 def secret_split(n_max: int = 100, n_heldout: int = 20, seed: int = 0) -> tuple[list[int], list[int]]:
@@ -329,21 +344,20 @@ class CSG:
     game = CSG(secrets, cfg); while game.active: texts = policy(game.messages()); game.step(texts)
     """
 
-    def __init__(self, secrets, cfg: GameConfig = GameConfig(), oracle=None, intervals=None):
-        """`intervals`: one (lo, hi) per secret, the episode's candidate universe lo..hi, which
+    def __init__(self, secrets, cfg: GameConfig = GameConfig(), oracle=None, universes=None):
+        """`universes`: one set of numbers per secret, the episode's candidate universe C_0, which
         holds its secret (None: every episode starts from 1..n_max, the paper's game). The prompt
         lists the candidates, so a policy sees its universe; a fixed question sequence cannot
         bisect them all."""
         bad = [s for s in secrets if not 1 <= s <= cfg.n_max]
         if bad:
             raise ValueError(f"secrets {bad[:5]} are outside 1..{cfg.n_max}")
-        intervals = [(1, cfg.n_max)] * len(secrets) if intervals is None else list(intervals)
-        if len(intervals) != len(secrets) or any(not 1 <= lo <= s <= hi <= cfg.n_max
-                                                  for s, (lo, hi) in zip(secrets, intervals)):
-            raise ValueError(f"each secret needs an interval lo..hi within 1..{cfg.n_max} that holds it")
+        full = frozenset(range(1, cfg.n_max + 1))
+        universes = [full] * len(secrets) if universes is None else [frozenset(u) for u in universes]
+        if len(universes) != len(secrets) or any(s not in u or not u <= full for s, u in zip(secrets, universes)):
+            raise ValueError(f"each secret needs a universe within 1..{cfg.n_max} that holds it")
         self.cfg, self.oracle = cfg, oracle or RuleOracle()
-        self.episodes = [Episode(int(s), frozenset(range(lo, hi + 1)), [[] for _ in range(cfg.n_arms)])
-                         for s, (lo, hi) in zip(secrets, intervals)]
+        self.episodes = [Episode(int(s), u, [[] for _ in range(cfg.n_arms)]) for s, u in zip(secrets, universes)]
 
     @property
     def active(self) -> list[int]:
@@ -443,9 +457,9 @@ class CSG:
                     total_reward=sum(r.reward for r in ep.records))
 
 
-def play(policy, secrets, cfg: GameConfig = GameConfig(), oracle=None, intervals=None) -> CSG:
+def play(policy, secrets, cfg: GameConfig = GameConfig(), oracle=None, universes=None) -> CSG:
     """Play every secret to the end with a respond(game)-policy; returns the finished game."""
-    game = CSG(secrets, cfg, oracle, intervals)
+    game = CSG(secrets, cfg, oracle, universes)
     while game.active:
         game.step(policy.respond(game))
     return game

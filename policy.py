@@ -364,13 +364,13 @@ def episode_seed(seed: int, step: int, secret: int, rollout: int) -> int:
 def play_rollouts(policy: LMPolicy, secrets, group_size: int, cfg: GameConfig = GameConfig(),
                   sample: SampleConfig = SampleConfig(), oracle=None,
                   generator: torch.Generator | None = None, seeds: list[int] | None = None,
-                  intervals: list | None = None) -> RolloutBatch:
+                  universes: list | None = None) -> RolloutBatch:
     """Play G rollouts of each secret; each turn, one batched generation over the live ones.
     Sampling draws from `generator`, or, given `seeds` (one per episode, b * G + g), from each
     episode's own generator: its rollout is then the same whatever else is played beside it.
-    `intervals`: each secret's candidate universe (lo, hi), shared by its G rollouts (env.CSG)."""
+    `universes`: each secret's candidate universe C_0, shared by its G rollouts (env.CSG)."""
     game = CSG([s for s in secrets for _ in range(group_size)], cfg, oracle,   # episode e = b * G + g
-               None if intervals is None else [u for u in intervals for _ in range(group_size)])
+               None if universes is None else [u for u in universes for _ in range(group_size)])
     out = RolloutBatch(secrets=list(secrets), group_size=group_size, max_turns=cfg.max_turns)
     if seeds is not None:
         generators = [torch.Generator(policy.device).manual_seed(s) for s in seeds]

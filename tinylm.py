@@ -6,42 +6,52 @@ trained by exactly the code that trains Qwen2.5-1.5B (policy.py, train.py); only
 vocabulary are small.
 
 Tokenizer. A word-level vocabulary (WordPiece with single-character fallback, so any ASCII
-text encodes and decodes exactly) in which every number 0..200 is one token (with or without a
-leading space or a trailing comma, so a candidate list costs one token per candidate), every
-word of the selector prompt, the questions and the hints is one token, and each fixed line of
-the selector prompt is a single phrase token. A BPE tokenizer trained on the same prompts would
-learn similar merges; doing it by construction keeps prompts short (~140 tokens at turn 0),
-which is what makes RL on a CPU fast.
+text encodes and decodes exactly) in which every word of the selector prompt, the questions and
+the hints is one token, and each fixed line of the selector prompt is a single phrase token. A
+BPE tokenizer trained on the same prompts would learn similar merges; doing it by construction
+keeps prompts short, which is what makes RL on a CPU fast.
+
+Numbers are written digit by digit, as Qwen2.5's and SmolLM2's tokenizers write them: 150 is the
+tokens "1", "5", "0", each a digit the model has read and written in training, so a number it
+never trained on (the paper's generalization secrets 101..200) is made of pieces it knows, and
+can be read from the candidate list and copied into a question. The one merge: a number's first
+digit carries the separator before it (", 5", " 5"), as a BPE trained on candidate lists learns,
+so a candidate costs as many tokens as it has digits. (One token per number would be shorter,
+but the tokens of numbers no training prompt holds would stay untrained vectors: the model could
+neither tell 101..200 apart nor name them.)
 
 A fresh tiny model writes noise: warmup.py teaches it the action format before RL.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 
 from env import SYSTEM_PROMPT, CSG, GameConfig, selector_prompt
 from reference import RandomPolicy
 
-VERSION = 4  # bump when the vocabulary changes: it is part of every cache key of a tiny model
 SPECIALS = ["<pad>", "<unk>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
 CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
                  "{% if add_generation_prompt %}<|assistant|>{% endif %}")
-# One piece per number (with optional leading space and trailing comma), word, newline, run of
-# spaces, or other character. Every character of any text falls in exactly one piece.
-PIECES = r" ?\d+,?| ?[A-Za-z]+|\n| +|[^\sA-Za-z\d]|\s"
+# One piece per digit (a number's first digit with the separator before it: ", " "," or " "),
+# word, newline, run of spaces, or other character. Every character of any text falls in exactly
+# one piece.
+PIECES = r"(?:, ?| )?\d| ?[A-Za-z]+|\n| +|[^\sA-Za-z\d]|\s"
+DIGITS = [f"{sep}{d}" for sep in ("", " ", ",", ", ") for d in range(10)]
 
 
 @dataclass(frozen=True)
 class TinyConfig:
     hidden_size: int = 128         # d_model
-    num_layers: int = 2            # 2 learns the paper set as well as 4 at half the cost (bench/README)
+    num_layers: int = 2            # train.py --tiny-layers
     num_heads: int = 4
     intermediate_size: int = 512   # MLP width
-    max_positions: int = 1024      # a turn-10 prompt at N=200 is ~500 tokens
+    max_positions: int = 2048      # a turn-10 prompt at N = 200 is ~1000 tokens (numbers in digits)
 
 
 def _template_phrases(cfg: GameConfig) -> list[str]:
@@ -77,13 +87,15 @@ DELIMITERS = ('{"arm": ', ', "question": "', '"}', "    Q: ", "    A: ", "\n")
 
 def learn_phrases(lines: list[list[str]], n_merges: int, min_count: int = 20) -> list[str]:
     """BPE over pieces: repeatedly merge the most frequent adjacent pair of pieces ("Is" + " the"
-    -> "Is the", ..., "No, the number is not"). Numbers and template delimiters are never
-    merged: the policy must see numbers as themselves, and a question as the same tokens
+    -> "Is the", ..., "No, the number is not"). Digits and template delimiters are never
+    merged: the policy must see numbers as their digits, and a question as the same tokens
     wherever it appears."""
     from collections import Counter
     weight = Counter(tuple(s) for s in lines)             # each distinct line once, with its count
     seqs = [(list(s), w) for s, w in weight.items()]
-    mergeable = lambda p: not any(c.isdigit() for c in p) and p not in DELIMITERS  # noqa: E731
+    pieces = {p for s, _ in seqs for p in s}
+    digits = {p for p in pieces if any(c.isdigit() for c in p)}   # a merged phrase never holds one
+    mergeable = lambda p: p not in digits and p not in DELIMITERS  # noqa: E731
     phrases = []
     for _ in range(n_merges):
         counts = Counter()
@@ -119,9 +131,8 @@ def build_tokenizer(seed: int = 0, n_merges: int = 250):
     lines = [['{"arm": ', str(a["arm"]), ', "question": "', *pieces(a["question"]), '"}'] for a in actions]
     lines += [["    Q: ", *pieces(a["question"]), "\n"] for a in actions]
     lines += [["    A: ", *pieces(h), "\n"] for h in hints]
-    numbers = {f"{sp}{n}{c}" for n in range(201) for sp in ("", " ") for c in ("", ",")}
     chars = {chr(c) for c in range(32, 127)} | {"\n", "\t"}
-    vocab = SPECIALS + sorted(numbers) + sorted(chars) + sorted("##" + c for c in chars) + \
+    vocab = SPECIALS + DIGITS + sorted(chars) + sorted("##" + c for c in chars) + \
         sorted(" " + c for c in chars if c.isalnum())
     vocab = list(dict.fromkeys(vocab + sorted(words)))  # in order, each once: ids are dense
     tok = Tokenizer(models.WordPiece({t: i for i, t in enumerate(vocab)}, unk_token="<unk>",
@@ -160,6 +171,16 @@ def bpe_tokenizer(vocab_size: int = 800, seed: int = 0):
                                         bos_token=None, additional_special_tokens=specials[1:2])
     tokenizer.chat_template = CHATML
     return tokenizer
+
+
+@lru_cache(maxsize=1)
+def vocabulary_fingerprint() -> str:
+    """A hash of build_tokenizer()'s tokens, ids and chat template: part of every cache key of a
+    tiny model (warmup.py), so that a change to the tokenizer never reuses weights trained on
+    another one."""
+    tok = build_tokenizer()
+    blob = json.dumps([sorted(tok.get_vocab().items()), tok.chat_template])
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def build_model(tokenizer, cfg: TinyConfig = TinyConfig(), seed: int = 0):

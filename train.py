@@ -51,7 +51,7 @@ import engine
 import models
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
 from echo import approx_kl, clipped_objective
-from env import GameConfig, random_interval, secret_split
+from env import UNIVERSES, GameConfig, secret_split
 from experiment import OfflineData, Run, batch_metrics, load_policy
 from fidelity import credit_probe
 from oracle import OracleConfigError, make_oracle
@@ -105,9 +105,11 @@ class TrainConfig:
     n_heldout: int = arg(20, "secrets of 1..n_max held out for evaluation (env.secret_split)", at_least=1)
     split_seed: int = arg(0, "seed of the held-out split (env.secret_split) and of the validation secrets carved from "
                              "the rest; evaluate.py --split-seed reads the same split", at_least=0)
-    universe_least: int = arg(0, "0: every episode starts from 1..n_max (the paper); K: each training secret's episodes "
-                                 "start from a random interval of at least K numbers that holds it (env.random_interval)",
-                              at_least=0)
+    universe: str = arg("full", "each training secret's candidate universe C_0, shared by its G rollouts: full (1..n_max, "
+                                "the paper), interval (env.random_interval) or subset (env.random_subset)")
+    universe_least: int = arg(2, "the fewest numbers a random universe holds", at_least=1)
+    universe_share: float = arg(1.0, "share of a step's secrets whose universe is random (the rest: 1..n_max)",
+                                at_least=0, at_most=1)
     eval_every: int = arg(5, "evaluation on the held-out secrets every this many steps", at_least=1)
     eval_samples: int = arg(4, "sampled episodes (T = 1) per held-out secret at an evaluation, beside greedy (0: none)", at_least=0)
     credit_probe: int = arg(32, "turns whose credit is set against the one-step A_B at each evaluation (0: off)", at_least=0)
@@ -174,6 +176,7 @@ def check_config(cfg: TrainConfig) -> None:
         (cfg.precision not in ("auto", "bf16", "fp32"), "precision must be auto, bf16 or fp32"),
         (cfg.warmup not in ("auto", "always", "never"), "warmup must be auto, always or never"),
         (cfg.rollout not in ("auto", "eager", "fast"), "rollout must be auto, eager or fast"),
+        (cfg.universe not in ("full", *UNIVERSES), f"universe must be full or one of {', '.join(UNIVERSES)}"),
     ]
     if problem := config_problem(cfg):
         fail("train.py", problem)
@@ -299,11 +302,12 @@ def train(cfg: TrainConfig) -> dict:
             # 1. play: G rollouts of each of B training secrets, sampled from pi_old (section 4)
             if offline is None:
                 secrets = run.rng.sample(train_secrets, cfg.secrets_per_step)
-                universes = [random_interval(s, cfg.n_max, cfg.universe_least, run.rng) if cfg.universe_least else
-                             (1, cfg.n_max) for s in secrets]       # a secret's G rollouts share its universe
+                universes = [UNIVERSES[cfg.universe](s, cfg.n_max, cfg.universe_least, run.rng)
+                             if cfg.universe != "full" and run.rng.random() < cfg.universe_share else
+                             range(1, cfg.n_max + 1) for s in secrets]     # a secret's G rollouts share its universe
                 mine = ranks.share(len(secrets))           # all of them, unless several ranks share the step
                 batch = play_rollouts(sampler, [secrets[b] for b in mine], cfg.group_size, game_cfg, sample, oracle,
-                                      intervals=[universes[b] for b in mine],
+                                      universes=[universes[b] for b in mine],
                                       seeds=[episode_seed(cfg.seed, step, b, g) for b in mine for g in range(cfg.group_size)])
                 batch.first_secret = mine.start
             else:                                          # offline: episodes of the fixed dataset instead

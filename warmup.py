@@ -35,7 +35,7 @@ import models
 from env import CSG, GameConfig, read_action
 from policy import LMPolicy, SampleConfig
 from reference import RandomPolicy
-from tinylm import VERSION as TINY_VERSION, TinyConfig
+from tinylm import TinyConfig, vocabulary_fingerprint
 
 
 @dataclass(frozen=True)
@@ -56,10 +56,10 @@ def random_policy_states(n_episodes: int, question_set: str, n_max: int, seed: i
                             GameConfig(n_max=n_max, question_set=question_set))
 
 
-def reference_states(policy, secrets, game_cfg: GameConfig, intervals=None) -> list[tuple[list[dict], str]]:
+def reference_states(policy, secrets, game_cfg: GameConfig, universes=None) -> list[tuple[list[dict], str]]:
     """(chat messages, action text) of every state a reference policy (reference.py) reaches
-    playing `secrets` (in the universes `intervals`, env.CSG)."""
-    game = CSG(secrets, game_cfg, intervals=intervals)
+    playing `secrets` (in the candidate universes `universes`, env.CSG)."""
+    game = CSG(secrets, game_cfg, universes=universes)
     examples = []
     while game.active:
         messages, actions = game.messages(), policy.respond(game)
@@ -120,7 +120,7 @@ def prompt_fingerprint(question_set: str) -> str:
 def model_identity(spec: str, tiny: TinyConfig = TinyConfig()) -> dict:
     """What makes a model spec's weights what they are, cheaply, without loading them."""
     if spec == "tiny":
-        return {"tiny": asdict(tiny), "version": TINY_VERSION}
+        return {"tiny": asdict(tiny), "vocabulary": vocabulary_fingerprint()}
     path = Path(spec)
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.is_file())

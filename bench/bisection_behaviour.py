@@ -90,12 +90,12 @@ def sampled_turns(policy, secrets, cfg, samples: int, seed: int):
     return zip(batch.records, batch.beliefs)
 
 
-def halving_share(policy, secrets, cfg: GameConfig, intervals=None) -> float:
+def halving_share(policy, secrets, cfg: GameConfig, universes=None) -> float:
     """Teacher-forced: in every state the Bayes policy reaches on these secrets, the share in which
     `policy`'s own action splits C_t into halves as bisection's does, i.e. eliminates floor or
     ceil of |C_t| / 2 (a valid, new question). It asks whether the model can imitate bisection
     where it stands, without the compounding of its own earlier mistakes."""
-    game, bayes, halved, states = CSG(secrets, cfg, intervals=intervals), BayesPolicy(), 0, 0
+    game, bayes, halved, states = CSG(secrets, cfg, universes=universes), BayesPolicy(), 0, 0
     while game.active:
         trial = copy.deepcopy(game)      # the same state, played one turn by `policy`
         for r in trial.step(policy.respond(trial)):

@@ -61,8 +61,8 @@ def main(argv=None):
     train_secrets, heldout = secret_split()
     rng = random.Random(cfg.seed)
     secrets = [rng.choice(train_secrets) for _ in range(cfg.episodes)]
-    intervals = [random_interval(s, game.n_max, cfg.least, rng) for s in secrets]
-    examples = warmup.reference_states(BayesPolicy(), secrets, game, intervals)
+    universes = [random_interval(s, game.n_max, cfg.least, rng) for s in secrets]
+    examples = warmup.reference_states(BayesPolicy(), secrets, game, universes)
     tiny = tinylm.TinyConfig(hidden_size=cfg.width, num_layers=cfg.layers, num_heads=cfg.width // 32,
                              intermediate_size=4 * cfg.width)
     policy = models.load_policy("tiny", "cpu", "fp32", tiny=tiny)

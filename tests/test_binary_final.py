@@ -34,7 +34,7 @@ def test_halving_share_is_one_for_bisection_and_lower_for_random_questions():
     a drawn universe too); random questions do not."""
     cfg = GameConfig(question_set="binary")
     assert halving_share(BayesPolicy(), [3, 50, 97], cfg) == 1.0
-    assert halving_share(BayesPolicy(), [12, 40], cfg, intervals=[(5, 30), (33, 90)]) == 1.0
+    assert halving_share(BayesPolicy(), [12, 40], cfg, universes=[range(5, 31), range(33, 91)]) == 1.0
     assert halving_share(RandomPolicy(0), secret_split()[1], cfg) < 0.3
 
 

@@ -265,28 +265,48 @@ def test_random_interval_holds_its_secret_inside_the_range():
     from env import random_interval
     rng = random.Random(0)
     draws = [(s, random_interval(s, 100, 5, rng)) for s in [rng.randint(1, 100) for _ in range(500)]]
-    assert all(1 <= lo <= s <= hi <= 100 and hi - lo + 1 >= 5 for s, (lo, hi) in draws)
-    assert len({hi - lo for _, (lo, hi) in draws}) > 50 and len({lo for _, (lo, _) in draws}) > 50
-    assert random_interval(7, 10, 50, rng) == (1, 10)        # a universe wider than the game is all of it
+    assert all(u == frozenset(range(min(u), max(u) + 1)) for _, u in draws)      # each an interval lo..hi
+    assert all(1 <= min(u) and s in u and max(u) <= 100 and len(u) >= 5 for s, u in draws)
+    assert len({len(u) for _, u in draws}) > 50 and len({min(u) for _, u in draws}) > 50
+    assert random_interval(7, 10, 50, rng) == frozenset(range(1, 11))   # a universe wider than the game is all of it
+
+
+def test_random_subset_holds_its_secret_and_small_universes_are_common():
+    """A subset universe holds its secret and `least` to n_max numbers of 1..n_max; its size is
+    log-uniform, so about as many universes have 2..10 numbers as 10..50; and the numbers are
+    not an interval, so small universes share last digits or digit sums the way no interval
+    does (the question that resolves them depends on which numbers they hold)."""
+    from env import random_subset
+    rng = random.Random(0)
+    draws = [(s, random_subset(s, 100, 2, rng)) for s in [rng.randint(1, 100) for _ in range(4000)]]
+    assert all(s in u and len(u) >= 2 and u <= set(range(1, 101)) for s, u in draws)
+    small = sum(2 <= len(u) <= 10 for _, u in draws) / len(draws)
+    middle = sum(10 < len(u) <= 50 for _, u in draws) / len(draws)
+    assert abs(small - 0.41) < 0.04 and abs(middle - 0.41) < 0.04 and max(len(u) for _, u in draws) == 100
+    pairs = [u for _, u in draws if len(u) == 2]
+    same_last = sum(len({n % 10 for n in u}) == 1 for u in pairs) / len(pairs)
+    assert 0.05 < same_last < 0.2          # two random numbers share a last digit about 1 time in 10
+    assert random_subset(7, 10, 50, rng) == frozenset(range(1, 11))
 
 
 def test_episodes_start_from_their_own_universe_and_bisection_resolves_each():
-    """CSG(intervals=...): C_0 = lo..hi, listed in the prompt; a secret outside its interval is
-    refused; the Bayes policy (bisection on the binary set) resolves every secret of an
-    interval of k numbers in at most ceil(log2 k) turns."""
+    """CSG(universes=...): C_0 is the universe, listed in the prompt; a secret outside its
+    universe is refused; the Bayes policy (bisection on the binary set) resolves every secret of
+    an interval of k numbers in at most ceil(log2 k) turns."""
     import math
     from env import play, random_interval
     from reference import BayesPolicy
     cfg = GameConfig(question_set="binary")
-    game = CSG([30, 8], cfg, intervals=[(20, 39), (1, 100)])
+    game = CSG([30, 8], cfg, universes=[range(20, 40), range(1, 101)])
     assert game.episodes[0].candidates == frozenset(range(20, 40)) and len(game.episodes[1].candidates) == 100
     assert "Remaining candidates (20): [20, 21," in game.messages()[0][1]["content"]
-    for bad in ([(31, 39), (1, 100)], [(20, 39)], [(0, 39), (1, 100)]):
+    assert "Remaining candidates (3): [8, 19, 77]" in CSG([8], cfg, universes=[{77, 8, 19}]).messages()[0][1]["content"]
+    for bad in ([range(31, 40), range(1, 101)], [range(20, 40)], [range(0, 40), range(1, 101)]):
         with pytest.raises(ValueError):
-            CSG([30, 8], cfg, intervals=bad)
+            CSG([30, 8], cfg, universes=bad)
     rng = random.Random(1)
     secrets = [rng.randint(1, 100) for _ in range(40)]
-    intervals = [random_interval(s, 100, 2, rng) for s in secrets]
-    game = play(BayesPolicy(), secrets, cfg, intervals=intervals)
-    for ep, (lo, hi) in zip(game.episodes, intervals):
-        assert ep.resolved and ep.turn <= math.ceil(math.log2(hi - lo + 1))
+    universes = [random_interval(s, 100, 2, rng) for s in secrets]
+    game = play(BayesPolicy(), secrets, cfg, universes=universes)
+    for ep, u in zip(game.episodes, universes):
+        assert ep.resolved and ep.turn <= math.ceil(math.log2(len(u)))

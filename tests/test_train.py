@@ -246,24 +246,32 @@ def test_split_seed_chooses_another_held_out_split():
     assert splits[0][2] == train.secret_split(100, 20)[1]
 
 
-def test_training_universes_vary_and_hold_their_secrets(tmp_path, model_dir):
-    """--universe-least K: each secret's G rollouts start from one interval of at least K numbers
-    that holds it (the first prompt of a rollout lists it); evaluation stays on 1..n_max."""
+@pytest.mark.parametrize("universe,share", [("interval", 1.0), ("subset", 0.5)])
+def test_training_universes_vary_and_hold_their_secrets(tmp_path, model_dir, universe, share):
+    """--universe KIND --universe-least K --universe-share p: about a share p of a step's secrets
+    start their G rollouts from one drawn universe of at least K numbers that holds the secret
+    (intervals lo..hi, or subsets), the rest from 1..n_max; evaluation stays on 1..n_max."""
     import policy
     seen = []
     original = policy.CSG
 
-    def recording(secrets, cfg, oracle=None, intervals=None):
-        seen.append((list(secrets), intervals))
-        return original(secrets, cfg, oracle, intervals)
+    def recording(secrets, cfg, oracle=None, universes=None):
+        seen.append((list(secrets), universes))
+        return original(secrets, cfg, oracle, universes)
     policy.CSG = recording
     try:
-        run(tmp_path, model_dir, "--steps", "2", "--universe-least", "10", "--question-set", "binary",
-            "--time-limit-min", "0", "--validation-secrets", "0", "--eval-samples", "0", "--group-size", "3")
+        run(tmp_path, model_dir, "--steps", "3", "--universe", universe, "--universe-least", "10",
+            "--universe-share", str(share), "--question-set", "binary", "--time-limit-min", "0",
+            "--validation-secrets", "0", "--eval-samples", "0", "--group-size", "3", "--secrets-per-step", "8")
     finally:
         policy.CSG = original
-    played = [(s, u) for s, u in seen if u is not None and any(iv != (1, 100) for iv in u)]
-    assert played, "no training batch was played in a drawn universe"
-    for secrets, intervals in played:
-        assert all(lo <= s <= hi and hi - lo + 1 >= 10 for s, (lo, hi) in zip(secrets, intervals))
-        assert all(intervals[3 * b:3 * b + 3] == [intervals[3 * b]] * 3 for b in range(len(secrets) // 3))
+    full = frozenset(range(1, 101))
+    played = [(s, [frozenset(u) for u in us]) for s, us in seen if us is not None]
+    assert len(played) == 3, "every training batch says its universes"
+    drawn = [u for _, us in played for u in us[::3] if u != full]
+    assert (len(drawn) == 24) if share == 1.0 else (4 <= len(drawn) <= 20)
+    contiguous = [u == frozenset(range(min(u), max(u) + 1)) for u in drawn]
+    assert all(contiguous) if universe == "interval" else not any(contiguous)
+    for secrets, universes in played:
+        assert all(s in u and len(u) >= 10 for s, u in zip(secrets, universes))
+        assert all(universes[3 * b:3 * b + 3] == [universes[3 * b]] * 3 for b in range(len(secrets) // 3))
