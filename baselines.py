@@ -160,7 +160,8 @@ def echo(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
 
 
 def grpo(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
-    """Episodic return R = sum_t r_t, normalised over the secret's G rollouts, on every turn."""
+    """Episodic return R = sum_t r_t over the turns a rollout played, normalised over the secret's
+    G rollouts (Eq. 1's normalisation), on every turn the rollout played; 0 on the others."""
     # BEGIN SOLUTION
     every_rollout = torch.ones(c.active.shape[:2], dtype=torch.bool)          # (B, G)
     adv = group_normalize(episode_returns(c), every_rollout, dims=1)          # (B, G)

@@ -53,10 +53,11 @@ def echo_advantages(rewards: torch.Tensor, active: torch.Tensor, eps: float = 1e
 def approx_kl(log_ratio: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """k3 estimate of KL(q || p) per action from tokens sampled from q (Schulman 2020):
     x = log p - log q per token, (exp(x) - 1) - x >= 0, summed over the action's tokens.
-    (N, L) -> (N,). KL(pi_old || pi): x = log pi - log pi_old; KL(pi || pi_ref): x = log pi_ref - log pi."""
+    (N, L) -> (N,); tokens outside the mask count nothing, whatever value they hold (inf too).
+    KL(pi_old || pi): x = log pi - log pi_old; KL(pi || pi_ref): x = log pi_ref - log pi."""
     # BEGIN SOLUTION
-    x = log_ratio * mask
-    return ((x.exp() - 1 - x) * mask).sum(-1)
+    x = torch.where(mask.bool(), log_ratio, 0.0)     # a padding token's value, even inf, stays out
+    return (x.exp() - 1 - x).sum(-1)
     # END SOLUTION
 
 
