@@ -4,7 +4,12 @@ Each exercise is one or more functions of the project whose body, in the referen
 between `# BEGIN SOLUTION` and `# END SOLUTION` (the markers nbgrader and otter-grader use).
 `exercises/build.py` replaces each such body with a stub that raises NotImplementedError with
 the exercise's number, the hint and the shapes below; `exercises/grade.py` runs the exercise's
-tests, exercises/tests/test_exNN_*.py, which depend on that exercise alone.
+tests, exercises/tests/test_exNN_*.py, which depend on that exercise alone, and gives it its
+`points` in proportion to the tests it passes.
+
+The hints send the student to the paper's passage (quoted in exercises/paper.md) and to the
+function's docstring; they never spell out the code. An instructor who wants hints that do
+builds the copy with `--hints code` (exercises/instructor/code_hints.py).
 """
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from dataclasses import dataclass
 class Stub:
     path: str        # file of the project, from its root
     function: str    # the function whose marked body the student writes
-    hint: str
+    hint: str        # where to read: the paper's passage and the docstring
     shapes: str      # what goes in and what comes out
 
 
@@ -23,67 +28,75 @@ class Stub:
 class Exercise:
     number: int
     name: str
-    paper: str       # the passage of the paper it implements
+    paper: str       # the passage of the paper it implements (quoted in exercises/paper.md)
+    points: int      # its weight in the grade; the points of all exercises add up to 100
     stubs: tuple
 
 
 EXERCISES = (
-    Exercise(1, "the exact belief update", 'Lemma A.5 "Exact posterior in CSG" (App. A); section 5.1', (
+    Exercise(1, "the exact belief update", 'Lemma A.5 "Exact posterior in CSG" (App. A); section 5.1', 8, (
         Stub("env.py", "update_belief",
-             "keep the candidates the fact holds for (fact.members), unless the fact is false of the "
-             "secret (fact.holds): then refuse the update and flag the turn; no fact, no change",
+             'Lemma A.5 and the worked example of section 5.1 "CSG\'s explicit EDP interpretation" in '
+             "exercises/paper.md: the new candidate set keeps the candidates consistent with the hint; "
+             "properties.Fact says which numbers a fact holds for; the docstring says what happens to a "
+             "fact that is false of the secret",
              "in: candidates frozenset C_t, fact (or None), secret, n_max; out: (C_{t+1} frozenset, inconsistent bool)"),)),
-    Exercise(2, "the turn reward", 'App. C "CSG Reward Composition"', (
+    Exercise(2, "the turn reward", 'App. C "CSG Reward Composition"', 10, (
         Stub("env.py", "turn_reward",
-             "an invalid turn gets only w.invalid_penalty, a redundant one only w.redundancy_penalty; "
-             "otherwise r_info = (n_before - n_after) / n_before (or float(info) when given), the arm-match and "
-             "diversity bonuses, and on resolution w.resolve_bonus plus w.efficiency_weight * (max_turns - turn)",
+             'App. C "CSG Reward Composition" in exercises/paper.md lists every component and when it is '
+             "earned; the weights are the fields of `w` (env.RewardWeights); the docstring says which turns "
+             "earn only a penalty and what `info` replaces",
              "in: counts, the 0-based turn, flags; out: dict of r_info, r_arm_match, r_diversity, r_resolve, "
              "r_efficiency, r_redundancy, r_invalid (floats, 0.0 when absent) and their sum under 'reward'"),)),
-    Exercise(3, "ECHO's group-normalised credit", "Eq. 1 (section 4)", (
+    Exercise(3, "ECHO's group-normalised credit", "Eq. 1 (section 4)", 15, (
         Stub("echo.py", "group_normalize",
-             "mean and sample std (divide by n - 1) over the axes `dims`, counting only the active cells; "
-             "(v - mean) / (std + eps) on active cells of groups with at least two active cells, 0 elsewhere",
+             "Eq. 1 in exercises/paper.md: the mean and the std are taken over G_t, the cells of the group "
+             "that are active; the module docstring says which std and what a group of fewer than two gets",
              "in: values (B, G, T), active (B, G, T) bool, dims int or tuple; out: (B, G, T) float64"),)),
-    Exercise(4, "the episodic GRPO advantage", 'section 5.1 "Baselines" (episode-return GRPO)', (
+    Exercise(4, "the episodic GRPO advantage", 'section 5.1 "Baselines" (episode-return GRPO)', 10, (
         Stub("baselines.py", "grpo",
-             "the return R = sum_t r_t of each rollout (episode_returns), normalised over the G rollouts "
-             "of its secret with group_normalize (exercise 3) over dims=1, then the same value on every "
-             "turn the rollout played (0 on turns it did not play)",
+             'section 5.1 "Baselines" in exercises/paper.md (episode-return RL): one credit per episode, '
+             "from its total return, normalised like Eq. 1 among the secret's G rollouts, on every turn "
+             "the rollout played; this module has the pieces",
              "in: Credit c (c.rewards, c.active: (B, G, T)); out: (B, G, T) advantages"),)),
-    Exercise(5, "RLOO's leave-one-out baseline", 'section 5.1 "Baselines" (RLOO per turn, Ahmadian et al. 2024)', (
+    Exercise(5, "RLOO's leave-one-out baseline", 'section 5.1 "Baselines" (RLOO per turn, Ahmadian et al. 2024)', 10, (
         Stub("baselines.py", "leave_one_out",
-             "at each turn, each active value minus the mean of the OTHER active values of its group "
-             "(axis 1); 0 where fewer than two are active",
+             'section 5.1 "Baselines" in exercises/paper.md (RLOO per turn) and the module docstring: each '
+             "value is compared with the other rollouts active at its turn, without Eq. 1's std",
              "in: values (B, G, T), active (B, G, T) bool; out: (B, G, T) float64"),)),
-    Exercise(6, "the clipped objective, with its gradient", "Eq. 2 (section 4)", (
+    Exercise(6, "the clipped objective, with its gradient", "Eq. 2 (section 4)", 15, (
         Stub("echo.py", "clipped_objective",
-             "log rho = masked sum of logp_new - logp_old over each action's tokens; terms = "
-             "min(rho A, clip(rho, 1 - clip_eta, 1 + clip_eta) A); return (sum of terms / n_terms, stats); "
-             "the gradient flows through logp_new; the docstring defines level 'token' and the stats",
+             "Eq. 2 and the definition of rho above it in exercises/paper.md: an action's probability is "
+             "the product of its token probabilities; the docstring defines n_terms, level 'token' and the "
+             "stats; the gradient must reach logp_new",
              "in: logp_new, logp_old, mask (N, L), advantages (N,); out: (scalar tensor, dict)"),)),
-    Exercise(7, "the k3 estimate of the KL divergence", "section 4 (kl_beta; KL(pi_old || pi) logged); Schulman 2020", (
+    Exercise(7, "the k3 estimate of the KL divergence", "section 4 (kl_beta; KL(pi_old || pi) logged); Schulman 2020", 8, (
         Stub("echo.py", "approx_kl",
-             "x = log_ratio on real tokens; (exp(x) - 1) - x is >= 0 per token; sum it over each action's "
-             "tokens, masked tokens counting nothing whatever their value",
+             'the k3 estimator in exercises/paper.md ("The KL estimate"): one term per real token, never '
+             "negative; a token outside the mask counts nothing whatever value it holds (even inf), and the "
+             "gradient must reach log_ratio",
              "in: log_ratio (N, L), mask (N, L); out: (N,)"),)),
-    Exercise(8, "Table 1's Zero and Qual.", 'section 5.1 "Evaluation Strategy"; App. C metric definitions', (
+    Exercise(8, "Table 1's Zero and Qual.", 'section 5.1 "Evaluation Strategy"; App. C metric definitions', 12, (
         Stub("metrics.py", "elim_quality",
-             "eliminated relative to an exact halving, max(candidates_before / 2, 1), capped at 1",
+             'Qual. in App. C "Main Evaluation Metric Definitions" (exercises/paper.md) and the turn-level '
+             "definitions in metrics.py's docstring",
              "in: one turn row (dict with 'eliminated', 'candidates_before'); out: float in [0, 1]"),
         Stub("metrics.py", "is_zero",
-             "an answered turn (not is_wasted) that eliminated no candidate",
+             'Zero in App. C "Main Evaluation Metric Definitions" (exercises/paper.md); is_wasted says which '
+             "turns the oracle never answered",
              "in: one turn row (dict); out: bool"),
         Stub("metrics.py", "zero",
-             "the mean of is_zero over the turns that are not wasted (_turns, _mean)",
+             "Zero's rate: which turns are in its denominator is in the paper's definition; an empty "
+             "denominator is NaN (metrics.py's docstring); _turns and _mean help",
              "in: episodes (list of lists of turn rows); out: float (nan without such turns)"),
         Stub("metrics.py", "quality",
-             "the mean of elim_quality over all turns, wasted ones included",
+             "Qual.'s rate over a run: the docstring says which turns count",
              "in: episodes (list of lists of turn rows); out: float"))),
-    Exercise(9, "return aliasing: E[Var(A | R)]", "Theorem 3.2 (ii); App. A Theorem A.3 and Corollary A.4", (
+    Exercise(9, "return aliasing: E[Var(A | R)]", "Theorem 3.2 (ii); App. A Theorem A.3 and Corollary A.4", 12, (
         Stub("theory/return_aliasing.py", "expected_conditional_variance",
-             "group the outcomes by key; within each group take the p-weighted mean of A, then add up "
-             "p_i (A_i - mean)^2 over every outcome; keep the arithmetic exact for Fractions",
+             "the last display of Corollary A.4 in exercises/paper.md: a sum over the levels of the key of "
+             "P(key = k) Var(A | key = k), every probability weighted by p; Fractions in, an exact "
+             "Fraction out",
              "in: p, keys, A (sequences of n probabilities, hashable keys, advantages); out: a number"),)),
 )
 
