@@ -64,6 +64,13 @@ def test_every_hint_points_at_a_passage_quoted_in_the_copy():
             assert ("paper" in stub.hint or "docstring" in stub.hint) and stub.hint != CODE_HINTS[(stub.path, stub.function)]
 
 
+def test_the_hand_out_lists_every_exercise_with_its_points():
+    """The hand-out's table has one row per exercise, in order, with the catalog's points."""
+    rows = [line.strip("| ").split(" | ") for line in (ROOT / "exercises" / "README.md").read_text().splitlines()
+            if re.match(r"\| \d+ \|", line)]
+    assert [(int(row[0]), int(row[3])) for row in rows] == [(e.number, e.points) for e in EXERCISES]
+
+
 @pytest.fixture(scope="module")
 def student(tmp_path_factory):
     """A student copy, built with every check but the search for stand-ins (the autograder's build,

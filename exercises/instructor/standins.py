@@ -23,6 +23,7 @@ import inspect
 import io
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -150,6 +151,8 @@ def main(copy: str, spec_path: str, out_path: str) -> None:
                     if passes(tests, scratch):
                         found.append([exercise["number"], name, qualname])
     Path(out_path).write_text(json.dumps({"tried": tried, "passes": found, "not_imported": not_imported}))
+    os.chdir(copy)
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
