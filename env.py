@@ -318,6 +318,12 @@ class Episode:
     asked_any: set = field(default_factory=set)  # normalised questions, any arm
     records: list = field(default_factory=list)
 
+    def carried_on(self, secret: int) -> "Episode":
+        """A new episode that starts where this one stands (belief, arm histories, questions
+        asked, turn), for `secret`, with no turns of its own yet."""
+        return Episode(int(secret), self.candidates, [list(h) for h in self.arm_histories], self.turn,
+                       self.resolved, set(self.asked), set(self.asked_any))
+
 
 def question_key(question: str) -> str:
     """Questions are the same question if they differ only in case, spacing or end punctuation."""
@@ -445,8 +451,7 @@ class CSG:
         if not set(secrets) <= ep.candidates:
             raise ValueError("a branch's secret must be consistent with the history: in C_t")
         game = CSG([], self.cfg, self.oracle)
-        game.episodes = [Episode(int(z), ep.candidates, [list(h) for h in ep.arm_histories], ep.turn,
-                                 ep.resolved, set(ep.asked), set(ep.asked_any)) for z in secrets]
+        game.episodes = [ep.carried_on(z) for z in secrets]
         return game
 
     def episode_summary(self, i: int) -> dict:
@@ -455,6 +460,20 @@ class CSG:
         return dict(episode=i, secret=ep.secret, resolved=ep.resolved, turns_taken=ep.turn,
                     final_candidates=len(ep.candidates),
                     total_reward=sum(r.reward for r in ep.records))
+
+
+def explored(secret: int, cfg: GameConfig, explorer, turns: int, oracle=None, universe=None) -> Episode:
+    """Where one episode stands after up to `turns` turns of another respond(game)-policy (an
+    explorer: reference.RandomPolicy), stopping before a turn that would end it: a reachable
+    state with a real history h_t, from which a learner's rollouts carry on (Episode.carried_on)."""
+    game = CSG([secret], cfg, oracle, None if universe is None else [universe])
+    for _ in range(turns):
+        trial = game.branch(0, [secret])
+        trial.step(explorer.respond(trial))
+        if not trial.active:
+            break
+        game = trial
+    return game.episodes[0].carried_on(secret)
 
 
 def play(policy, secrets, cfg: GameConfig = GameConfig(), oracle=None, universes=None) -> CSG:

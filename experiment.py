@@ -31,11 +31,12 @@ import torch
 import models
 from baselines import Credit, EstimatorContext, credit_from_batch, episode_returns, turn_stats
 from cli import fail, save_config
-from env import CSG
+from env import CSG, UNIVERSES, explored
 from evaluate import evaluate_policy
 from metrics import training_metrics
 from policy import RolloutBatch, episode_seed, play_rollouts
 from ranks import Ranks, finish as ranks_finish
+from reference import RandomPolicy
 from tinylm import TinyConfig
 from warmup import WarmupConfig, prepared
 
@@ -51,6 +52,22 @@ def run_directory(out: str, name: str, resume: bool = False) -> Path:
     if resume:
         return taken[max(taken)] if taken else Path(out) / name
     return Path(out) / (f"{name}-{max(taken) + 1}" if taken else name)
+
+
+def episode_starts(cfg, rng: random.Random, secrets: list[int], step: int, game_cfg, oracle) -> tuple[list, list | None]:
+    """Where each training secret's G rollouts start: its candidate universe C_0 (1..n_max, the
+    paper's; or, for a share `universe_share` of secrets, one drawn by env.UNIVERSES[universe]),
+    and with `prefix_turns` K > 0 the state after 0..K turns of random questions in it
+    (env.explored), or None. Not in the paper, which starts every episode from 1..100 at turn 0:
+    there a fixed question sequence fits every episode, and nothing rewards reading the belief."""
+    universes = [UNIVERSES[cfg.universe](s, cfg.n_max, cfg.universe_least, rng)
+                 if cfg.universe != "full" and rng.random() < cfg.universe_share else
+                 range(1, cfg.n_max + 1) for s in secrets]
+    if not cfg.prefix_turns:
+        return universes, None
+    return universes, [explored(s, game_cfg, RandomPolicy(episode_seed(cfg.seed, step, b, -1)),
+                                rng.randint(0, cfg.prefix_turns), oracle, u)
+                       for b, (s, u) in enumerate(zip(secrets, universes))]
 
 
 def eval_seed(seed: int, step: int) -> int:
@@ -132,7 +149,7 @@ class OfflineData:
                             prompt_ids=[d.prompt_ids[i] for i in turns], completion_ids=[d.completion_ids[i] for i in turns],
                             logprobs=[d.logprobs[i] for i in turns], entropy=[d.entropy[i] for i in turns],
                             records=[d.records[i] for i in turns], beliefs=[d.beliefs[i] for i in turns],
-                            episodes=[summaries[e] for e in chosen])
+                            episodes=[summaries[e] for e in chosen], starts=getattr(d, "starts", []))
 
 
 def smoothed(scores: list[float], window: int) -> list[float]:

@@ -74,11 +74,15 @@ def lm_actor(policy, generator: torch.Generator):
     return lambda game: [g.text for g in policy.generate(policy.encode(game.messages()), SampleConfig(), generator)]
 
 
-def replay(records, secret: int, turn: int, cfg: GameConfig) -> CSG:
-    """The game of one episode at h_t: its recorded actions of turns 0 .. t-1 played again."""
-    game = CSG([secret], cfg)
-    for r in records[:turn]:
-        game.step([r.raw_response])
+def replay(records, start, turn: int, cfg: GameConfig) -> CSG:
+    """The game of one episode at h_t: from where it started (an env.Episode: its universe, and
+    the turns another policy played before it, if any), its recorded actions before turn t
+    played again."""
+    game = CSG([], cfg)
+    game.episodes = [start.carried_on(start.secret)]
+    for r in records:
+        if r.turn < turn:
+            game.step([r.raw_response])
     return game
 
 
@@ -125,8 +129,7 @@ def states_and_alternatives(batch, picks, policy, cfg: GameConfig, m: int, gener
     games = []
     for i in picks:
         r = batch.records[i]
-        games.append(replay([batch.records[j] for j in by_episode[r.episode]], batch.episodes[r.episode]["secret"],
-                            r.turn, cfg))
+        games.append(replay([batch.records[j] for j in by_episode[r.episode]], batch.starts[r.episode], r.turn, cfg))
     prompts = [policy.encode(g.messages())[0] for g in games]
     alternatives = policy.generate([p for p in prompts for _ in range(m)], SampleConfig(), generator)
     actions = [[batch.records[i].raw_response] + [alternatives[n * m + j].text for j in range(m)]

@@ -321,6 +321,7 @@ class RolloutBatch:
     records: list = field(default_factory=list)         # per turn: env.TurnRecord
     beliefs: list = field(default_factory=list)         # per turn: C_t, the candidates it was played on
     episodes: list = field(default_factory=list)        # per episode played: CSG.episode_summary
+    starts: list = field(default_factory=list)          # per episode: the env.Episode it started from
 
     def cells(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(b, g, t) of every turn: where it sits in the (B, G, T) grid. Each (N,)."""
@@ -364,14 +365,19 @@ def episode_seed(seed: int, step: int, secret: int, rollout: int) -> int:
 def play_rollouts(policy: LMPolicy, secrets, group_size: int, cfg: GameConfig = GameConfig(),
                   sample: SampleConfig = SampleConfig(), oracle=None,
                   generator: torch.Generator | None = None, seeds: list[int] | None = None,
-                  universes: list | None = None) -> RolloutBatch:
+                  universes: list | None = None, starts: list | None = None) -> RolloutBatch:
     """Play G rollouts of each secret; each turn, one batched generation over the live ones.
     Sampling draws from `generator`, or, given `seeds` (one per episode, b * G + g), from each
     episode's own generator: its rollout is then the same whatever else is played beside it.
-    `universes`: each secret's candidate universe C_0, shared by its G rollouts (env.CSG)."""
+    `universes`: each secret's candidate universe C_0, shared by its G rollouts (env.CSG).
+    `starts`: each secret's state after turns played by another policy (env.explored); its G
+    rollouts carry on from it, and only their own turns are recorded."""
     game = CSG([s for s in secrets for _ in range(group_size)], cfg, oracle,   # episode e = b * G + g
                None if universes is None else [u for u in universes for _ in range(group_size)])
-    out = RolloutBatch(secrets=list(secrets), group_size=group_size, max_turns=cfg.max_turns)
+    if starts is not None:
+        game.episodes = [start.carried_on(s) for s, start in zip(secrets, starts) for _ in range(group_size)]
+    out = RolloutBatch(secrets=list(secrets), group_size=group_size, max_turns=cfg.max_turns,
+                       starts=[ep.carried_on(ep.secret) for ep in game.episodes])
     if seeds is not None:
         generators = [torch.Generator(policy.device).manual_seed(s) for s in seeds]
     while game.active:

@@ -52,7 +52,7 @@ import models
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
 from echo import approx_kl, clipped_objective
 from env import UNIVERSES, GameConfig, secret_split
-from experiment import OfflineData, Run, batch_metrics, load_policy
+from experiment import OfflineData, Run, batch_metrics, episode_starts, load_policy
 from fidelity import credit_probe
 from oracle import OracleConfigError, make_oracle
 from policy import RolloutBatch, SampleConfig, episode_seed, play_rollouts
@@ -105,11 +105,12 @@ class TrainConfig:
     n_heldout: int = arg(20, "secrets of 1..n_max held out for evaluation (env.secret_split)", at_least=1)
     split_seed: int = arg(0, "seed of the held-out split (env.secret_split) and of the validation secrets carved from "
                              "the rest; evaluate.py --split-seed reads the same split", at_least=0)
-    universe: str = arg("full", "each training secret's candidate universe C_0, shared by its G rollouts: full (1..n_max, "
-                                "the paper), interval (env.random_interval) or subset (env.random_subset)")
+    universe: str = arg("full", "a training secret's candidate universe C_0: full (1..n_max, the paper), interval or "
+                                "subset (env.UNIVERSES; experiment.episode_starts)")
     universe_least: int = arg(2, "the fewest numbers a random universe holds", at_least=1)
-    universe_share: float = arg(1.0, "share of a step's secrets whose universe is random (the rest: 1..n_max)",
-                                at_least=0, at_most=1)
+    universe_share: float = arg(1.0, "share of a step's secrets whose universe is random", at_least=0, at_most=1)
+    prefix_turns: int = arg(0, "K: a training secret's rollouts start after 0..K turns of random questions (0: turn 0, "
+                               "the paper; experiment.episode_starts)", at_least=0)
     eval_every: int = arg(5, "evaluation on the held-out secrets every this many steps", at_least=1)
     eval_samples: int = arg(4, "sampled episodes (T = 1) per held-out secret at an evaluation, beside greedy (0: none)", at_least=0)
     credit_probe: int = arg(32, "turns whose credit is set against the one-step A_B at each evaluation (0: off)", at_least=0)
@@ -302,12 +303,10 @@ def train(cfg: TrainConfig) -> dict:
             # 1. play: G rollouts of each of B training secrets, sampled from pi_old (section 4)
             if offline is None:
                 secrets = run.rng.sample(train_secrets, cfg.secrets_per_step)
-                universes = [UNIVERSES[cfg.universe](s, cfg.n_max, cfg.universe_least, run.rng)
-                             if cfg.universe != "full" and run.rng.random() < cfg.universe_share else
-                             range(1, cfg.n_max + 1) for s in secrets]     # a secret's G rollouts share its universe
+                universes, starts = episode_starts(cfg, run.rng, secrets, step, game_cfg, oracle)   # run: C_0, h_0
                 mine = ranks.share(len(secrets))           # all of them, unless several ranks share the step
                 batch = play_rollouts(sampler, [secrets[b] for b in mine], cfg.group_size, game_cfg, sample, oracle,
-                                      universes=[universes[b] for b in mine],
+                                      universes=[universes[b] for b in mine], starts=starts and [starts[b] for b in mine],
                                       seeds=[episode_seed(cfg.seed, step, b, g) for b in mine for g in range(cfg.group_size)])
                 batch.first_secret = mine.start
             else:                                          # offline: episodes of the fixed dataset instead

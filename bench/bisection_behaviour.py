@@ -120,20 +120,27 @@ def summary(comparisons, eliminated) -> dict:
             "zero_share": sum(e == 0 for e in eliminated) / max(len(eliminated), 1)}
 
 
+def behaviour(records_with_beliefs) -> dict:
+    """`summary` of these turns, and the share of them that repeat a question already asked to
+    the same arm (a policy replaying a memorised sequence repeats itself once it runs out)."""
+    pairs = list(records_with_beliefs)
+    return summary(*turns_of(pairs)) | {"redundant_rate": sum(r.redundant for r, _ in pairs) / max(len(pairs), 1)}
+
+
 def scored(policy, secrets, cfg: GameConfig, samples: int, seed: int) -> dict:
     """A policy on these secrets, greedy and sampled at T = 1: its resolve rate (evaluate.py) and
-    its behaviour (`summary`)."""
+    its behaviour (`behaviour`)."""
     ev = evaluate_policy(policy, secrets, cfg, RuleOracle(), samples, seed)
     return {"greedy": ev["eval/resolve_rate"], "sampled": ev.get("eval/sampled_resolve_rate"),
-            "behaviour_greedy": summary(*turns_of(greedy_turns(policy, secrets, cfg))),
-            "behaviour_sampled": summary(*turns_of(sampled_turns(policy, secrets, cfg, samples, seed)))}
+            "behaviour_greedy": behaviour(greedy_turns(policy, secrets, cfg)),
+            "behaviour_sampled": behaviour(sampled_turns(policy, secrets, cfg, samples, seed))}
 
 
-def heldout_and_n200(policy, heldout, samples: int, seed: int) -> dict:
+def heldout_and_n200(policy, heldout, samples: int, seed: int, question_set: str = "binary") -> dict:
     """`scored` on the held-out secrets of 1..100 and on all of 1..200 (evaluate.py's
     "generalization": secrets no training saw, a universe twice as wide as any trained on)."""
-    return {"heldout": scored(policy, heldout, GameConfig(question_set="binary"), samples, seed),
-            "n200": scored(policy, list(range(1, 201)), GameConfig(question_set="binary", n_max=200), samples, seed)}
+    return {"heldout": scored(policy, heldout, GameConfig(question_set=question_set), samples, seed),
+            "n200": scored(policy, list(range(1, 201)), GameConfig(question_set=question_set, n_max=200), samples, seed)}
 
 
 def final_fields(scores: dict) -> dict:

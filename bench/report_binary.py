@@ -3,8 +3,7 @@ kept checkpoints on their split's held-out secrets and on 1..200 (bench/binary_f
 each setting was chosen on and what that split shares with the split those choices looked at
 (bench/splits.py), the defaults chosen on validation secrets (bench/binary_defaults.py), whether
 the policy uses its belief (bench/bisection_behaviour.py), the capacity check
-(bench/capacity_check.py), whether 101..200 can be reached at all (bench/unseen_numbers.py) and the
-older 60-minute reproductions. Paper: App. C, "Bisection as a special case of the EDP objective".
+(bench/capacity_check.py) and the older 60-minute reproductions. Paper: App. C, "Bisection as a special case of the EDP objective".
 """
 import re
 
@@ -29,7 +28,7 @@ def section_binary() -> list[str]:
                   f"resolves {cell('bisection')}, the best belief-agnostic fixed sequence (fitted to each universe) "
                   f"{cell('fixed_sequence')}, random questions {cell('random')}."]
     return (lines + [""] + section_final() + section_defaults() + section_belief() + section_capacity()
-            + section_unseen() + section_older())
+            + section_older())
 
 
 def section_older() -> list[str]:
@@ -142,38 +141,6 @@ def section_capacity() -> list[str]:
                           "1..200 resolve %, greedy / sampled", "Threshold-median corr., held-out",
                           "Threshold-median corr., 1..200", "Eliminated per turn, held-out",
                           "Bayes states halved %, held-out / 1..200", "Date", "File", "Code changed since"], rows)
-
-
-def section_unseen() -> list[str]:
-    """bench/unseen_numbers.py: whether the numbers 101..200, which no training prompt holds, are
-    numbers the model can tell apart and name."""
-    lines = ["### Numbers no training prompt holds: can 1..200 be reached?", ""]
-    d = load("unseen_numbers.json")
-    if d is None:
-        return lines + missing("unseen_numbers.json", "python bench/unseen_numbers.py --checkpoints DIR[,DIR...]")
-    top, cut = d["n_max"], d["trained_max"]
-
-    def row(name, r):
-        cosines = (f"{num(r['embedding_cosine_trained'])} / {num(r['embedding_cosine_unseen'])}"
-                   if "embedding_cosine_trained" in r else "-")
-        return [name, cosines, f"{num(r['resolve_trained_range'], 0, 100)} / {num(r['resolve_unseen_range'], 0, 100)}",
-                f"{num(r['named_share_unseen'], 0, 100)} ({r['largest_named'] or '-'})",
-                f"{num(r['halving_share_trained_range'], 0, 100)} / {num(r['halving_share_unseen_range'], 0, 100)}"]
-    rows = [row(f"`{c['checkpoint']['path']}`" + (f" ({c['checkpoint']['played']}, step {c['checkpoint']['step']})"
-                                                   if c["checkpoint"]["played"] else ""), c) for c in d["rows"]]
-    lines += [provenance_line("unseen_numbers.json", d), "",
-              f"*Protocol:* the tiny model measured here (tinylm.py at the commit this file records) gives each number its "
-              f"own token, and binary-set training keeps every universe "
-              f"inside 1..{cut}, so {cut + 1}..{top} never appear in a training prompt or action. Cosine: the mean pairwise "
-              f"cosine of the number tokens' input embeddings within 1..{cut} / {cut + 1}..{top} (near 1: the model "
-              f"cannot tell those numbers apart). Greedy play on 1..{top}: resolve on the secrets 1..{cut} / "
-              f"{cut + 1}..{top}, and the share of the numbers its questions name that are above {cut} (the largest). "
-              f"Bayes states halved: teacher-forced on the Bayes policy's states of those secrets (any halving question "
-              "counts, \"is it even?\" too). Nothing is chosen by these figures.", ""]
-    return lines + table(["Policy", f"Embedding cosine, 1..{cut} / {cut + 1}..{top}",
-                          f"Resolve %, secrets 1..{cut} / {cut + 1}..{top}", f"Named numbers above {cut} % (largest)",
-                          f"Bayes states halved %, secrets 1..{cut} / {cut + 1}..{top}"],
-                         rows + [row("bisection (Bayes)", d["bisection"])])
 
 
 def binary_reproduction(name: str, title: str) -> list[str]:

@@ -56,11 +56,7 @@ that file.
   "step"}}.
 - capacity_check_NAME.json (bench/capacity_check.py): {"config", "parameters", "training_states",
   "epoch_losses", "heldout", "n200": {"greedy", "sampled", "behaviour_greedy", "behaviour_sampled"}}.
-- unseen_numbers.json (bench/unseen_numbers.py): {"trained_max", "n_max", "rows": [{"checkpoint":
-  {"path", "played", "step"}, "embedding_cosine_trained", "embedding_cosine_unseen",
-  "resolve_trained_range", "resolve_unseen_range", "named_share_unseen", "largest_named",
-  "halving_share_trained_range", "halving_share_unseen_range"}], "bisection": the same, no
-  embedding}.
+- generalization.json (bench/generalization.py): its docstring gives the schema.
 - binary_final.json, binary_scores_NAME.json (bench/binary_final.py): {"runs": [{"estimator",
   "seed", "steps", "changed", "kept_step", "split_seed", "universe_least", "train_seconds", "threads",
   "samples",
@@ -87,6 +83,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench import report_tables  # noqa: E402
 from bench.common import RESULTS  # noqa: E402
 from bench.report_binary import section_binary  # noqa: E402
+from bench.report_generalization import FILE, generalization_summary, section_generalization  # noqa: E402
 from bench.report_speed import section_speed  # noqa: E402
 from bench.report_tables import (RESOLVE, code_changes, load, machine_text, meta, missing, ms, named,  # noqa: E402
                                  nan, num, per_seed, provenance_line, seeds_text, table)
@@ -263,14 +260,14 @@ def readme_summary() -> list[str]:
                      f"E[Var(A_B | R)]; on these turns that floor is {floor}, with branching noise (mean standard "
                      f"error {num(fid['noise_se_mean'])}) of the order of A_B itself (RMS {num(fid['a_b_rms'])})."
                      + older_code("fidelity_tiny-before-rl.json", fid))
+    general = load(FILE)
+    if general:
+        lines.append(generalization_summary(general) + older_code(FILE, general))
     final = load("binary_final.json")
     if final:
         splits = load("splits.json")
         lines.append(binary_final_summary(final, splits) + (older_code("binary_final.json", final)
                                                             or splits and older_code("splits.json", splits) or ""))
-    unseen = load("unseen_numbers.json")
-    if unseen:
-        lines.append(unseen_summary(unseen) + older_code("unseen_numbers.json", unseen))
     g8 = load("reproduce_binary_60min_g8.json")
     if g8 and not final:      # the older runs' settings were chosen on held-out scores: shown only until the finals exist
         runs, limit = g8["runs"]["echo"], g8["train_config"]["resolved"]["time_limit_min"]
@@ -297,20 +294,6 @@ def smollm2_summary(d: dict) -> str:
             f"{f['k']} (single steps {num(f['reward_min'])}-{num(f['reward_max'])}), while the valid-action rate went "
             f"from {num(f['valid_action_rate_first'])} to {num(f['valid_action_rate_last'])}: a run of the code on a "
             "real instruct model, not evidence that it learns the game.")
-
-
-def unseen_summary(d: dict) -> str:
-    """The README's line for bench/unseen_numbers.py: ranges over the checkpoints measured."""
-    cut, top, rows = d["trained_max"], d["n_max"], d["rows"]
-    span = lambda k, digits=2, scale=1.0: "-".join(dict.fromkeys(num(f(r[k] for r in rows), digits, scale)  # noqa: E731
-                                                                 for f in (min, max)))
-    return (f"- **Why 1..{top} is out of reach** ({len(rows)} trained checkpoints): with the tokenizer they were "
-            f"measured with, each number is one token and training stays inside 1..{cut}, so to the trained model the "
-            f"tokens {cut + 1}..{top} are nearly one vector (mean pairwise "
-            f"embedding cosine {span('embedding_cosine_unseen')}, against {span('embedding_cosine_trained')} for 1..{cut}); "
-            f"of the numbers their questions name on 1..{top}, {span('named_share_unseen', 0, 100)}% are above {cut}, and "
-            f"they resolve {span('resolve_unseen_range', 0, 100)}% of the secrets above {cut} (bisection: "
-            f"{num(d['bisection']['resolve_unseen_range'], 0, 100)}).")
 
 
 def correlation_text(runs: list[dict]) -> str:
@@ -362,7 +345,7 @@ def with_summary(readme: str) -> str:
 
 
 # ---------------------------------------------------------------- the file, and the check
-SECTIONS = [section_fidelity, section_table1, section_binary, section_smollm2, section_speed]
+SECTIONS = [section_fidelity, section_generalization, section_table1, section_binary, section_smollm2, section_speed]
 
 
 def build() -> str:

@@ -93,7 +93,8 @@ DEPENDS = [
     ("binary_defaults.json", ["bench/binary_defaults.py"] + TRAINING + GAME + POLICY),
     ("bisection_behaviour_*.json", PLAYED + TRAINING + GAME + POLICY),
     ("capacity_check_*.json", ["bench/capacity_check.py"] + PLAYED + GAME + POLICY),
-    ("unseen_numbers.json", ["bench/unseen_numbers.py", "bench/capacity_check.py"] + PLAYED + TRAINING + GAME + POLICY),
+    ("generalization.json", ["bench/generalization.py", "bench/reproduce.py", "stats.py"] + PLAYED + TRAINING + GAME
+     + POLICY),
     ("splits.json", ["bench/splits.py", "env.py", "train.py"]),
     ("smollm2_learning.json", ["bench/smollm2_learning.py"] + TRAINING + GAME + POLICY),
     ("env_speed.json", ["bench/env_speed.py", "reference.py"] + GAME),

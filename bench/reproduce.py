@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, command_line, machine, today  # noqa: E402
+from bench.common import RESULTS, code_version, command_line, machine, today  # noqa: E402
 from cli import arg, fail, parse_config  # noqa: E402
 from stats import mean_sem, paired_t_test  # noqa: E402
 
@@ -161,7 +161,7 @@ def results_json(cfg: ReproduceConfig, results: dict, train_config: dict, how: d
             for est, per_seed in results.items()}
     return plain({"question_set": cfg.question_set, "tag": cfg.tag, "estimators": list(results),
                   "seeds": [int(s) for s in cfg.seeds.split(",")], "window": window,
-                  "command": command_line(argv, __file__), "machine": machine(), "date": today(), **how,
+                  "command": command_line(argv, __file__), "machine": machine(), "date": today(), **code_version(), **how,
                   "train_config": train_config, "runs": runs})
 
 

@@ -155,7 +155,7 @@ def test_the_older_runs_come_last_and_leave_the_readme_once_the_finals_exist(tmp
     shutil.copy(report_tables.RESULTS + "/reproduce_binary_60min_g8.json", tmp_path)
     with report_tables.reading(str(tmp_path)):
         text, readme = "\n".join(report_binary.section_binary()), "\n".join(readme_summary())
-    assert text.index("### Numbers no training prompt holds") < text.index("### Older runs") < text.index("#### ECHO at G = 8")
+    assert text.index("### Can the built-in model represent bisection?") < text.index("### Older runs") < text.index("#### ECHO at G = 8")
     assert "older runs" not in readme
     (tmp_path / "binary_final.json").unlink()
     with report_tables.reading(str(tmp_path)):

@@ -310,3 +310,40 @@ def test_episodes_start_from_their_own_universe_and_bisection_resolves_each():
     game = play(BayesPolicy(), secrets, cfg, universes=universes)
     for ep, u in zip(game.episodes, universes):
         assert ep.resolved and ep.turn <= math.ceil(math.log2(len(u)))
+
+
+def test_an_explored_start_is_a_reachable_state_that_has_not_ended():
+    """env.explored: up to K turns of random questions from the universe, never the turn that
+    would end the episode; the state's history shows them, its belief holds the secret, and a
+    learner's rollouts carried on from it (policy.play_rollouts starts=) play from that turn on."""
+    from env import explored, random_subset
+    from policy import play_rollouts
+    from reference import RandomPolicy
+    cfg, rng = GameConfig(), random.Random(3)
+    for k in range(40):
+        secret = rng.randint(1, 100)
+        universe = random_subset(secret, 100, 2, rng)
+        start = explored(secret, cfg, RandomPolicy(k), 4, universe=universe)
+        assert not start.resolved and start.turn <= 4 and not start.records
+        assert secret in start.candidates <= universe
+        assert sum(len(h) for h in start.arm_histories) == start.turn    # each turn in its arm's history
+    start = explored(57, cfg, RandomPolicy(1), 3)
+    assert start.turn == 3 and len(start.candidates) > 1
+
+    class Echo:     # a scripted "LM": always the same action; records what it was prompted with
+        device = "cpu"
+        prompts = []
+
+        def encode(self, messages):
+            self.prompts += [m[1]["content"] for m in messages]
+            return [[0]] * len(messages)
+
+        def generate(self, prompts, sample, generator=None):
+            from policy import Generation
+            text = '{"arm": 0, "question": "Is the number even?"}'
+            return [Generation([0], [1], [0.0], text, 0.0) for _ in prompts]
+    lm = Echo()
+    batch = play_rollouts(lm, [57], 2, cfg, starts=[start])
+    assert min(r.turn for r in batch.records) == 3 and len(batch.starts) == 2
+    assert batch.starts[0].turn == 3 and not batch.starts[0].records
+    assert "Turn 4 of 10" in lm.prompts[0] and "(queried" in lm.prompts[0]

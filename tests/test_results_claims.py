@@ -164,24 +164,25 @@ def scratch_repository(tmp_path: Path, name: str) -> Path:
     return repo
 
 
-def unseen_numbers_file(version: dict) -> dict:
-    figures = {"resolve_trained_range": 0.5, "resolve_unseen_range": 0.0, "named_share_unseen": 0.0, "largest_named": 81,
-               "halving_share_trained_range": 0.6, "halving_share_unseen_range": 0.2}
-    return {"trained_max": 100, "n_max": 200, "command": "python bench/unseen_numbers.py", "machine": "2 CPU cores",
-            "date": "2026-01-01", **version,
-            "rows": [{"checkpoint": {"path": "runs/x/best", "played": "kept", "step": 5},
-                      "embedding_cosine_trained": 0.3, "embedding_cosine_unseen": 0.9, **figures}],
-            "bisection": {**figures, "resolve_unseen_range": 1.0}}
+def generalization_file(version: dict) -> dict:
+    row = {"question_set": "paper", "estimator": "echo", "seed": 0, "split_seed": 5, "steps": 40, "kept_step": 40,
+           "changed": {}, "train_seconds": 60.0, "threads": 1, "samples": 4, "heldout_greedy": 1.0,
+           "heldout_sampled": 0.9, "gen200_greedy": 0.5, "gen200_sampled": 0.6, "gen200_redundant_rate_greedy": 0.1,
+           "gen200_redundant_rate_sampled": 0.05, "gen200_eliminated_fraction_greedy": 0.4,
+           "gen200_threshold_median_corr_greedy": float("nan"), "gen200_threshold_median_corr_sampled": float("nan")}
+    return {"command": "python bench/generalization.py", "machine": "2 CPU cores", "date": "2026-01-01", **version,
+            "runs": [row], "references": [{"question_set": "paper", "policy": "bayes", "split_seed": 5, "heldout": 1.0,
+                                           "gen200": 1.0}], "paired": {"paper": {}}}
 
 
 def test_check_fails_when_a_results_code_changes_and_the_text_does_not_say_so(tmp_path, capsys):
     """In a scratch repository: a result measured at one commit is up to date; once a file it
     depends on is changed and committed, --check fails and names the result and the file; written
     again, the text names the change and --check passes."""
-    repo = scratch_repository(tmp_path, "unseen_numbers.json")
+    repo = scratch_repository(tmp_path, "generalization.json")
     results = tmp_path / "results"
     results.mkdir()
-    (results / "unseen_numbers.json").write_text(json.dumps(unseen_numbers_file(code_version(str(repo)))))
+    (results / "generalization.json").write_text(json.dumps(generalization_file(code_version(str(repo)))))
     (tmp_path / "README.md").write_text(f"# x\n\n{report_results.SUMMARY[0]}\n{report_results.SUMMARY[1]}\n")
     flags = ["--results", str(results), "--repo", str(repo), "--out", str(tmp_path / "RESULTS.md"),
              "--readme", str(tmp_path / "README.md")]
@@ -196,7 +197,7 @@ def test_check_fails_when_a_results_code_changes_and_the_text_does_not_say_so(tm
             report_results.main(flags + ["--check"])
         assert stop.value.code == 1
         err = capsys.readouterr().err
-        assert "has changed since" in err and "unseen_numbers.json" in err and "env.py" in err
+        assert "has changed since" in err and "generalization.json" in err and "env.py" in err
         report_results.main(flags)
         report_results.main(flags + ["--check"])
         text = (tmp_path / "RESULTS.md").read_text()
@@ -209,20 +210,20 @@ def test_check_fails_when_a_results_code_changes_and_the_text_does_not_say_so(tm
 def test_a_file_measured_uncommitted_is_compared_by_its_bytes(tmp_path):
     """A result measured while env.py held uncommitted changes is of those bytes: unchanged once
     exactly they are committed, changed if env.py is committed otherwise."""
-    repo = scratch_repository(tmp_path, "unseen_numbers.json")
+    repo = scratch_repository(tmp_path, "generalization.json")
     (repo / "env.py").write_text("# env.py, edited\n")
     version = code_version(str(repo))
     assert list(version["uncommitted"]) == ["env.py"]
-    data = unseen_numbers_file(version)
+    data = generalization_file(version)
     try:
         with report_tables.reading(str(tmp_path), str(repo)):
-            assert report_tables.code_changes("unseen_numbers.json", data) == ["env.py"]
+            assert report_tables.code_changes("generalization.json", data) == ["env.py"]
         commit_all(repo, "the edit as measured")
         with report_tables.reading(str(tmp_path), str(repo)):
-            assert report_tables.code_changes("unseen_numbers.json", data) == []
+            assert report_tables.code_changes("generalization.json", data) == []
         (repo / "env.py").write_text("# env.py, edited again\n")
         commit_all(repo, "another edit")
         with report_tables.reading(str(tmp_path), str(repo)):
-            assert report_tables.code_changes("unseen_numbers.json", data) == ["env.py"]
+            assert report_tables.code_changes("generalization.json", data) == ["env.py"]
     finally:
         report_tables.use(RESULTS)

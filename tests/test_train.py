@@ -275,3 +275,32 @@ def test_training_universes_vary_and_hold_their_secrets(tmp_path, model_dir, uni
     for secrets, universes in played:
         assert all(s in u and len(u) >= 10 for s, u in zip(secrets, universes))
         assert all(universes[3 * b:3 * b + 3] == [universes[3 * b]] * 3 for b in range(len(secrets) // 3))
+
+
+def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them(tmp_path, model_dir):
+    """--prefix-turns K: a secret's rollouts carry on after up to K random-question turns, which
+    are not the learner's (no turn of the batch is earlier than its start), and the credit probe
+    (at each evaluation) replays each picked turn from that start, in its own universe."""
+    import fidelity
+    import policy
+    batches, replayed = [], []
+    play, replay = policy.play_rollouts, fidelity.replay
+
+    def recording(*a, **k):
+        batches.append(play(*a, **k))
+        return batches[-1]
+
+    def checked(records, start, turn, cfg):
+        game = replay(records, start, turn, cfg)
+        replayed.append(game.episodes[0].turn == turn and game.episodes[0].candidates <= start.candidates)
+        return game
+    train.play_rollouts, fidelity.replay = recording, checked
+    try:
+        run(tmp_path, model_dir, "--steps", "2", "--prefix-turns", "4", "--universe", "subset", "--credit-probe", "4")
+    finally:
+        train.play_rollouts, fidelity.replay = play, replay
+    assert replayed and all(replayed)
+    starts = [s.turn for b in batches for s in b.starts]
+    assert max(starts) > 0 and all(s.turn <= 4 for b in batches for s in b.starts)
+    for b in batches:
+        assert all(r.turn >= b.starts[r.episode].turn for r in b.records)

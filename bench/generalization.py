@@ -1,0 +1,176 @@
+"""Policies that read their belief: the paper's generalization test, scored on what no choice
+looked at. The paper trains on secrets 1..100 and evaluates "secrets up to N = 200 to test
+generalization" (section 5.1, "Game dynamics"): a policy that asks what its current belief needs
+holds there; one that replays a question sequence fitted to 1..100 runs out of questions and
+repeats itself.
+
+Each run's kept checkpoint (RUN/best where the run chose one on its validation secrets, else its
+last, RUN/checkpoint) is played on the held-out secrets of its own split (train.py --split-seed,
+1..100) and on all of 1..200, greedy and sampled at T = 1 (the run's own --eval-samples per
+secret, seeded as its final evaluation, so the held-out figures are train.py's). Beside resolve:
+the share of turns that repeat a question already asked to the same arm, and the comparison
+thresholds against the median of C_t and the fraction of C_t eliminated per turn
+(bench/bisection_behaviour.py; the binary set's measure of bisection). The reference policies
+(reference.py, greedy) on the same secrets bound it: the Bayes policy (bisection on the binary
+set), the best belief-agnostic fixed sequence (fitted to each universe), random questions. Per
+question set, ECHO minus each other estimator, paired by seed (stats.paired_t_test).
+
+    python bench/reproduce.py --question-set paper --jobs 2
+    python bench/reproduce.py --question-set binary --jobs 2 --train-flags "--split-seed 2"
+    python bench/generalization.py --runs runs/reproduce/paper,runs/reproduce/binary
+
+Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "kept_step",
+"changed" (train.py settings that differ from the question set's defaults), "train_seconds",
+"threads", "samples", "heldout_greedy", "heldout_sampled", "gen200_greedy", "gen200_sampled",
+"gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled", "gen200_eliminated_fraction_greedy",
+"gen200_threshold_median_corr_greedy", "gen200_threshold_median_corr_sampled"}, ...],
+"references": [{"question_set", "policy", "split_seed", "heldout", "gen200"}, ...],
+"paired": {question_set: {other estimator: {figure: {mean_difference, t, p, seeds}}}}}, rates as
+fractions. A run whose directory is gone keeps its row from the output file, so runs can be
+trained and scored a few at a time; delete the file to drop such rows.
+"""
+import json
+import math
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.bisection_behaviour import heldout_and_n200  # noqa: E402
+from bench.common import RESULTS, save_results  # noqa: E402
+from bench.reproduce import PER_RUN_FIELDS  # noqa: E402
+from cli import arg, fail, parse_config, use_threads  # noqa: E402
+
+import models  # noqa: E402
+from experiment import eval_seed  # noqa: E402
+from env import GameConfig, play, secret_split  # noqa: E402
+from reference import BayesPolicy, FixedSequencePolicy, RandomPolicy  # noqa: E402
+from stats import paired_t_test  # noqa: E402
+from train import config_from_flags  # noqa: E402
+
+COMPARED = ("heldout_greedy", "heldout_sampled", "gen200_greedy", "gen200_sampled")
+REFERENCES = {"bayes": BayesPolicy, "fixed_sequence": FixedSequencePolicy, "random": lambda: RandomPolicy(0)}
+
+
+@dataclass
+class GeneralizationConfig:
+    runs: str = arg("runs/reproduce/paper,runs/reproduce/binary",
+                    "comma-separated directories of runs, one ESTIMATOR-seedS each (bench/reproduce.py)")
+    samples: int = arg(0, "sampled episodes (T = 1) per secret (0: the run's own --eval-samples)", at_least=0)
+    threads: int = arg(0, "torch threads (0: every core)", at_least=0)
+    rescore: bool = arg(False, "play every run again, also those whose rows the output file already holds")
+    out: str = arg(os.path.join(RESULTS, "generalization.json"), "where the figures are written", writes="file")
+
+
+def kept_checkpoint(run_dir: Path) -> Path:
+    """The checkpoint a run keeps: RUN/best if it chose one on validation secrets, else its last."""
+    return run_dir / "best" if (run_dir / "best").exists() else run_dir / "checkpoint"
+
+
+def run_facts(run_dir: Path, samples: int) -> dict:
+    """What identifies a finished run and how it is scored, read from its files (nothing played)."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    config = json.loads((run_dir / "train_config.json").read_text())
+    defaults = vars(config_from_flags(["--question-set", config["question_set"]]))   # with the set's preset
+    changed = {k: v for k, v in config.items() if k in defaults and k not in PER_RUN_FIELDS and v != defaults[k]}
+    return {"question_set": config["question_set"], "estimator": summary["estimator"], "seed": summary["seed"],
+            "split_seed": config["split_seed"], "steps": summary["steps"], "kept_step": summary["kept"]["step"],
+            "changed": changed, "train_seconds": summary["train_seconds"], "threads": config["threads"],
+            "samples": samples or config["eval_samples"]}
+
+
+def heldout_of(config: dict) -> list[int]:
+    """The held-out secrets of a run's own split (its train_config.json)."""
+    return secret_split(config["n_max"], config["n_heldout"], config["split_seed"])[1]
+
+
+def run_row(run_dir: Path, samples: int) -> dict:
+    """The figures of one run's kept checkpoint on its held-out secrets and on 1..200."""
+    facts, config = run_facts(run_dir, samples), json.loads((run_dir / "train_config.json").read_text())
+    if facts["samples"] < 1:
+        fail("generalization.py", f"{run_dir} evaluated no sampled episodes: give --samples 1 or more")
+    policy = models.load_policy_for("generalization.py", str(kept_checkpoint(run_dir)), "cpu", "fp32", trainable=False)
+    s = heldout_and_n200(policy, heldout_of(config), facts["samples"], eval_seed(config["seed"], config["steps"]),
+                         facts["question_set"])
+    held, gen = s["heldout"], s["n200"]
+    return {**facts, "heldout_greedy": held["greedy"], "heldout_sampled": held["sampled"],
+            "gen200_greedy": gen["greedy"], "gen200_sampled": gen["sampled"],
+            "gen200_redundant_rate_greedy": gen["behaviour_greedy"]["redundant_rate"],
+            "gen200_redundant_rate_sampled": gen["behaviour_sampled"]["redundant_rate"],
+            "gen200_eliminated_fraction_greedy": gen["behaviour_greedy"]["mean_fraction_eliminated"],
+            "gen200_threshold_median_corr_greedy": gen["behaviour_greedy"].get("threshold_median_corr", math.nan),
+            "gen200_threshold_median_corr_sampled": gen["behaviour_sampled"].get("threshold_median_corr", math.nan)}
+
+
+def references(question_set: str, split_seed: int) -> list[dict]:
+    """Greedy resolve of the reference policies on a split's held-out secrets and on 1..200."""
+    sets = {"heldout": (secret_split(seed=split_seed)[1], GameConfig(question_set=question_set)),
+            "gen200": (list(range(1, 201)), GameConfig(question_set=question_set, n_max=200))}
+    return [{"question_set": question_set, "policy": name, "split_seed": split_seed,
+             **{key: sum(e.resolved for e in play(make(), secrets, cfg).episodes) / len(secrets)
+                for key, (secrets, cfg) in sets.items()}} for name, make in REFERENCES.items()]
+
+
+def scored_before(facts: dict, previous: list[dict]) -> dict | None:
+    """The row of the same finished run in an earlier output, if any: the same run, kept step and
+    samples (its train_seconds, to the digit, tell one training of a seed from another)."""
+    same = json.loads(json.dumps(facts))          # as the file holds it: tuples as lists, keys as strings
+    return next((r for r in previous if {k: r.get(k) for k in same} == same), None)
+
+
+def carried_over(previous: list[dict], rows: list[dict], key=("question_set", "estimator", "seed")) -> list[dict]:
+    """The earlier rows of runs not scored now: runs whose directories are gone."""
+    now = {tuple(r[k] for k in key) for r in rows}
+    return [r for r in previous if tuple(r[k] for k in key) not in now]
+
+
+def paired(rows: list[dict], first: str = "echo", figures=COMPARED) -> dict:
+    """{other estimator: {figure: {mean_difference, t, p, seeds}}}: `first` minus the other, paired by seed."""
+    by = {(r["estimator"], r["seed"]): r for r in rows}
+    out = {}
+    for other in sorted({r["estimator"] for r in rows} - {first}):
+        seeds = sorted(s for e, s in by if e == other and (first, s) in by)
+        if not seeds:
+            continue
+        out[other] = {}
+        for key in figures:
+            a, b = [by[first, s][key] for s in seeds], [by[other, s][key] for s in seeds]
+            t, p = paired_t_test(a, b)
+            out[other][key] = {"mean_difference": sum(x - y for x, y in zip(a, b)) / max(len(seeds), 1),
+                               "t": t, "p": p, "seeds": seeds}
+    return out
+
+
+def main(argv=None):
+    cfg = parse_config(GeneralizationConfig, argv, description=__doc__.splitlines()[0])
+    use_threads(cfg.threads)
+    run_dirs = sorted(p.parent for d in cfg.runs.split(",") if d for p in Path(d).glob("*-seed*/summary.json"))
+    before = json.loads(Path(cfg.out).read_text()) if os.path.exists(cfg.out) else {"runs": [], "references": []}
+    if not run_dirs and not before["runs"]:
+        fail("generalization.py", f"no finished runs (ESTIMATOR-seedS/summary.json) in {cfg.runs}")
+    rows = []
+    for run_dir in run_dirs:      # a run scored before is not played again
+        facts = run_facts(run_dir, cfg.samples)
+        rows.append((not cfg.rescore and scored_before(facts, before["runs"])) or run_row(run_dir, cfg.samples))
+        print(", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()), flush=True)
+    for row in carried_over(before["runs"], rows):
+        print(f"{row['question_set']} {row['estimator']}-seed{row['seed']}: no directory under {cfg.runs}, "
+              f"its row kept from {cfg.out}")
+        rows.append(row)
+    rows.sort(key=lambda r: (r["question_set"], r["estimator"], r["seed"]))
+    done = {(r["question_set"], r["split_seed"]): r for r in before["references"] if r["policy"] == "bayes"}
+    refs = []
+    for question_set, split in sorted({(r["question_set"], r["split_seed"]) for r in rows}):
+        refs += ([r for r in before["references"] if (r["question_set"], r["split_seed"]) == (question_set, split)]
+                 if (question_set, split) in done else references(question_set, split))
+    for r in refs:
+        print(f"reference {r['policy']}, {r['question_set']} set, split {r['split_seed']}: "
+              f"held-out {r['heldout']:.3f}, 1..200 {r['gen200']:.3f}")
+    sets = sorted({r["question_set"] for r in rows})
+    save_results({"runs": rows, "references": refs,
+                  "paired": {qs: paired([r for r in rows if r["question_set"] == qs]) for qs in sets}}, cfg.out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,103 @@
+"""The generalization section of RESULTS.md and its README line (bench/report_results.py builds
+both) from bench/generalization.py's file: the paper's test of training on 1..100 and playing
+secrets up to 200 (section 5.1, "Game dynamics"), per question set, each run's kept checkpoint,
+mean +- SEM per estimator over seeds, ECHO minus each other estimator paired by seed, and the
+reference policies on the same secrets. No number is typed here: each is read from the file.
+"""
+from bench.report_tables import load, ms, nan, num, provenance_line, seeds_text, t_test_text, table
+
+FILE = "generalization.json"
+SETS = {"paper": "Paper question set (every family)", "binary": "Binary question set (yes/no questions only)"}
+FIGURES = [("heldout_greedy", "held-out greedy"), ("heldout_sampled", "held-out sampled"),
+           ("gen200_greedy", "1..200 greedy"), ("gen200_sampled", "1..200 sampled")]
+
+
+def pct(x) -> str:
+    return num(x, 1, 100)
+
+
+def pair(row: dict, a: str, b: str, show=pct) -> str:
+    return f"{show(row[a])} / {show(row[b])}"
+
+
+def by_estimator(runs: list[dict]) -> dict:
+    out = {}
+    for r in runs:
+        out.setdefault(r["estimator"], []).append(r)
+    return out
+
+
+def changed_text(changed: dict) -> str:
+    return " ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in sorted(changed.items())) or "-"
+
+
+def section_generalization() -> list[str]:
+    lines = ["## Policies that read their belief: secrets up to 200", ""]
+    d = load(FILE)
+    if d is None:
+        from bench.report_tables import missing
+        return lines + missing(FILE, "python bench/generalization.py --runs runs/reproduce/paper,runs/reproduce/binary")
+    lines += [provenance_line(FILE, d), "",
+              "*Protocol:* training plays secrets of 1..100 only (the paper's N = 100); each run's kept checkpoint "
+              "(chosen on its validation secrets where the run has them, else its last) is played greedy and sampled "
+              "at T = 1 on the held-out secrets of its own split and on every secret of 1..200, numbers and a universe "
+              "no training prompt held (the paper's generalization test). Redundant: the share of turns that ask an arm "
+              "what it was already asked, which is how a policy replaying a sequence fitted to 1..100 fails there. "
+              "Flags: the train.py settings of a run that differ from its question set's defaults.", ""]
+    for question_set, title in SETS.items():
+        runs = [r for r in d["runs"] if r["question_set"] == question_set]
+        if not runs:
+            continue
+        binary = question_set == "binary"
+        header = ["Estimator", "Seed", "Split", "Flags", "Steps (kept)", "Train min (threads)",
+                  "Held-out resolve %, greedy / sampled", "1..200 resolve %, greedy / sampled",
+                  "1..200 redundant %, greedy / sampled"]
+        header += ["1..200 threshold-median corr., greedy / sampled", "1..200 eliminated per turn, greedy"] if binary else []
+        rows = []
+        for r in runs:
+            row = [r["estimator"], r["seed"], r["split_seed"], changed_text(r["changed"]),
+                   f"{r['steps']} ({r['kept_step']})", f"{r['train_seconds'] / 60:.0f} ({r['threads'] or 'all'})",
+                   pair(r, "heldout_greedy", "heldout_sampled"), pair(r, "gen200_greedy", "gen200_sampled"),
+                   pair(r, "gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled")]
+            if binary:
+                row += [pair(r, "gen200_threshold_median_corr_greedy", "gen200_threshold_median_corr_sampled", num),
+                        num(r["gen200_eliminated_fraction_greedy"])]
+            rows.append(row)
+        lines += [f"### {title}", ""] + table(header, rows)
+        means = [[e.upper(), seeds_text(sorted(r["seed"] for r in rs))] + [ms([r[k] for r in rs]) for k, _ in FIGURES]
+                 + [ms([r["gen200_redundant_rate_greedy"] for r in rs])] for e, rs in by_estimator(runs).items()]
+        lines += ["Mean ± SEM over seeds (%):", ""]
+        lines += table(["Estimator", "Seeds"] + [f"Resolve, {name}" for _, name in FIGURES] + ["1..200 redundant, greedy"],
+                       means)
+        for other, figures in d["paired"].get(question_set, {}).items():
+            parts = [f"{name} {num(figures[k]['mean_difference'], 1, 100)} points ({t_test_text(figures[k]['t'], figures[k]['p'])})"
+                     for k, name in FIGURES if k in figures]
+            lines += [f"ECHO minus {other.upper()}, paired over seeds {seeds_text(next(iter(figures.values()))['seeds'])}: "
+                      + "; ".join(parts) + ".", ""]
+        refs = [r for r in d["references"] if r["question_set"] == question_set]
+        lines += ["Reference policies (greedy), on the same secrets:", ""]
+        lines += table(["Policy", "Split", "Held-out resolve %", "1..200 resolve %"],
+                       [[r["policy"], r["split_seed"], pct(r["heldout"]), pct(r["gen200"])] for r in refs])
+    return lines
+
+
+def generalization_summary(d: dict) -> str:
+    """The README's line: per question set and estimator, resolve on 1..200 (mean +- SEM over seeds)."""
+    parts = []
+    for question_set in SETS:
+        runs = [r for r in d["runs"] if r["question_set"] == question_set]
+        if not runs:
+            continue
+        cells = [f"{e.upper()} {ms([r['gen200_greedy'] for r in rs], 0)} greedy / "
+                 f"{ms([r['gen200_sampled'] for r in rs], 0)} sampled (held-out 1..100: "
+                 f"{ms([r['heldout_greedy'] for r in rs], 0)} / {ms([r['heldout_sampled'] for r in rs], 0)}; "
+                 f"seeds {seeds_text(sorted(r['seed'] for r in rs))})" for e, rs in by_estimator(runs).items()]
+        bayes = next((r for r in d["references"] if r["question_set"] == question_set and r["policy"] == "bayes"), None)
+        fixed = next((r for r in d["references"] if r["question_set"] == question_set and r["policy"] == "fixed_sequence"),
+                     None)
+        refs = (f"; the Bayes policy {pct(bayes['gen200'])}, the best fixed sequence {pct(fixed['gen200'])}"
+                if bayes and fixed and not nan(bayes["gen200"]) else "")
+        steps = "/".join(str(s) for s in sorted({r["steps"] for r in runs}))
+        parts.append(f"{question_set} set ({steps} steps): " + "; ".join(cells) + refs)
+    return ("- **Generalization to secrets 1..200** (trained on 1..100; kept checkpoints; resolve %, mean ± SEM over "
+            "seeds): " + ". ".join(parts) + ".")

@@ -1,0 +1,112 @@
+"""bench/generalization.py: a run's kept checkpoint scored on its own held-out split and on 1..200
+(train.py's own held-out figures, played again), the references bound what a run is scored
+against, rows are reused and carried over, and ECHO is paired with each estimator by seed within
+a question set."""
+import json
+
+import pytest
+
+from bench.bisection_behaviour import behaviour, heldout_and_n200
+from bench.generalization import carried_over, main as generalization, paired, references
+from env import CSG, GameConfig, secret_split
+from experiment import eval_seed
+from reference import FixedSequencePolicy
+from stats import paired_t_test
+from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
+
+
+def test_references_bound_a_run_on_both_question_sets():
+    """The Bayes policy resolves every secret of 1..100 and of 1..200 within 10 turns; random
+    questions resolve fewer than the best fixed sequence; every rate is a share of its secrets.
+    On the paper set a fixed sequence of value questions needs no belief at all (it resolves
+    1..200 too); on the binary set it falls short."""
+    for question_set in ("paper", "binary"):
+        refs = {r["policy"]: r for r in references(question_set, 3594)}
+        assert all(r["question_set"] == question_set and r["split_seed"] == 3594 for r in refs.values())
+        assert (refs["bayes"]["heldout"], refs["bayes"]["gen200"]) == (1.0, 1.0)
+        for key, n in (("heldout", 20), ("gen200", 200)):
+            assert refs["random"][key] < refs["fixed_sequence"][key] <= 1.0
+            assert all(round(r[key] * n) == pytest.approx(r[key] * n) for r in refs.values())
+        assert (refs["fixed_sequence"]["gen200"] == 1.0) == (question_set == "paper")
+
+
+def test_a_repeated_question_counts_as_redundant():
+    """behaviour's redundant_rate is the share of turns that ask an arm what it was already asked:
+    the fixed sequence never does; asking it twice per turn is one in two."""
+    cfg = GameConfig(question_set="paper")
+    game = CSG([7, 88], cfg)
+    pairs = []
+    text = '{"arm": 3, "question": "What is the sum of the digits?"}'
+    while game.active:
+        beliefs = [game.episodes[i].candidates for i in game.active]
+        pairs += list(zip(game.step([text] * len(game.active)), beliefs))
+    assert behaviour(pairs)["redundant_rate"] == pytest.approx(18 / 20)    # 2 episodes x 10 turns, 1 new each
+    game = CSG([7, 88], cfg)
+    policy = FixedSequencePolicy()
+    fixed = []
+    while game.active:
+        beliefs = [game.episodes[i].candidates for i in game.active]
+        fixed += list(zip(game.step(policy.respond(game)), beliefs))
+    assert behaviour(fixed)["redundant_rate"] == 0.0
+
+
+def test_pairing_is_by_seed_within_the_rows_given():
+    rows = [{"estimator": e, "seed": s, "gen200_greedy": v}
+            for e, s, v in [("echo", 0, 0.5), ("echo", 1, 0.7), ("echo", 2, 0.9), ("grpo", 0, 0.4), ("grpo", 1, 0.5),
+                            ("grpo", 2, 0.6), ("grpo", 3, 0.0)]]
+    g = paired(rows, figures=("gen200_greedy",))["grpo"]["gen200_greedy"]
+    assert g["seeds"] == [0, 1, 2] and g["mean_difference"] == pytest.approx(0.2)
+    assert (g["t"], g["p"]) == pytest.approx(paired_t_test([0.5, 0.7, 0.9], [0.4, 0.5, 0.6]))
+
+
+def test_rows_of_runs_not_scored_now_are_carried_over_per_question_set():
+    before = [{"question_set": q, "estimator": "echo", "seed": 0, "v": v} for q, v in (("paper", 1), ("binary", 2))]
+    assert carried_over(before, [{"question_set": "paper", "estimator": "echo", "seed": 0}]) == before[1:]
+    assert carried_over(before, []) == before
+
+
+def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, model_dir, monkeypatch):  # noqa: F811
+    (summary,) = run(tmp_path / "runs", model_dir, "--steps", "1", "--split-seed", "3", "--eval-samples", "1",
+                     "--run-name", "echo-seed5", "--seed", "5")
+    import bench.generalization as gen
+    played = []
+
+    def recording(policy, heldout, samples, seed, question_set):
+        played.append((list(heldout), samples, seed, question_set))
+        return heldout_and_n200(policy, heldout, samples, seed, question_set)
+    monkeypatch.setattr(gen, "heldout_and_n200", recording)
+    referenced = []                                                    # references: tested above
+    monkeypatch.setattr(gen, "references", lambda qs, split: referenced.append((qs, split)) or
+                        [{"question_set": qs, "policy": "bayes", "split_seed": split, "heldout": 1.0, "gen200": 1.0}])
+    out = tmp_path / "generalization.json"
+    generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
+    # FAST: --n-heldout 4; the run's --eval-samples and the seed of its final evaluation (step 1)
+    assert played == [(secret_split(100, 4, seed=3)[1], 1, eval_seed(5, 1), "paper")]
+    written = json.loads(out.read_text())
+    assert referenced == [("paper", 3)] and written["references"][0]["split_seed"] == 3
+    (row,) = written["runs"]
+    assert (row["question_set"], row["estimator"], row["seed"], row["split_seed"], row["steps"]) == ("paper", "echo", 5, 3, 1)
+    assert row["kept_step"] == 1 and row["changed"]["split_seed"] == 3 and "seed" not in row["changed"]
+    assert (row["heldout_greedy"], row["heldout_sampled"]) == (summary["final_eval"]["eval/resolve_rate"],
+                                                               summary["final_eval"]["eval/sampled_resolve_rate"])
+    for key in ("gen200_greedy", "gen200_sampled", "gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled"):
+        assert 0.0 <= row[key] <= 1.0
+    assert "commit" in written and "command" in written
+    # scored again: the row is reused, not played; --rescore plays it again
+    generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
+    assert len(played) == 1 and json.loads(out.read_text())["runs"] == [row]
+    generalization(["--runs", str(tmp_path / "runs"), "--out", str(out), "--rescore"])
+    assert len(played) == 2
+    # a run scored before whose directory is gone keeps its row; pairing stays within a question set
+    written = json.loads(out.read_text())
+    others = [{**row, "estimator": "grpo"}, {**row, "question_set": "binary", "estimator": "rloo", "split_seed": 7}]
+    out.write_text(json.dumps({**written, "runs": [row, *others],
+                               "references": written["references"] + [{**written["references"][0],
+                                                                       "question_set": "binary", "split_seed": 7}]}))
+    generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
+    rewritten = json.loads(out.read_text())
+    assert len(played) == 2 and len(rewritten["runs"]) == 3 and referenced == [("paper", 3)]
+    assert list(rewritten["paired"]["paper"]) == ["grpo"] and rewritten["paired"]["binary"] == {}
+    assert rewritten["paired"]["paper"]["grpo"]["gen200_greedy"]["mean_difference"] == 0.0
+    with pytest.raises(SystemExit):
+        generalization(["--runs", str(tmp_path / "nothing"), "--out", str(tmp_path / "none.json")])
