@@ -25,12 +25,14 @@ from pathlib import Path
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-def arg(default, help: str, *, at_least=None, above=None, at_most=None, below=None, writes: str | None = None):
+def arg(default, help: str, *, at_least=None, above=None, at_most=None, below=None, writes: str | None = None,
+        choices: tuple = ()):
     """A dataclass field with its one-line meaning, shown by --help, and the values that make
-    sense: bounds on a number (a float must also be finite, always), and for a path the program
-    writes, writes="directory" or "file". `config_problem` checks them."""
+    sense: bounds on a number (a float must also be finite, always), the choices of a word, and
+    for a path the program writes, writes="directory" or "file". `config_problem` checks them."""
     bounds = {k: v for k, v in dict(at_least=at_least, above=above, at_most=at_most, below=below).items() if v is not None}
-    return dataclasses.field(default=default, metadata={"help": help, "bounds": bounds, "writes": writes})
+    return dataclasses.field(default=default, metadata={"help": help, "bounds": bounds, "writes": writes,
+                                                        "choices": tuple(choices)})
 
 
 BOUNDS = {"at_least": (operator.ge, "at least"), "above": (operator.gt, "greater than"),
@@ -39,7 +41,7 @@ BOUNDS = {"at_least": (operator.ge, "at least"), "above": (operator.gt, "greater
 
 def config_problem(cfg) -> str | None:
     """The first value of a config that makes no sense, as a sentence naming its flag; None when
-    every value is finite, within its field's bounds, and every path it writes can be written."""
+    every value is finite, within its field's bounds or choices, and every path it writes can be written."""
     for f in dataclasses.fields(cfg):
         value, flag = getattr(cfg, f.name), "--" + f.name.replace("_", "-")
         if isinstance(value, float) and not math.isfinite(value):
@@ -48,6 +50,8 @@ def config_problem(cfg) -> str | None:
             holds, words = BOUNDS[bound]
             if not holds(value, limit):
                 return f"{flag} must be {words} {limit}, not {value}."
+        if (choices := f.metadata.get("choices")) and value not in choices:
+            return f"{flag} must be {', '.join(choices[:-1])} or {choices[-1]}, not {value!r}."
         if f.metadata.get("writes") and value and (problem := unwritable(Path(value), f.metadata["writes"])):
             return f"{flag} {value} {problem}."
     return None

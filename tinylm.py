@@ -2,8 +2,8 @@
 
 `python train.py` must run end to end on 2 CPU cores with no network, so the default policy is
 built here rather than downloaded. It is a real causal LM with a real chat template, read and
-trained by exactly the code that trains Qwen2.5-1.5B (policy.py, train.py); only its size and
-vocabulary are small.
+trained by exactly the code that is written to train Qwen2.5-1.5B (policy.py, train.py); only its
+size and vocabulary are small.
 
 Tokenizer. A word-level vocabulary (WordPiece with single-character fallback, so any ASCII
 text encodes and decodes exactly) in which every word of the selector prompt, the questions and

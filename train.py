@@ -12,8 +12,8 @@ Everything a research run adds around this loop (its directory and logs, checkpo
 --resume, the checkpoint kept on validation secrets, the offline dataset, the credit probe,
 curves) is called at the points marked `# run:` (experiment.py, fidelity.py). torchrun launches
 the same script on several processes (ranks.py); their `ranks` are passed to what needs them.
-With no flags it trains the built-in tiny model on 2 CPU cores in minutes; with `--model DIR`
-the same code trains the paper's Qwen2.5-1.5B-Instruct (presets set its LoRA and learning rate).
+With no flags it trains the built-in tiny model on 2 CPU cores in minutes; `--model DIR` runs the
+same loop on the paper's Qwen2.5-1.5B-Instruct (presets set its LoRA and lr; not yet run on a GPU).
 
 Departures from the paper, and why:
 - A format warm-up (warmup.py) first teaches a model that cannot yet write the JSON action to
@@ -23,15 +23,14 @@ Departures from the paper, and why:
   PPO implementations do; one step over the whole batch was unstable at the tiny model's lr.
 - log pi_old is recomputed under the pre-update weights with the same padded passes as the
   update's (not taken from sampling), so the first ratio is exactly 1 in any precision.
-- Adam's beta2 is 0.99 and eps 1e-5 (PPO practice): the optimizer reacts to gradient spikes and
-  near-zero gradients take near-zero steps.
+- Adam's beta2 is 0.99 and eps 1e-5 (PPO practice: it reacts to spikes; tiny gradients, tiny steps).
 - The learning rate decays linearly to 0 over the run (CleanRL's anneal_lr), over whichever of
   `steps` and `time_limit_min` runs out first, so a time-limited run ends cool.
-- A step whose gradient is not finite is skipped and counted: one such step makes every weight
-  NaN and every later sample fail.
+- A step whose gradient is not finite is skipped and counted (one would make every weight NaN).
 - With `validation_secrets` > 0 the run keeps the checkpoint that plays best on training
   secrets set aside (experiment.py says why); the paper reports its last checkpoint.
 - Eq. 1 is taken over the rollouts still active at turn t (echo.py says why).
+- Off by default: episodes may start from drawn universes or after random turns (experiment.episode_starts).
 - On a GPU the rollouts are sampled from a bf16 copy of the weights, LoRA folded in (engine.py);
   pi_old is still scored on the trained model, and the two's gap is logged.
 """
@@ -51,7 +50,7 @@ import engine
 import models
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
 from echo import approx_kl, clipped_objective
-from env import UNIVERSES, GameConfig, secret_split
+from env import QUESTION_SETS, UNIVERSES, GameConfig, secret_split
 from experiment import OfflineData, Run, batch_metrics, episode_starts, load_policy
 from fidelity import credit_probe
 from oracle import OracleConfigError, make_oracle
@@ -66,18 +65,20 @@ class TrainConfig:
     model: str = arg("tiny", "tiny | smollm2 | Hugging Face id on disk | local model directory")
     tiny_layers: int = arg(2, "layers of the built-in tiny model (tinylm.TinyConfig)", at_least=1)
     tiny_width: int = arg(128, "hidden size of the built-in tiny model (heads of 32 dims, MLP 4x wider)", at_least=32)
-    precision: str = arg("auto", "fp32, or bf16 (autocast over float32 trainable weights); auto: bf16 on a GPU, fp32 on a CPU")
+    precision: str = arg("auto", "fp32, or bf16 (autocast over float32 trainable weights); auto: bf16 on a GPU, fp32 on a CPU",
+                         choices=("auto", "bf16", "fp32"))
     lora_rank: int = arg(0, "LoRA rank; 0: full fine-tuning", at_least=0)
     lora_alpha: int = arg(32, "LoRA alpha (the paper's code: 32)", at_least=1)
     lora_dropout: float = arg(0.05, "LoRA dropout (the paper's code: 0.05)", at_least=0, below=1)
     lora_targets: str = arg("q_proj,k_proj,v_proj,o_proj", "modules LoRA adapts (the paper's code: the attention projections)")
     gradient_checkpointing: bool = arg(False, "recompute activations in the backward pass (long prompts, big models)")
-    warmup: str = arg("auto", "warm-up (warmup.py) of a model but tiny: auto (below --warmup-threshold), always, never")
+    warmup: str = arg("auto", "warm-up (warmup.py) of a model but tiny: auto (below --warmup-threshold), always, never",
+                      choices=("auto", "always", "never"))
     warmup_threshold: float = arg(0.9, "valid-action rate (probe states) below which the warm-up runs", at_least=0, at_most=1)
     warmup_episodes: int = arg(300, "random-policy episodes of warm-up data", at_least=1)
     warmup_epochs: int = arg(3, "passes over the warm-up data", at_least=1)
     warmup_lr: float = arg(3e-3, "warm-up learning rate", above=0)
-    question_set: str = arg("paper", "paper (every family) or binary (yes/no questions only)")
+    question_set: str = arg("paper", "paper (every family) or binary (yes/no questions only)", choices=QUESTION_SETS)
     expected_info: bool = arg(False, "r_info is the elimination expected under the belief b_t, not the realised one "
                                      "(not in the paper; env.expected_elimination)")
     oracle: str = arg("rule", "rule (offline, exact) or llm (OpenAI-compatible, OPENAI_API_KEY)")
@@ -90,7 +91,7 @@ class TrainConfig:
     num_minibatches: int = arg(4, "optimizer steps per pass (1: exactly Eq. 2 over the whole batch)", at_least=1)
     micro_batch: int = arg(64, "turns per forward pass (memory and speed; gradients accumulate)", at_least=1)
     clip_eta: float = arg(0.2, "eta of Eq. 2 (paper: the TRL default, 0.2)", above=0)
-    ratio_level: str = arg("sequence", "sequence (the paper's rho per action) or token")
+    ratio_level: str = arg("sequence", "sequence (the paper's rho per action) or token", choices=("sequence", "token"))
     kl_beta: float = arg(0.0, "weight of KL to the initial policy (paper: 0)", at_least=0)
     grad_clip: float = arg(0.5, "gradient-norm clip (paper: 0.5)", above=0)
     target_kl: float = arg(0.0, "stop a batch's updates once KL(pi_old || pi) per action exceeds this (0: never)", at_least=0)
@@ -106,11 +107,11 @@ class TrainConfig:
     split_seed: int = arg(0, "seed of the held-out split (env.secret_split) and of the validation secrets carved from "
                              "the rest; evaluate.py --split-seed reads the same split", at_least=0)
     universe: str = arg("full", "a training secret's candidate universe C_0: full (1..n_max, the paper), interval or "
-                                "subset (env.UNIVERSES; experiment.episode_starts)")
+                                "subset (env.UNIVERSES; experiment.episode_starts)", choices=("full", *UNIVERSES))
     universe_least: int = arg(2, "the fewest numbers a random universe holds", at_least=1)
     universe_share: float = arg(1.0, "share of a step's secrets whose universe is random", at_least=0, at_most=1)
-    prefix_turns: int = arg(0, "K: a training secret's rollouts start after 0..K turns of random questions (0: turn 0, "
-                               "the paper; experiment.episode_starts)", at_least=0)
+    prefix_turns: int = arg(0, "K: a secret's rollouts start after 0..K turns of random questions (0: turn 0, the paper)",
+                            at_least=0)
     eval_every: int = arg(5, "evaluation on the held-out secrets every this many steps", at_least=1)
     eval_samples: int = arg(4, "sampled episodes (T = 1) per held-out secret at an evaluation, beside greedy (0: none)", at_least=0)
     credit_probe: int = arg(32, "turns whose credit is set against the one-step A_B at each evaluation (0: off)", at_least=0)
@@ -134,7 +135,8 @@ class TrainConfig:
     validation_window: int = arg(3, "'plays best': the best mean validation score over this many evaluations in a "
                                     "row (the best single one of a run's noisy evaluations is mostly luck)", at_least=1)
     rollout: str = arg("auto", "what samples: eager (the trained model, policy.py's decoder) or fast (engine.py: a bf16 "
-                               "copy, LoRA folded in, a static KV cache, compiled on CUDA); auto: fast on CUDA")
+                               "copy, LoRA folded in, a static KV cache, compiled on CUDA); auto: fast on CUDA",
+                           choices=("auto", "eager", "fast"))
     device: str = arg("", "cpu | cuda; default: cuda if there is one")
     threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)", at_least=0)
 
@@ -146,7 +148,8 @@ PRESETS = {
                   dict(lora_rank=16, lr=5e-6, micro_batch=16, warmup_episodes=64, warmup_epochs=1, warmup_lr=5e-4)),
     "llm-full": Preset("--model is not tiny and --lora-rank 0 (full fine-tuning)",
                        lambda c: c.model != "tiny" and c.lora_rank == 0, dict(lr=1e-6, warmup_lr=1e-5)),
-    "binary": Preset("--question-set binary (chosen on validation: bench/binary_defaults.py)", lambda c: c.question_set == "binary",
+    "binary": Preset("--question-set binary (G, the checkpoint rule: split 1's validation secrets, bench/binary_defaults.py; "
+                     "Eq. 2's passes: split 0's held-out scores)", lambda c: c.question_set == "binary",
                      dict(steps=200, ppo_epochs=4, group_size=8, validation_secrets=10, validation_window=5)),
 }
 
@@ -164,20 +167,11 @@ def check_config(cfg: TrainConfig) -> None:
     """Fail at once, with one sentence, on settings that cannot work: a value out of its field's range
     (cli.config_problem, as parse_config; here for a config built in Python), or settings at odds."""
     n_train = cfg.n_max - cfg.n_heldout
-    try:
-        game_config(cfg)
-    except ValueError as e:
-        fail("train.py", f"{e}.")
     problems = [
         (cfg.estimator not in ESTIMATORS, f"unknown estimator {cfg.estimator!r}; choose one of {', '.join(ESTIMATORS)}"),
         (cfg.n_heldout >= cfg.n_max, f"n_heldout must be between 1 and n_max - 1 = {cfg.n_max - 1}"),
         (cfg.secrets_per_step > n_train - cfg.validation_secrets,
          f"secrets_per_step {cfg.secrets_per_step} exceeds the {n_train - cfg.validation_secrets} training secrets"),
-        (cfg.ratio_level not in ("sequence", "token"), "ratio_level must be sequence or token"),
-        (cfg.precision not in ("auto", "bf16", "fp32"), "precision must be auto, bf16 or fp32"),
-        (cfg.warmup not in ("auto", "always", "never"), "warmup must be auto, always or never"),
-        (cfg.rollout not in ("auto", "eager", "fast"), "rollout must be auto, eager or fast"),
-        (cfg.universe not in ("full", *UNIVERSES), f"universe must be full or one of {', '.join(UNIVERSES)}"),
     ]
     if problem := config_problem(cfg):
         fail("train.py", problem)
