@@ -71,8 +71,9 @@ def episode_starts(cfg, rng: random.Random, secrets: list[int], step: int, game_
 
 
 def eval_seed(seed: int, step: int) -> int:
-    """The sampling seed of the held-out evaluation of a run's step (its final one: cfg.steps), so
-    that the evaluation can be played again exactly (bench/binary_final.py)."""
+    """The sampling seed of the held-out evaluation after a run's step (1-based, as logged; the last
+    is cfg.steps, whichever checkpoint the run keeps), so that the evaluation can be played again
+    exactly (bench/generalization.py)."""
     return seed * 100_003 + step
 
 
@@ -268,7 +269,7 @@ class Run:
         last = bool(self.ranks.max(float(step + 1 == cfg.steps or out_of_time)))   # every rank stops together
         if self.ranks.main and ((step + 1) % cfg.eval_every == 0 or last):
             row.update(evaluate_policy(policy, self.heldout, self.game_cfg, self.oracle, cfg.eval_samples,
-                                       eval_seed(cfg.seed, step)))
+                                       eval_seed(cfg.seed, step + 1)))
             if self.validation:
                 self.keep_best(step, row, policy)
         self.seconds.append(time.time() - started)

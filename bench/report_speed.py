@@ -70,8 +70,20 @@ def ranks_figure(d: dict) -> str:
                      for r in d["runs"]) + f" ({d['steps']} steps)"
 
 
+def train_speed_figure(d: dict) -> str:
+    """bench/train_speed.py: one train.py run of a named revision and one of the code it measured."""
+    what = "the whole run from an empty warm-up cache" if d.get("cold") else "the RL phase, warm-up cached"
+    side = lambda r: (f"{r['process_wall'] if d.get('cold') else r['rl_seconds']} s, held-out resolve greedy "  # noqa: E731
+                      f"{num(r['final_greedy_resolve'])}, sampled {num(r['final_sampled_resolve'])}")
+    same = "the same settings" if d.get("like_for_like") else f"settings that differ: {', '.join(d['config_differences'] or {})}"
+    return (f"`python train.py --estimator {d['estimator']} {d['train_flags']}`".replace(" `", "`") + f", {what} "
+            f"({same}): an older revision (the file names it) {side(d['baseline'])}; the code measured "
+            f"{side(d['current'])}")
+
+
 # file -> its figure in words, in the order of the table
 SPEED = {
+    "train_speed_cold.json": train_speed_figure,
     "env_speed.json": env_figure,
     "eval_speed.json": lambda d: "; ".join(f"{v['policies']}: {v['runs']} runs x {v['secrets']} secrets ({v['turns']} "
                                            f"turns) in {v['seconds']} s"

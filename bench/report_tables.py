@@ -97,6 +97,7 @@ DEPENDS = [
      + POLICY),
     ("splits.json", ["bench/splits.py", "env.py", "train.py"]),
     ("smollm2_learning.json", ["bench/smollm2_learning.py"] + TRAINING + GAME + POLICY),
+    ("train_speed*.json", ["bench/train_speed.py"] + TRAINING + GAME + POLICY),
     ("env_speed.json", ["bench/env_speed.py", "reference.py"] + GAME),
     ("eval_speed.json", ["bench/eval_speed.py", "evaluate.py", "metrics.py", "reference.py", "report.py"] + GAME + POLICY),
     ("rollouts.json", ["bench/rollouts.py"] + GAME + POLICY),

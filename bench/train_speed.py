@@ -5,11 +5,13 @@ outcome of each (held-out resolve; steps to 90%, sampled and greedy, each only w
 The revision is checked out with `git worktree` into a temporary directory and run with this
 interpreter; both runs get the same command line and start from a cached format warm-up (each
 builds its own once, not timed), so the figure is the RL phase: the sum of the logged seconds per
-step. The same flags can still mean different settings where the two revisions' defaults differ:
+step. With --cold each run starts instead from an empty cache of its own ($ECHO_CACHE_DIR), so its
+process time is what a newcomer's first `python train.py` takes: the warm-up, the RL steps, and
+everything around them. The same flags can still mean different settings where the two revisions' defaults differ:
 each run's saved train_config.json is compared, and the fields that differ are written with the
 figures (a speed-up between different settings is not a speed-up of the code).
 
-    python bench/train_speed.py --baseline REVISION [--estimator echo] [--train-flags "--steps 40"]
+    python bench/train_speed.py --baseline REVISION [--estimator echo] [--train-flags "--steps 40"] [--cold]
 """
 import json
 import os
@@ -33,6 +35,7 @@ class TrainSpeedConfig:
     estimator: str = arg("echo", "estimator of both runs")
     seed: int = arg(0, "seed of both runs")
     train_flags: str = arg("", "more train.py flags, the same for both runs")
+    cold: bool = arg(False, "each run from an empty warm-up cache of its own: the process time is the whole first run")
     out: str = arg(os.path.join(RESULTS, "train_speed.json"), "where the figures are written", writes="file")
 
 
@@ -47,12 +50,15 @@ def run(code_dir: str, out_dir: str, cfg: TrainSpeedConfig) -> dict:
     cmd = [sys.executable, "train.py", "--estimator", cfg.estimator, "--seed", str(cfg.seed), "--out", out_dir,
            *cfg.train_flags.split()]
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")}
-    warm = cmd + ["--steps", "1", "--run-name", "warm"]          # last, so they win over --train-flags
-    subprocess.run(warm, cwd=code_dir, env=env, check=True, capture_output=True)   # builds the warm-up cache
+    if cfg.cold:
+        env["ECHO_CACHE_DIR"] = os.path.join(out_dir, "cache")   # empty: this run builds its own warm-up
+    else:
+        warm = cmd + ["--steps", "1", "--run-name", "warm"]      # last, so they win over --train-flags
+        subprocess.run(warm, cwd=code_dir, env=env, check=True, capture_output=True)   # builds the warm-up cache
     start = time.perf_counter()
     subprocess.run(cmd, cwd=code_dir, env=env, check=True, capture_output=True)
     wall = time.perf_counter() - start
-    run_dir = next(d for d in sorted(os.listdir(out_dir)) if d != "warm" and not d.startswith("warm-"))
+    run_dir = next(d for d in sorted(os.listdir(out_dir)) if d not in ("warm", "cache") and not d.startswith("warm-"))
     run_dir = os.path.join(out_dir, run_dir)
     rows = [json.loads(line) for line in open(os.path.join(run_dir, "metrics.jsonl"))]
     saved = os.path.join(run_dir, "train_config.json")
@@ -86,7 +92,7 @@ def main(argv=None):
                                "this repository.")
     try:
         results = {"baseline_revision": cfg.baseline, "estimator": cfg.estimator, "seed": cfg.seed,
-                   "train_flags": cfg.train_flags,
+                   "train_flags": cfg.train_flags, "cold": cfg.cold,
                    "baseline": run(worktree, os.path.join(tmp, "runs-baseline"), cfg),
                    "current": run(ROOT, os.path.join(tmp, "runs-current"), cfg)}
     finally:

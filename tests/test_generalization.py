@@ -66,7 +66,7 @@ def test_rows_of_runs_not_scored_now_are_carried_over_per_question_set():
 
 
 def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, model_dir, monkeypatch):  # noqa: F811
-    (summary,) = run(tmp_path / "runs", model_dir, "--steps", "1", "--split-seed", "3", "--eval-samples", "1",
+    (summary,) = run(tmp_path / "runs", model_dir, "--steps", "1", "--split-seed", "3", "--eval-samples", "3",
                      "--run-name", "echo-seed5", "--seed", "5")
     import bench.generalization as gen
     played = []
@@ -81,7 +81,7 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     out = tmp_path / "generalization.json"
     generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
     # FAST: --n-heldout 4; the run's --eval-samples and the seed of its final evaluation (step 1)
-    assert played == [(secret_split(100, 4, seed=3)[1], 1, eval_seed(5, 1), "paper")]
+    assert played == [(secret_split(100, 4, seed=3)[1], 3, eval_seed(5, 1), "paper")]
     written = json.loads(out.read_text())
     assert referenced == [("paper", 3)] and written["references"][0]["split_seed"] == 3
     (row,) = written["runs"]
