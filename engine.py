@@ -8,13 +8,27 @@ should take about as long as reading them does, not the tens of milliseconds tha
 kernel launches from Python take (bench/gpu_step.py measures both; RESULTS.md's speed table gives
 the machines it has run on).
 
-Two pieces:
+Four pieces, each there because of a cost of decoding one token for every live rollout:
+- `grouped_query_attention`: the rollout copy's attention. Qwen2.5-1.5B has 12 query heads and 2
+  key/value heads. transformers' stock path copies each key/value head out to its 6 query heads
+  (`repeat_kv`) before attention whenever a mask is given or the step is compiled, as it is here,
+  so a decode step would write and read the cache 6 times over. Here a token's 12 query heads are
+  viewed as 2 groups of 6 queries against the 2 key/value heads, so each key and value is read
+  once. It is registered in transformers' attention interface under its own name and only the
+  rollout copy is built with it: the trained model's scoring keeps the stock attention.
 - `StaticDecoder`: a decoder for `LMPolicy.generate` over a static KV cache (transformers'
   StaticCache): every decode step has the same shapes, so on CUDA the forward is compiled and
   captured as a CUDA graph (torch.compile, mode "reduce-overhead"): one graph for each shape the
   run meets. To keep those few, a batch is padded up to a power of two of rows and its cache to a
   power of two of positions; the caches are kept and reused, because a graph reads and writes
-  fixed addresses. Padding rows repeat the first prompt; their tokens are never read.
+  fixed addresses. Padding rows repeat the first prompt; their tokens are never read. Attention
+  reads a cache only as far as this call can fill it (`read_length`: at most a quarter more), not
+  to the power of two, so a batch pays for the positions it has.
+- `StaticDecoder.generate`: LMPolicy.generate's loop with the host `lookahead` steps behind the
+  device: each step's tokens are copied to the host without waiting, and the host reads them (the
+  JSON scan, which rows ended) while the device computes the next steps, instead of stopping the
+  device at every token. Once every row has ended it has run at most `lookahead` steps too many,
+  whose tokens are cut off; the tokens and log-probs are those of the reference loop.
 - `rollout_policy` / `refresh`: the policy sampling runs on. With LoRA, a separate plain model
   holding W + s * B @ A (computed in float32, then stored in bf16), rather than merging the
   adapter into the frozen base and unmerging it again: in bf16 each round trip rounds the base,
@@ -22,28 +36,88 @@ Two pieces:
   rather than at every forward under autocast. `refresh` copies the trained weights in after each
   update, in place (the graphs keep their addresses). Eq. 2 still scores pi_old on the training
   model (train.old_logprobs), so its first ratio is still exactly 1; what the two models'
-  log-probs differ by is logged as train/behaviour_logprob_gap (max) and _drift (mean).
+  log-probs differ by is logged as train/behaviour_logprob_gap (max) and _drift (mean), and
+  train.py --behaviour-is-cap can weight each action's term of Eq. 2 by the truncated ratio
+  min(C, pi_old / pi_copy) (echo.behaviour_weights).
+
+Still paid per token: the sampling distribution's cumulative sum over the whole vocabulary (a
+cheaper prefix sum adds in another order, and a token whose uniform falls within rounding of a
+boundary would change) and, with top-p < 1, its sort.
 """
 from __future__ import annotations
 
-import torch
+import time
+from copy import deepcopy
 
-from policy import LMPolicy, positions
+import torch
+import torch.nn.functional as F
+from transformers import AttentionInterface
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+from policy import JsonScanner, LMPolicy, SampleConfig, positions, sample_next
+
+GROUPED = "echo_grouped_query"   # the rollout copy's attention, by the name transformers knows it under
+
+
+def grouped_query_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                            attention_mask: torch.Tensor | None, scaling: float | None = None, dropout: float = 0.0,
+                            read_length: int | None = None, **kwargs) -> tuple[torch.Tensor, None]:
+    """Attention as transformers' interface calls it: query (B, H, Lq, D), key and value
+    (B, H_kv, L, D), a boolean mask (B, 1, Lq, L) or None; returns (B, Lq, H, D). Query head h
+    attends with key/value head h // (H / H_kv), as repeat_kv pairs them. `read_length`: only the
+    first read_length positions of the cache are read (the rest cannot be filled yet)."""
+    if read_length is not None:
+        key, value = key[:, :, :read_length], value[:, :, :read_length]
+        attention_mask = None if attention_mask is None else attention_mask[..., :read_length]
+    groups = getattr(module, "num_key_value_groups", 1)
+    B, H, Lq, D = query.shape
+    if Lq != 1 or groups == 1:   # a prompt's prefill (not compiled), or one key/value head per query head
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
+                                      **kwargs)
+    # One token: its H query heads as H_kv groups of H / H_kv queries, each group against its own
+    # key/value head, so the kernel reads every key and value once. The mask (B, 1, 1, L) is the
+    # same for every head and query and broadcasts.
+    grouped = query.view(B, H // groups, groups, D)                          # (B, H_kv, H / H_kv, D)
+    out = F.scaled_dot_product_attention(grouped, key, value, attn_mask=attention_mask, scale=scaling)
+    return out.reshape(B, H, 1, D).transpose(1, 2), None                     # (B, 1, H, D)
+
+
+# Registered under our own name: a model uses it only when built with attn_implementation=GROUPED
+# (the rollout copy, `rollout_policy`); every other model in the process keeps its attention. Its
+# masks are SDPA's (boolean, (B, 1, Lq, L)).
+AttentionInterface.register(GROUPED, grouped_query_attention)
+AttentionMaskInterface.register(GROUPED, sdpa_mask)
 
 
 def next_power_of_two(n: int, least: int = 1) -> int:
     return max(least, 1 << (n - 1).bit_length())
 
 
+def read_length(n: int, least: int = 64) -> int:
+    """How far a decode reads a cache whose last filled position is n: n rounded up to a
+    multiple of an eighth of its power of two, so at most a quarter more than n (four lengths
+    per doubling, each a multiple of 16 past `least`, which keeps the number of graphs small)."""
+    if n <= least:
+        return least
+    step = next_power_of_two(n) // 8
+    return -(-n // step) * step
+
+
 class StaticDecoder:
     """`LMPolicy.decoder` over static KV caches, one per (rows, positions) shape, kept for reuse.
     One decoder serves one model: its caches and its compiled forward are that model's.
-    `compile`: None compiles on CUDA only (on a CPU the graphs would save nothing); True/False force it."""
+    `compile`: None compiles on CUDA only (on a CPU the graphs would save nothing); True/False force it.
+    `lookahead`: decode steps the device may run ahead of the host's reading of the tokens (0: the
+    host reads every step's tokens before the next step starts, as LMPolicy.generate does)."""
 
-    def __init__(self, compile: bool | None = None, min_positions: int = 256):
-        self.compile, self.min_positions = compile, min_positions
+    def __init__(self, compile: bool | None = None, min_positions: int = 256, lookahead: int = 2):
+        self.compile, self.min_positions, self.lookahead = compile, min_positions, lookahead
         self.buffers = {}        # (rows, positions) -> the cache and the step's inputs, at fixed addresses
         self.forward = None      # the model's forward, compiled on first use when compiling
+        self.compiled = False
+        self.shapes = {}         # (rows, positions, read) -> decode steps run: one graph each when compiling
+        self.compile_seconds = 0.0   # each compiled shape's first two steps: compilation, then the CUDA graph's capture
 
     def _buffer(self, policy: LMPolicy, rows: int, length: int) -> dict:
         from transformers import StaticCache
@@ -61,13 +135,14 @@ class StaticDecoder:
             on_cuda = policy.device.type == "cuda"
             if self.compile or (self.compile is None and on_cuda):
                 # one graph per shape met: the default limit of 8 would fall back to eager
-                torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 64)
+                torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 128)
                 self.forward = torch.compile(policy.model.forward, mode="reduce-overhead" if on_cuda else "default")
+                self.compiled = True
             else:
                 self.forward = policy.model.forward
         return self.forward
 
-    def __call__(self, policy: LMPolicy, prompt_ids: list[list[int]], max_new_tokens: int):
+    def start(self, policy: LMPolicy, prompt_ids: list[list[int]], max_new_tokens: int):
         """(next-token logits (B, V), advance), as `LMPolicy.eager_decoder`."""
         B = len(prompt_ids)
         rows = next_power_of_two(B)
@@ -85,17 +160,82 @@ class StaticDecoder:
         buf["mask"][:, :Lp] = mask
         buf["positions"].copy_(positions(mask)[:, -1:] + 1)
         forward, step = self._forward(policy), [Lp]
+        # the grouped attention reads the cache up to the last position this call can write; the stock one all of it
+        reads = policy.model.config._attn_implementation == GROUPED
+        read = {"read_length": read_length(Lp + max_new_tokens)} if reads else {}
+        shape = (rows, buf["mask"].shape[1], read.get("read_length", buf["mask"].shape[1]))
 
         def advance(tok: torch.Tensor) -> torch.Tensor:
             buf["tokens"][:B, 0] = tok
             buf["mask"][:, step[0]] = 1
+            first = self.compiled and self.shapes.get(shape, 0) < 2
+            if first:
+                sync(policy.device)
+                began = time.perf_counter()
             with policy.autocast():
                 out = forward(input_ids=buf["tokens"], attention_mask=buf["mask"], position_ids=buf["positions"],
-                              past_key_values=cache, use_cache=True).logits[:B, -1]
+                              past_key_values=cache, use_cache=True, **read).logits[:B, -1]
+            if first:
+                sync(policy.device)
+                self.compile_seconds += time.perf_counter() - began
+            self.shapes[shape] = self.shapes.get(shape, 0) + 1
             buf["positions"].add_(1)
             step[0] += 1
             return out.clone()   # a graph's output is overwritten by its next replay
         return logits[:B], advance
+
+    __call__ = start
+
+    @torch.no_grad()
+    def generate(self, policy: LMPolicy, prompt_ids: list[list[int]], sample: SampleConfig = SampleConfig(),
+                 generator: torch.Generator | list | None = None) -> list:
+        """LMPolicy.generate's Generations (the same tokens, log-probs and entropies under the same
+        seeds), the host reading each step's tokens up to `lookahead` steps after the device made them."""
+        dev, steps = policy.device, sample.max_new_tokens
+        logits, advance = self.start(policy, prompt_ids, steps)
+        B, texts = logits.shape[0], policy.token_texts()
+        per_row = isinstance(generator, list) and not sample.greedy
+        # A generator shared by the batch (or torch's own) is advanced by every step drawn: steps past
+        # the reference's last one would change what it draws next, so then the host keeps in step.
+        lookahead = self.lookahead if per_row or sample.greedy else 0
+        if per_row:   # each row's uniforms up front, as LMPolicy.generate draws them
+            uniforms = torch.stack([torch.rand(steps, generator=g, device=dev) for g in generator])   # (B, steps)
+        tokens = torch.zeros((B, steps), dtype=torch.long, device=dev)
+        logps, ents = torch.zeros((B, steps), device=dev), torch.zeros((B, steps), device=dev)
+        on_host = torch.zeros((steps, B), dtype=torch.long, pin_memory=dev.type == "cuda")   # step k's tokens
+        arrived = []          # per step, on CUDA: an event marking that its tokens have reached the host
+        scanners, length, read = [JsonScanner() for _ in range(B)], [0] * B, 0
+
+        def read_step(j: int) -> None:   # the host's bookkeeping of step j, LMPolicy.generate's
+            if arrived:
+                arrived[j].synchronize()
+            for b, t in enumerate(on_host[j].tolist()):
+                if not length[b] and (t in policy.stop_ids or scanners[b].feed(texts[t])):
+                    length[b] = j + 1     # this turn's action ends with step j's token
+
+        for k in range(steps):
+            tok, logp, ent = sample_next(logits, sample, uniforms[:, k] if per_row else None,
+                                         None if per_row else generator)
+            tokens[:, k], logps[:, k], ents[:, k] = tok, logp, ent
+            on_host[k].copy_(tok, non_blocking=True)
+            if dev.type == "cuda":
+                arrived.append(torch.cuda.Event())
+                arrived[-1].record()
+            while read <= k - lookahead:
+                read_step(read)
+                read += 1
+            if all(length) or k + 1 == steps:
+                break
+            logits = advance(tok)
+        while read <= k:    # the steps the host has not read yet
+            read_step(read)
+            read += 1
+        return policy.generations(prompt_ids, tokens[:, :k + 1], logps[:, :k + 1], ents[:, :k + 1], length)
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def folded_state_dict(model) -> dict:
@@ -124,15 +264,17 @@ def refresh(rollout: LMPolicy, policy: LMPolicy) -> None:
 
 
 def rollout_policy(policy: LMPolicy, dtype: torch.dtype | None = torch.bfloat16,
-                   decoder: StaticDecoder | None = None) -> LMPolicy:
+                   decoder: StaticDecoder | None = None, attention: str = GROUPED) -> LMPolicy:
     """The policy that samples: a plain copy of `policy`'s current weights in `dtype` (LoRA folded
-    in), decoding with `decoder`. dtype None keeps the trained model itself (the eager reference)."""
+    in) with `attention` (GROUPED, or a transformers name such as "sdpa"), decoding with `decoder`.
+    dtype None keeps the trained model itself (the eager reference)."""
     if dtype is None:
         return LMPolicy(policy.model, policy.tokenizer, policy.name, policy.compute_dtype, decoder)
     from transformers import AutoModelForCausalLM
     inner = policy.model.get_base_model() if hasattr(policy.model, "get_base_model") else policy.model
+    config = deepcopy(inner.config)   # from_config writes the dtype and attention into the config it is given
     with torch.device(policy.device):
-        model = AutoModelForCausalLM.from_config(inner.config, dtype=dtype).eval()
+        model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=attention).eval()
     model.requires_grad_(False)
     copy = LMPolicy(model, policy.tokenizer, f"{policy.name} ({str(dtype).removeprefix('torch.')} rollout copy)",
                     None, decoder)

@@ -84,6 +84,29 @@ def process_logits(logits: torch.Tensor, temperature: float = 1.0, top_p: float 
     return torch.log_softmax(logp.masked_fill(drop, float("-inf")), dim=-1)
 
 
+def sample_next(logits: torch.Tensor, sample: SampleConfig, uniforms: torch.Tensor | None = None,
+                generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One decoding step's draw from next-token logits (B, V): the tokens (B,), their log-probs
+    under the sampling distribution (B,), and its entropy in nats (B,). Greedy takes the argmax;
+    given `uniforms` (B,), each row takes the token where its uniform falls in the distribution's
+    cumulative sum (inverse-CDF sampling: a row's token depends on its own uniform alone);
+    otherwise torch.multinomial draws from `generator`."""
+    if sample.greedy:
+        logp = torch.log_softmax(logits.float(), dim=-1)
+    else:
+        logp = process_logits(logits, sample.temperature, sample.top_p)
+    probs = logp.exp()
+    if sample.greedy:
+        tok = logp.argmax(-1)
+    elif uniforms is not None:   # the first token whose cumulative probability passes u x the total
+        cdf = probs.cumsum(-1)
+        tok = (cdf < uniforms[:, None] * cdf[:, -1:]).sum(-1).clamp(max=logp.shape[-1] - 1)
+    else:
+        tok = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+    entropy = -(probs * logp.clamp(min=-1e9)).sum(-1)
+    return tok, logp.gather(-1, tok[:, None]).squeeze(-1), entropy
+
+
 def pad(seqs: list[list[int]], pad_id: int, left: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """(ids, mask), both (N, max_len): pads on the left (prompts) or right (completions)."""
     width = max(len(s) for s in seqs)
@@ -209,40 +232,41 @@ class LMPolicy:
         The host learns each step's tokens from one copy (`tok.tolist()`) and keeps every piece
         of bookkeeping (where each action's JSON closes, which rows ended) itself: no other
         value crosses from the device per token. A row that has ended keeps being fed whatever
-        it samples; those tokens are cut off below and never touch another row."""
+        it samples; those tokens are cut off below and never touch another row. A decoder with a
+        loop of its own (engine.StaticDecoder) runs it instead, and must give the same numbers."""
+        if getattr(self.decoder, "generate", None) is not None:
+            return self.decoder.generate(self, prompt_ids, sample, generator)
         dev = self.device
         logits, advance = (self.decoder or LMPolicy.eager_decoder)(self, prompt_ids, sample.max_new_tokens)
         B, texts = logits.shape[0], self.token_texts()
         tokens, logps, ents = [], [], []
         scanners = [JsonScanner() for _ in range(B)]   # the turn ends where the action's JSON closes
         length = [0] * B                               # tokens of each action, set when its turn ends
-        if isinstance(generator, list) and not sample.greedy:
+        per_row = isinstance(generator, list) and not sample.greedy
+        if per_row:
             # one uniform per possible token from each row's own generator, drawn up front: a row's
             # draws never depend on how long the other rows of the batch keep writing
             uniforms = torch.stack([torch.rand(sample.max_new_tokens, generator=g, device=dev) for g in generator])
         for k in range(sample.max_new_tokens):
-            if sample.greedy:
-                logp = torch.log_softmax(logits.float(), dim=-1)
-                tok = logp.argmax(-1)
-            else:
-                logp = process_logits(logits, sample.temperature, sample.top_p)
-                if isinstance(generator, list):   # inverse-CDF sampling with the row's k-th uniform
-                    cdf = logp.exp().cumsum(-1)
-                    tok = (cdf < uniforms[:, k:k + 1] * cdf[:, -1:]).sum(-1).clamp(max=logp.shape[-1] - 1)
-                else:
-                    tok = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(-1)
-            ents.append(-(logp.exp() * logp.clamp(min=-1e9)).sum(-1))
-            logps.append(logp.gather(-1, tok[:, None]).squeeze(-1))
+            tok, logp, ent = sample_next(logits, sample, uniforms[:, k] if per_row else None, None if per_row else generator)
             tokens.append(tok)
+            logps.append(logp)
+            ents.append(ent)
             for b, t in enumerate(tok.tolist()):   # the step's one copy to the host
                 if not length[b] and (t in self.stop_ids or scanners[b].feed(texts[t])):
                     length[b] = k + 1              # this turn's action ends with the token just sampled
             if all(length) or k + 1 == sample.max_new_tokens:
                 break
             logits = advance(tok)
-        tokens, logps, ents = (torch.stack(x, 1).cpu() for x in (tokens, logps, ents))
+        return self.generations(prompt_ids, *(torch.stack(x, 1) for x in (tokens, logps, ents)), length)
+
+    def generations(self, prompt_ids: list[list[int]], tokens: torch.Tensor, logps: torch.Tensor, ents: torch.Tensor,
+                    length: list[int]) -> list[Generation]:
+        """The Generations of a decoding: tokens, their log-probs and the entropies, each (B, steps),
+        and where each row's action ended (0: it did not end within the steps)."""
+        tokens, logps, ents = (x.cpu() for x in (tokens, logps, ents))
         gens = []
-        for b in range(B):
+        for b in range(len(prompt_ids)):
             # The action ends with the stop token or the token that closed its JSON; that token
             # is kept (its probability is part of pi(a|h)), the tokens after it are not.
             n = length[b] or tokens.shape[1]
