@@ -206,7 +206,8 @@ def load_policy(spec: str = "tiny", device=None, precision: str = "auto", tiny: 
     Precision ("Precision that trains"): every trainable parameter is float32, always, so that
     AdamW's small updates are not rounded away. With precision bf16 the forward and backward run
     under bfloat16 autocast: over float32 weights for full fine-tuning; over a bfloat16 frozen
-    base with float32 adapters for LoRA (`lora` given, or a directory holding an adapter).
+    base with float32 adapters for LoRA (`lora` given, or a directory holding an adapter), whose
+    inputs then stay in bf16 (`input_casts`).
     """
     device = torch.device(device) if device else default_device()
     compute = resolve_precision(precision, device)
@@ -233,8 +234,23 @@ def load_policy(spec: str = "tiny", device=None, precision: str = "auto", tiny: 
     for p in model.parameters():    # peft keeps adapters in float32 (autocast_adapter_dtype); check
         if p.requires_grad and p.dtype != torch.float32:
             p.data = p.data.float()
+    if frozen_base and compute == torch.bfloat16:
+        input_casts(model, False)
     model.to(device).eval()
     return LMPolicy(model, tokenizer, name, compute_dtype=compute)
+
+
+def input_casts(model, enabled: bool) -> None:
+    """Whether each LoRA layer casts its input to the adapter's dtype (float32) before the adapter,
+    as peft does by default. Every forward here runs under LMPolicy.autocast, and under bf16
+    autocast the adapter's matrix products run in bf16 whatever their input's dtype: the cast
+    only writes (and the backward reads) a float32 copy of every adapted projection's input, so
+    load_policy turns it off. The numbers stay the same, but for LoRA's dropout (training only),
+    which sits between the cast and the product and then runs in bf16: on a CPU it drops the same
+    inputs and scales the rest by 1 / (1 - p) rounded to bf16 (tests/test_lora.py compares both)."""
+    for module in model.modules():
+        if hasattr(module, "cast_input_dtype_enabled"):
+            module.cast_input_dtype_enabled = enabled
 
 
 def load_policy_for(program: str, spec: str, *args, **kwargs) -> LMPolicy:
