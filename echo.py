@@ -25,6 +25,10 @@ Departures from the paper's code, and why:
   paper's code compute it.
 - The ratio is sequence-level as the paper states (one rho per action); `level="token"` gives
   the per-token ratio used by PPO/GRPO implementations, averaged over the action's tokens.
+- Where the actions were sampled from another copy of the weights than the one pi_old is scored
+  on (engine.py's bf16 rollout copy), each term of Eq. 2 can be weighted by the truncated
+  importance ratio min(C, pi_old / pi_copy) of its action (`behaviour_weights`, train.py
+  --behaviour-is-cap); the paper samples from pi_old itself and needs none.
 """
 from __future__ import annotations
 
@@ -97,3 +101,15 @@ def clipped_objective(logp_new: torch.Tensor, logp_old: torch.Tensor, mask: torc
              "ratio_max": ratio.detach().max().item(), "terms": len(terms)}
     return terms.sum() / n_terms, stats
     # END SOLUTION
+
+
+def behaviour_weights(logp_old, logp_behaviour, cap: float) -> torch.Tensor:
+    """Truncated importance weights of actions drawn from a behaviour policy mu rather than pi_old:
+    min(cap, pi_old(a|h) / mu(a|h)) per action, where an action's log-probability is the sum of
+    its tokens'. logp_old, logp_behaviour: per action, its tokens' log-probs (a 1-D tensor or a
+    list each). Returns (N,), float32. Eq. 2 averages over actions drawn from pi_old; weighting
+    each term by this corrects for having drawn them from mu, and the cap bounds what one action
+    mu found unlikely can weigh (at the price of a bias on the actions above it)."""
+    log_ratio = [torch.as_tensor(old, dtype=torch.float64).sum().cpu() - torch.as_tensor(mu, dtype=torch.float64).sum().cpu()
+                 for old, mu in zip(logp_old, logp_behaviour)]   # log pi_old(a|h) - log mu(a|h)
+    return torch.stack(log_ratio).exp().clamp(max=cap).float()

@@ -49,7 +49,7 @@ import torch
 import engine
 import models
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
-from echo import approx_kl, clipped_objective
+from echo import approx_kl, behaviour_weights, clipped_objective
 from env import QUESTION_SETS, UNIVERSES, GameConfig, secret_split
 from experiment import OfflineData, Run, batch_metrics, episode_starts, load_policy
 from fidelity import credit_probe
@@ -137,6 +137,7 @@ class TrainConfig:
     rollout: str = arg("auto", "what samples: eager (the trained model, policy.py's decoder) or fast (engine.py: a bf16 "
                                "copy, LoRA folded in, a static KV cache, compiled on CUDA); auto: fast on CUDA",
                            choices=("auto", "eager", "fast"))
+    behaviour_is_cap: float = arg(0.0, "C: each action's Eq. 2 term times min(C, pi_old / pi_rollout_copy) (0: off)", at_least=0)
     device: str = arg("", "cpu | cuda; default: cuda if there is one")
     threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)", at_least=0)
 
@@ -216,6 +217,8 @@ def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor,
     micro, sizes = batch.micro_batches(cfg.micro_batch, ranks)   # turns per forward pass; minibatches are made of these
     b_logprobs, b_ref_logprobs, gap, drift = old_logprobs(policy, ref_policy, batch, micro, cfg)
     b_advantages, params = advantages.to(policy.device), [p for p in policy.model.parameters() if p.requires_grad]
+    if cfg.behaviour_is_cap > 0:   # sampled from the rollout copy, not pi_old (engine.py): truncated importance weights
+        b_advantages = b_advantages * behaviour_weights(b_logprobs, batch.logprobs, cfg.behaviour_is_cap).to(policy.device)
     padded = lambda per_turn, mb: torch.nn.utils.rnn.pad_sequence([per_turn[i] for i in mb], batch_first=True)  # noqa: E731
     sums = dict.fromkeys(["clipped", "ratio_sum", "terms", "kl_ref", "loss"], 0.0) | drift   # over the update
     grad_norms, kl_old, first_logratio_max, ratio_max, early_stop, skipped = [], 0.0, 0.0, 0.0, False, 0
