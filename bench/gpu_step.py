@@ -2,21 +2,30 @@
 architecture built from its published config with random weights, fed the game's real prompts,
 timed through one ECHO step of train.py's own code at the paper's batch, for LoRA (bf16 frozen
 base, float32 adapters) and for full fine-tuning (float32 weights, bf16 autocast), each with
-both rollout engines (train.py --rollout): eager (policy.py) and fast (engine.py).
+the rollout engines side by side in one run: eager (policy.py, train.py --rollout eager), fast
+(engine.py, --rollout fast) and fast-stock (engine.py's static caches and CUDA graphs on
+transformers' stock attention, each cache read to its power of two, the host reading every
+token before the next step: what the fast engine's attention, read lengths and lookahead save).
 
 Each setting plays one step to warm up (compilation, CUDA graphs, allocator) and times the
 second. It reports seconds per step split into rollout (prefill, decode, the game) / scoring
 (pi_old) / update, peak GPU memory, and the decode rate beside its memory-bandwidth bound: a
 decode step has to read the sampling model's weights and each row's KV cache up to its context,
 so it cannot take less than those bytes / the device's bandwidth (measured here with a large
-copy); the bound's share of the decode time is how close the engine comes. Random weights never
-close the action's JSON, so every turn writes max_new_tokens and every episode runs all 10
-turns: the step timed is the longest one a run can have. On a CPU, `--shape small` is a smoke
-test of the same code (its bandwidth is the RAM's).
+copy); the bound's share of the decode time is how close the engine comes. For the static
+engines also the decode shapes met (one compiled graph, and on CUDA one CUDA graph, each) and
+the seconds their first steps took (compilation and capture), and for every engine how far the
+sampling copy's log-probability of each action is from pi_old's, recomputed on the trained
+model (per action: Eq. 2's rho is per action). Random weights never close the action's JSON, so
+every turn writes max_new_tokens and every episode runs all 10 turns: the step timed is the
+longest one a run can have. On a CPU, `--shape small` is a smoke test of the same code (its
+bandwidth is the RAM's). The file records the command, date, machine, commit and the versions
+of torch, transformers, peft and accelerate.
 
 The paper's batch (its train_echo.py with TRL): 16 groups of G = 4 rollouts per generation,
 one pass, 4 optimizer steps; completions up to 128 tokens.
-    python bench/gpu_step.py [--modes lora,full] [--engines eager,fast] [--tokenizer DIR] [--shape qwen2.5-1.5b|small]
+    python bench/gpu_step.py [--modes lora,full] [--engines fast-stock,fast] [--tokenizer DIR] [--shape qwen2.5-1.5b|small]
+    python bench/gpu_step.py --modes full --merge    # adds full fine-tuning to the figures of an earlier call
 """
 import json
 import os
@@ -26,7 +35,7 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
+from bench.common import RESULTS, code_version, command_line, save_results  # noqa: E402
 import torch  # noqa: E402
 
 import engine  # noqa: E402
@@ -35,22 +44,23 @@ import tinylm  # noqa: E402
 import train  # noqa: E402
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch  # noqa: E402
 from bench.rollouts import hf_generate_per_episode  # noqa: E402
-from cli import arg, parse_config  # noqa: E402
+from cli import arg, fail, parse_config  # noqa: E402
 from env import GameConfig  # noqa: E402
 from policy import LMPolicy, SampleConfig, play_rollouts  # noqa: E402
+from ranks import Ranks  # noqa: E402
 
 QWEN25_15B = dict(  # Qwen/Qwen2.5-1.5B-Instruct config.json, as published
     vocab_size=151936, hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
     num_key_value_heads=2, max_position_embeddings=32768, rope_theta=1000000.0, rms_norm_eps=1e-6,
     tie_word_embeddings=True, hidden_act="silu", use_sliding_window=False)
-SMALL = dict(vocab_size=1024, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+SMALL = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, max_position_embeddings=4096, tie_word_embeddings=True)
 
 
 @dataclass
 class GpuStepConfig:
     modes: str = arg("lora,full", "comma list: lora (the paper's r = 16 adapters) and/or full fine-tuning")
-    engines: str = arg("eager,fast", "comma list of rollout engines (train.py --rollout): eager and/or fast")
+    engines: str = arg("fast-stock,fast", "comma list of rollout engines: eager, fast-stock, fast")
     shape: str = arg("qwen2.5-1.5b", "qwen2.5-1.5b (the paper's model, 1.5B parameters) or small (a CPU smoke test)")
     tokenizer: str = arg("", "a tokenizer directory (e.g. SmolLM2's, a ChatML BPE like Qwen's); empty: a BPE trained here")
     secrets: int = arg(16, "B: secrets per step (the paper's generation batch: 16 groups)")
@@ -58,7 +68,12 @@ class GpuStepConfig:
     max_new_tokens: int = arg(128, "completion length limit (the paper's rollouts: 128)")
     micro_batch: int = arg(32, "turns per forward pass of the update")
     generate_episodes: int = arg(1, "episodes played one at a time with model.generate, for the comparison")
+    device: str = arg("", "cpu | cuda; default: cuda if there is one")
+    merge: bool = arg(False, "add these figures to those --out holds (same device, shape and code), not replace them")
     out: str = arg(os.path.join(RESULTS, "gpu_step.json"), "where the figures are written", writes="file")
+
+
+ENGINES = ("eager", "fast-stock", "fast")
 
 
 def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
@@ -66,15 +81,31 @@ def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
     from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
     if not os.path.exists(os.path.join(directory, "config.json")):
         tokenizer = AutoTokenizer.from_pretrained(cfg.tokenizer) if cfg.tokenizer else tinylm.bpe_tokenizer()
-        shape = QWEN25_15B if cfg.shape == "qwen2.5-1.5b" else SMALL
-        with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
+        shape = QWEN25_15B if cfg.shape == "qwen2.5-1.5b" else SMALL | {"vocab_size": len(tokenizer)}
+        torch.manual_seed(0)              # the same random weights in every call (--merge)
+        with torch.device(cfg.device):
             model = Qwen2ForCausalLM(Qwen2Config(**shape, eos_token_id=tokenizer.eos_token_id,
                                                  pad_token_id=tokenizer.pad_token_id)).to(torch.bfloat16)
         model.save_pretrained(directory)
         tokenizer.save_pretrained(directory)
         del model
     lora = models.LoraConfig() if mode == "lora" else None
-    return models.load_policy(directory, None, "auto", lora=lora)
+    return models.load_policy(directory, cfg.device, "auto", lora=lora)
+
+
+def make_sampler(policy: LMPolicy, engine_name: str) -> LMPolicy:
+    """What samples for an engine of ENGINES."""
+    if engine_name == "fast-stock":   # the static caches and graphs alone: stock attention, no read lengths, no lookahead
+        return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(lookahead=0), attention="sdpa")
+    return engine.sampler(policy, engine_name)
+
+
+def versions() -> dict:
+    import accelerate
+    import peft
+    import transformers
+    return {"torch": torch.__version__, "cuda": torch.version.cuda, "transformers": transformers.__version__,
+            "peft": peft.__version__, "accelerate": accelerate.__version__}
 
 
 def bandwidth(device: str, gib: float = 1.0, repeats: int = 5) -> float:
@@ -103,11 +134,15 @@ class Timed:
         kv_value = 2 if sampler.compute_dtype == torch.bfloat16 or next(sampler.model.parameters()).dtype == torch.bfloat16 else 4
         self.kv_bytes = c.num_hidden_layers * 2 * (getattr(c, "num_key_value_heads", None) or c.num_attention_heads) * head * kv_value
         self.weight_bytes = sum(p.numel() * p.element_size() for p in sampler.model.parameters())
-        self.sampler, self.original = sampler, sampler.decoder
-        self.inner, self.generate = sampler.decoder or LMPolicy.eager_decoder, sampler.generate
+        self.sampler, self.static = sampler, sampler.decoder
+        if self.static is not None:     # engine.StaticDecoder: its own loop calls its `start`
+            self.inner, self.static.start = self.static.start, self.decoder
+        else:                           # LMPolicy.generate's loop calls the policy's decoder
+            self.inner, sampler.decoder = LMPolicy.eager_decoder, self.decoder
+        self.generate = sampler.generate
         self.prefill_s = self.generate_s = 0.0
         self.steps = self.tokens = self.bytes = 0
-        sampler.decoder, sampler.generate = self.decoder, self.timed_generate
+        sampler.generate = self.timed_generate
 
     def decoder(self, policy, prompt_ids, max_new_tokens):
         sync()
@@ -124,8 +159,11 @@ class Timed:
         return logits, counted
 
     def restore(self):
-        self.sampler.decoder = self.original
-        del self.sampler.generate     # the method again
+        if self.static is not None:
+            del self.static.start         # the method again
+        else:
+            self.sampler.decoder = None
+        del self.sampler.generate
 
     def timed_generate(self, *args, **kwargs):
         sync()
@@ -134,6 +172,18 @@ class Timed:
         sync()
         self.generate_s += time.perf_counter() - start
         return out
+
+
+def action_drift(policy: LMPolicy, batch, tcfg) -> dict:
+    """How far the sampler's log-probability of each action is from pi_old's, recomputed on the
+    trained model as train.ppo_update does: log pi_copy(a|h) - log pi_old(a|h) per action."""
+    micro, _ = batch.micro_batches(tcfg.micro_batch, Ranks())
+    old = train.old_logprobs(policy, None, batch, micro, tcfg)[0]
+    log_ratio = torch.tensor([sum(s) - float(o.sum()) for s, o in zip(batch.logprobs, old)], dtype=torch.float64)
+    return {"behaviour_action_log_ratio_mean": round(log_ratio.mean().item(), 4),
+            "behaviour_action_log_ratio_mean_abs": round(log_ratio.abs().mean().item(), 4),
+            "behaviour_action_log_ratio_max_abs": round(log_ratio.abs().max().item(), 4),
+            "actions": len(log_ratio)}
 
 
 def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float) -> dict:
@@ -164,25 +214,30 @@ def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float)
                           SampleConfig(max_new_tokens=cfg.max_new_tokens), seeds=list(range(cfg.secrets * cfg.group_size)))
     sync()
     played = time.perf_counter()
+    timed.restore()
+    drift = action_drift(policy, batch, tcfg)       # not part of the step: a scoring pass of its own
+    scoring["old"] = 0.0
+    sync()
+    resumed = time.perf_counter()
     advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit_from_batch(batch, 100), EstimatorContext())).float()
     update = train.ppo_update(policy, opt, batch, advantages, tcfg, torch.Generator().manual_seed(0))
     engine.refresh(sampler, policy)
     sync()
     updated = time.perf_counter()
     policy.score = score
-    timed.restore()
     tokens, decode_s = sum(len(c) for c in batch.completion_ids), timed.generate_s - timed.prefill_s
     bound_s = timed.bytes / bytes_per_s
     return {"turns": len(batch.records), "generated_tokens": tokens, "prompt_tokens": sum(map(len, batch.prompt_ids)),
             "rollout_s": round(played - start, 2), "prefill_s": round(timed.prefill_s, 2), "decode_s": round(decode_s, 2),
             "game_s": round(played - start - timed.generate_s, 2), "scoring_s": round(scoring["old"], 2),
-            "update_s": round(updated - played - scoring["old"], 2), "step_s": round(updated - start, 2),
+            "update_s": round(updated - resumed - scoring["old"], 2),
+            "step_s": round(played - start + updated - resumed, 2),
             "batched_generated_tokens_per_s": round(tokens / (played - start), 1),
             "decode_steps": timed.steps, "decode_tokens_per_s": round(timed.tokens / decode_s, 1),
             "bandwidth_bound_tokens_per_s": round(timed.tokens / bound_s, 1),
             "percent_of_bandwidth_bound": round(100 * bound_s / decode_s, 1),
             "behaviour_logprob_drift": update["train/behaviour_logprob_drift"],
-            "behaviour_logprob_gap": update["train/behaviour_logprob_gap"],
+            "behaviour_logprob_gap": update["train/behaviour_logprob_gap"], **drift,
             "peak_gpu_memory_gb": round(torch.cuda.max_memory_allocated() / 2**30, 2) if torch.cuda.is_available() else None,
             "trainable_parameters": sum(p.numel() for p in params),
             "parameters": sum(p.numel() for p in policy.model.parameters())}
@@ -195,18 +250,38 @@ def sync():
 
 def main(argv=None):
     cfg = parse_config(GpuStepConfig, argv, description=__doc__.splitlines()[0])
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    if unknown := set(cfg.engines.split(",")) - set(ENGINES):
+        fail("gpu_step.py", f"unknown engine {', '.join(sorted(unknown))}: choose among {', '.join(ENGINES)}.")
+    device = cfg.device = cfg.device or ("cuda" if torch.cuda.is_available() else "cpu")
     results = {"device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "shape": cfg.shape,
-               "config": vars(cfg) | {}, "modes": {}}
-    bytes_per_s = bandwidth(device)
+               "config": vars(cfg) | {}, "versions": versions(), "modes": {}}
+    command = command_line(argv, __file__)
+    if cfg.merge and os.path.exists(cfg.out):
+        with open(cfg.out) as f:
+            earlier = json.load(f)
+        same = {k: earlier.get(k) for k in ("device", "shape", "commit", "uncommitted", "versions")}
+        if same != {"device": results["device"], "shape": cfg.shape, **code_version(), "versions": results["versions"]}:
+            fail("gpu_step.py", f"{cfg.out} holds figures of another device, shape, code or library versions: leave "
+                                "out --merge, or give another --out.")
+        results["modes"], command = earlier["modes"], f"{earlier['command']}; {command}"
+    bytes_per_s = bandwidth(device, 1.0 if device == "cuda" else 0.25)
     results["memory_bandwidth_gb_per_s"] = round(bytes_per_s / 1e9, 1)
     with tempfile.TemporaryDirectory() as directory:
         for mode in cfg.modes.split(","):
             policy = build(cfg, mode, directory)
             for name in cfg.engines.split(","):
-                sampler = engine.sampler(policy, name)
+                sampler = make_sampler(policy, name)
+                sync()
+                began = time.perf_counter()
                 one_step(policy, sampler, cfg, mode, bytes_per_s)      # warm-up: compilation, graphs, allocator
+                sync()
+                warm_s = time.perf_counter() - began
                 r = one_step(policy, sampler, cfg, mode, bytes_per_s)
+                r["warm_up_step_s"] = round(warm_s, 2)
+                if sampler.decoder is not None:   # engine.StaticDecoder, both steps together
+                    r["decode_shapes"] = len(sampler.decoder.shapes)
+                    r["graphs_captured"] = len(sampler.decoder.shapes) if sampler.decoder.compiled else 0
+                    r["compile_and_capture_s"] = round(sampler.decoder.compile_seconds, 2)
                 if cfg.generate_episodes and name == "eager":   # the paper's way of playing: one episode at a time
                     sync()
                     with policy.autocast():
@@ -218,7 +293,7 @@ def main(argv=None):
             del policy
             if device == "cuda":
                 torch.cuda.empty_cache()
-    save_results(results, cfg.out)
+    save_results(results, cfg.out, command)
 
 
 if __name__ == "__main__":
