@@ -1,14 +1,21 @@
 """The fast rollout engine (engine.py) against the eager reference (policy.py): same tokens, same
-log-probs, the adapted model's logits from the rollout copy, and train.py's Eq. 2 unchanged by it."""
+log-probs, the eager attention's logits from the grouped one, the adapted model's logits from the
+rollout copy, and train.py's Eq. 2 unchanged by it (or weighted by the truncated importance ratio)."""
 import json
+import math
+from dataclasses import replace
 
 import pytest
 import torch
 
 import models
 import tinylm
-from engine import StaticDecoder, folded_state_dict, next_power_of_two, refresh, rollout_policy
-from policy import LMPolicy, SampleConfig
+import train
+from echo import behaviour_weights
+from engine import (GROUPED, StaticDecoder, folded_state_dict, next_power_of_two, read_length, refresh,
+                    rollout_policy)
+from env import GameConfig
+from policy import LMPolicy, SampleConfig, play_rollouts
 from test_lora import qwen_dir  # noqa: F401  (a fixture: a random Qwen2 and a BPE tokenizer, saved)
 from test_policy import mixed_prompts, random_policy, tokenizer  # noqa: F401  (tokenizer: a fixture)
 from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
@@ -17,6 +24,103 @@ from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
 def test_next_power_of_two():
     assert [next_power_of_two(n) for n in (1, 2, 3, 5, 8, 9, 64)] == [1, 2, 4, 8, 8, 16, 64]
     assert next_power_of_two(40, least=256) == 256 and next_power_of_two(300, least=256) == 512
+
+
+def test_read_length_reads_at_most_a_quarter_more_in_four_lengths_per_doubling():
+    """How far a decode reads its cache: at least the n positions it can fill, at most a quarter
+    more past `least`, never past the cache's power of two, a multiple of 16; and four lengths
+    per doubling of n (what bounds the number of graphs)."""
+    for least in (64, 256):
+        for n in range(1, 5000):
+            r = read_length(n, least)
+            assert n <= r <= next_power_of_two(n, least) and r >= least
+            assert n <= least or (r - n <= n / 4 and r % 16 == 0)
+        for k in range(7, 12):
+            assert len({read_length(n, least) for n in range(2**k + 1, 2**(k + 1) + 1)}) <= 4
+
+
+@pytest.fixture
+def gqa_policy(tokenizer):  # noqa: F811
+    """A small random Qwen2 whose 6 query heads share 2 key/value heads, 3 to a group (Qwen2.5-1.5B: 6)."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+    torch.manual_seed(0)
+    model = Qwen2ForCausalLM(Qwen2Config(vocab_size=len(tokenizer), hidden_size=96, intermediate_size=128,
+                                         num_hidden_layers=2, num_attention_heads=6, num_key_value_heads=2,
+                                         max_position_embeddings=1024))
+    return LMPolicy(model.eval(), tokenizer, "qwen2-gqa")
+
+
+def test_grouped_query_attention_gives_the_eager_logits(gqa_policy, monkeypatch):
+    """The rollout copy's attention, float32, on left-padded rows of different lengths: the
+    next-token logits of transformers' eager attention (repeat_kv, then products) within 1e-5 at
+    every one of 8 decode steps, over the static cache and over a growing one. Each decode step
+    hands SDPA the 2 key/value heads once, against groups of 3 queries, and the static cache only
+    as far as it can be filled. The trained model keeps its attention."""
+    reference = rollout_policy(gqa_policy, torch.float32, attention="eager")
+    grouped = rollout_policy(gqa_policy, torch.float32, StaticDecoder(min_positions=1024))
+    assert gqa_policy.model.config._attn_implementation == "sdpa"
+    assert grouped.model.config._attn_implementation == GROUPED
+    calls, sdpa = [], torch.nn.functional.scaled_dot_product_attention
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention",
+                        lambda q, k, v, **kw: calls.append((q.shape, k.shape)) or sdpa(q, k, v, **kw))
+    prompts, steps = mixed_prompts(gqa_policy), 8
+    assert len({len(p) for p in prompts}) > 1
+    for decoder in (grouped.decoder, LMPolicy.eager_decoder):
+        want, want_advance = LMPolicy.eager_decoder(reference, prompts, steps)
+        got, advance = decoder(grouped, prompts, steps)
+        for _ in range(steps):
+            assert (got - want).abs().max() < 1e-5
+            tok = torch.multinomial(want.softmax(-1), 1, generator=torch.Generator().manual_seed(len(calls)))[:, 0]
+            want, got = want_advance(tok), advance(tok)
+    decode = [(q, k) for q, k in calls if q[2] == 3]              # (rows, H_kv, 3 queries, D)
+    assert len(decode) >= 2 * 2 * (steps - 1) and all(q[1] == k[1] == 2 for q, k in decode)
+    assert any(k[2] == read_length(max(map(len, prompts)) + steps) < 1024 for _, k in decode)
+
+
+def test_reading_the_cache_only_as_far_as_filled_never_changes_a_sampled_token(gqa_policy):
+    """The rollout copy as --rollout fast builds it, in float32 (grouped attention, caches read
+    to read_length, the host reading the tokens steps behind): with the same per-rollout seeds,
+    the eager reference's tokens, log-probs and entropies (within 1e-5) for batches of other sizes
+    and lengths, each reading its cache well short of its size, at several read lengths."""
+    fast = rollout_policy(gqa_policy, torch.float32, StaticDecoder(min_positions=1024))
+    prompts = mixed_prompts(gqa_policy)
+    for batch, n in ((prompts[:3], 8), (prompts, 24), (prompts[3:], 40), (prompts[::-1], 100)):
+        sample = SampleConfig(max_new_tokens=n)
+        want, got = generations(gqa_policy, batch, sample), generations(fast, batch, sample)
+        assert [g.completion_ids for g in got] == [w.completion_ids for w in want]
+        assert max(abs(a - b) for g, w in zip(got, want) for a, b in zip(g.logprobs, w.logprobs)) < 1e-5
+        assert max(abs(g.entropy - w.entropy) for g, w in zip(got, want)) < 1e-5
+    assert len({read for _, _, read in fast.decoder.shapes}) >= 3
+    assert all(read < positions for _, positions, read in fast.decoder.shapes)
+
+
+@pytest.mark.parametrize("seeding", ["per-rollout", "shared"])
+def test_the_engine_loop_gives_the_reference_generations(tokenizer, seeding):  # noqa: F811
+    """StaticDecoder.generate, the host reading each step's tokens 3 steps after the device made
+    them, against LMPolicy.generate's loop on the same model: the same Generations when rows end
+    at different steps before the limit, at most 3 steps run past the last end (cut off); a
+    generator shared by the batch keeps the host in step, so it ends in the reference's state."""
+    eager = random_policy(tokenizer, "qwen2")
+    fast = rollout_policy(eager, None, StaticDecoder(lookahead=3))
+    for policy in (eager, fast):
+        policy.stop_ids = set(range(0, len(tokenizer), 7))    # a row ends at its first such token
+    prompts, sample = mixed_prompts(eager), SampleConfig(max_new_tokens=40)
+
+    def play(policy):
+        gen = ([torch.Generator().manual_seed(20 + i) for i in range(len(prompts))] if seeding == "per-rollout"
+               else torch.Generator().manual_seed(20))
+        return policy.generate(prompts, sample, gen), gen
+    (want, want_gen), (got, got_gen) = play(eager), play(fast)
+    assert [g.completion_ids for g in got] == [w.completion_ids for w in want]
+    assert [g.text for g in got] == [w.text for w in want]
+    assert max(abs(a - b) for g, w in zip(got, want) for a, b in zip(g.logprobs, w.logprobs)) < 1e-5
+    assert max(abs(g.entropy - w.entropy) for g, w in zip(got, want)) < 1e-5
+    ends = [len(w.completion_ids) for w in want]
+    assert len(set(ends)) > 1 and max(ends) < sample.max_new_tokens
+    steps, past = sum(fast.decoder.shapes.values()), 0 if seeding == "shared" else 3
+    assert max(ends) - 1 <= steps <= max(ends) - 1 + past
+    if seeding == "shared":
+        assert torch.equal(got_gen.get_state(), want_gen.get_state())
 
 
 def generations(policy, prompts, sample, seed=10):
@@ -136,14 +240,80 @@ def test_unknown_rollout_engine_is_refused(tmp_path, model_dir, capsys):  # noqa
     assert "rollout must be auto, eager or fast" in capsys.readouterr().err
 
 
+def test_behaviour_weights_hand_worked():
+    """min(C, pi_old(a|h) / mu(a|h)) per action, each action's log-probability the sum of its
+    tokens': log-ratios 0.5, -1 and 2 (the last capped at C = 2); tensors or lists alike."""
+    logp_old = [torch.tensor([-1.0, -2.0]), torch.tensor([-3.0]), [-0.25, -0.25]]
+    logp_mu = [[-1.5, -2.0], [-2.0], torch.tensor([-1.0, -1.5])]
+    weights = behaviour_weights(logp_old, logp_mu, cap=2.0)
+    assert torch.allclose(weights, torch.tensor([math.exp(0.5), math.exp(-1.0), 2.0]))
+    assert torch.equal(behaviour_weights(logp_old, logp_old, cap=2.0), torch.ones(3))
+
+
+def test_behaviour_cap_weights_each_action_of_eq2(model_dir):  # noqa: F811
+    """train.ppo_update with --behaviour-is-cap C, on actions whose sampled log-probabilities lie a
+    known amount below or above the recomputed pi_old's: the same loss and the same weights as the
+    update without it on advantages times min(C, pi_old / pi_sampled) per action, and not those
+    of the update without it on the plain advantages."""
+    def update(cap, advantages):
+        policy = models.load_policy(model_dir, "cpu", "fp32")
+        cfg = replace(train.TrainConfig(), behaviour_is_cap=cap, micro_batch=4)
+        optimizer = torch.optim.SGD(policy.model.parameters(), lr=0.1)   # weights linear in the gradients
+        row = train.ppo_update(policy, optimizer, batch, advantages, cfg, torch.Generator().manual_seed(0))
+        return row["train/loss"], torch.cat([p.detach().flatten() for p in policy.model.parameters()])
+    policy = models.load_policy(model_dir, "cpu", "fp32")
+    batch = play_rollouts(policy, [3, 4], 2, GameConfig(), SampleConfig(max_new_tokens=8), seeds=[0, 1, 2, 3])
+    with torch.no_grad():
+        old = [policy.score([p], [c])[0][0] for p, c in zip(batch.prompt_ids, batch.completion_ids)]
+    n = len(old)
+    shift = torch.linspace(-1.0, 1.5, n)                          # log pi_old - log pi_sampled, per action
+    batch.logprobs = [(lp - s / len(lp)).tolist() for lp, s in zip(old, shift)]
+    advantages = torch.randn(n, generator=torch.Generator().manual_seed(1))
+    loss, weights = update(2.0, advantages)
+    want_loss, want = update(0.0, advantages * shift.exp().clamp(max=2.0))
+    assert loss == pytest.approx(want_loss, rel=1e-5) and torch.allclose(weights, want, atol=1e-6)
+    plain_loss, plain = update(0.0, advantages)
+    assert loss != pytest.approx(plain_loss, rel=1e-3) and not torch.allclose(weights, plain, atol=1e-4)
+
+
+def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path):
+    """bench/gpu_step.py end to end with a tiny model on the CPU, as a GPU run would call it: one
+    figure per mode/engine with the step's parts adding up, the static engine's shapes and (no
+    graphs on a CPU) no capture time, the per-action log-ratio of the sampler to pi_old (0 where
+    the trained model samples, not 0 for the bf16 copy), the command, commit and library
+    versions; --merge adds a mode to the same file."""
+    from bench import gpu_step
+    out = tmp_path / "gpu_step.json"
+    tiny = ["--shape", "small", "--device", "cpu", "--secrets", "2", "--group-size", "2", "--max-new-tokens", "4",
+            "--generate-episodes", "0", "--out", str(out)]
+    gpu_step.main(tiny + ["--modes", "lora", "--engines", "eager,fast"])
+    gpu_step.main(tiny + ["--modes", "full", "--engines", "fast", "--merge"])
+    d = json.loads(out.read_text())
+    assert set(d["modes"]) == {"lora/eager", "lora/fast", "full/fast"}
+    assert d["command"].startswith("python bench/gpu_step.py") and "; python bench/gpu_step.py" in d["command"]
+    assert d["commit"] and {"torch", "transformers", "peft", "accelerate"} <= set(d["versions"])
+    for r in d["modes"].values():
+        assert r["step_s"] == pytest.approx(r["rollout_s"] + r["scoring_s"] + r["update_s"], abs=0.03)
+        assert r["actions"] == r["turns"] > 0
+    assert d["modes"]["lora/eager"]["behaviour_action_log_ratio_max_abs"] < 1e-4
+    fast = d["modes"]["lora/fast"]
+    assert fast["behaviour_action_log_ratio_max_abs"] > 1e-4
+    assert fast["decode_shapes"] >= 1 and fast["graphs_captured"] == 0 and fast["compile_and_capture_s"] == 0
+
+
 @pytest.mark.slow
-def test_compiled_static_decoder_gives_the_eager_tokens(tokenizer):  # noqa: F811
+@pytest.mark.parametrize("sampler", ["trained", "copy"])
+def test_compiled_static_decoder_gives_the_eager_tokens(tokenizer, sampler):  # noqa: F811
     """torch.compile of the decode step (inductor on a CPU; on CUDA the same call captures CUDA
-    graphs): the same tokens as eager, across batch sizes (a recompile, then shapes reused)."""
+    graphs): the same tokens as eager, across batch sizes (a recompile, then shapes reused), on
+    the trained model's stock attention and on the rollout copy's grouped attention with its
+    read lengths (float32), which the compiled graph takes as an argument."""
     eager = random_policy(tokenizer, "qwen2")
-    fast = rollout_policy(eager, None, StaticDecoder(compile=True))
+    decoder = StaticDecoder(compile=True, min_positions=1024)
+    fast = rollout_policy(eager, None if sampler == "trained" else torch.float32, decoder)
     prompts, sample = mixed_prompts(eager), SampleConfig(max_new_tokens=24)
     for batch in (prompts, prompts[:3], prompts[3:]):
         want, got = generations(eager, batch, sample), generations(fast, batch, sample)
         assert [g.completion_ids for g in got] == [w.completion_ids for w in want]
         assert max(abs(a - b) for g, w in zip(got, want) for a, b in zip(g.logprobs, w.logprobs)) < 1e-5
+    assert decoder.compiled and decoder.compile_seconds > 0
