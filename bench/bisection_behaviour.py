@@ -143,18 +143,6 @@ def heldout_and_n200(policy, heldout, samples: int, seed: int, question_set: str
             "n200": scored(policy, list(range(1, 201)), GameConfig(question_set=question_set, n_max=200), samples, seed)}
 
 
-def final_fields(scores: dict) -> dict:
-    """The flat figures of a binary-set policy from `heldout_and_n200`: resolve rates (fractions),
-    the comparison threshold's correlation with the median of C_t and the fraction of C_t
-    eliminated per turn, on the held-out secrets (the correlation is NaN without 3 comparisons)."""
-    h, n = scores["heldout"], scores["n200"]
-    return {"heldout_greedy": h["greedy"], "heldout_sampled": h["sampled"],
-            "n200_greedy": n["greedy"], "n200_sampled": n["sampled"],
-            "threshold_median_corr_greedy": h["behaviour_greedy"].get("threshold_median_corr", math.nan),
-            "threshold_median_corr_sampled": h["behaviour_sampled"].get("threshold_median_corr", math.nan),
-            "eliminated_fraction_per_turn": h["behaviour_greedy"]["mean_fraction_eliminated"]}
-
-
 def checkpoint_played(path: str) -> dict:
     """{path, played: kept | last | None, step | None} of a checkpoint directory of a train.py run."""
     run_dir, name = os.path.split(os.path.abspath(path))

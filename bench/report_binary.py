@@ -1,5 +1,6 @@
 """The binary question set's sections of RESULTS.md (bench/report_results.py builds the file): the
-kept checkpoints on their split's held-out secrets and on 1..200 (bench/binary_final.py), with what
+kept checkpoints on their split's held-out secrets and on 1..200 (binary_final.json, by a script that
+bench/generalization.py has replaced, on an older tokenizer), with what
 each setting was chosen on and what that split shares with the split those choices looked at
 (bench/splits.py), the defaults chosen on validation secrets (bench/binary_defaults.py), whether
 the policy uses its belief (bench/bisection_behaviour.py), the capacity check
@@ -52,12 +53,11 @@ def section_older() -> list[str]:
 
 
 def section_final() -> list[str]:
-    """bench/binary_final.py: kept checkpoints on their own split's held-out secrets and on 1..200."""
+    """Kept checkpoints on their own split's held-out secrets and on 1..200 (binary_final.json)."""
     lines = ["### Kept checkpoints on their split's held-out secrets and on 1..200", ""]
     files = [(n, load(n)) for n in names("binary_final.json") + names("binary_scores_*.json")]
     if not files:
-        return lines + missing("binary_final.json", "python bench/reproduce.py --question-set binary --train-flags "
-                               "'--split-seed 1' --jobs 2 --tag final; python bench/binary_final.py")
+        return []
     lines += ["*Protocol:* each run's kept checkpoint (chosen on its validation secrets) played on the held-out secrets "
               "of its own split (`--split-seed`) and on all of 1..200 (secrets and a universe no training saw); greedy / "
               "sampled at T = 1. Correlation: the comparison threshold against the median of the current candidates "

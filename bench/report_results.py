@@ -57,7 +57,7 @@ that file.
 - capacity_check_NAME.json (bench/capacity_check.py): {"config", "parameters", "training_states",
   "epoch_losses", "heldout", "n200": {"greedy", "sampled", "behaviour_greedy", "behaviour_sampled"}}.
 - generalization.json (bench/generalization.py): its docstring gives the schema.
-- binary_final.json, binary_scores_NAME.json (bench/binary_final.py): {"runs": [{"estimator",
+- binary_final.json, binary_scores_NAME.json (by a script bench/generalization.py replaced): {"runs": [{"estimator",
   "seed", "steps", "changed", "kept_step", "split_seed", "universe_least", "train_seconds", "threads",
   "samples",
   "heldout_greedy", "heldout_sampled", "n200_greedy", "n200_sampled", "threshold_median_corr_greedy",
@@ -319,7 +319,7 @@ def split_text(final: dict, splits: dict | None) -> str:
 
 
 def binary_final_summary(final: dict, splits: dict | None = None) -> str:
-    """The README's line for bench/binary_final.py: per estimator, mean +- SEM over its seeds."""
+    """The README's line for binary_final.json: per estimator, mean +- SEM over its seeds."""
     by = {}
     for r in final["runs"]:
         by.setdefault(r["estimator"], []).append(r)

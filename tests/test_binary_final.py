@@ -1,18 +1,11 @@
-"""The binary set's final figures (bench/binary_final.py, bench/bisection_behaviour.py): bisection
-scores as bisection, pairing is by seed, and a trained run's kept checkpoint is scored on its own
-held-out split (train.py's own figures, played again) and on 1..200."""
-import json
+"""The binary set's measures and report (bench/bisection_behaviour.py, bench/report_binary.py):
+bisection scores as bisection, and the report renders the finals' file (its README line averages
+each estimator over its seeds; the older runs come last)."""
 import math
 
-import pytest
-
-from bench.binary_final import carried_over, main as binary_final, paired, references
-from bench.bisection_behaviour import final_fields, halving_share, heldout_and_n200, replayed_turns, summary, turns_of
+from bench.bisection_behaviour import halving_share, replayed_turns, summary, turns_of
 from env import GameConfig, secret_split
-from experiment import eval_seed
 from reference import BayesPolicy, RandomPolicy
-from stats import paired_t_test
-from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
 
 
 def test_bisection_cuts_at_the_median_and_halves_the_candidates():
@@ -36,91 +29,6 @@ def test_halving_share_is_one_for_bisection_and_lower_for_random_questions():
     assert halving_share(BayesPolicy(), [3, 50, 97], cfg) == 1.0
     assert halving_share(BayesPolicy(), [12, 40], cfg, universes=[range(5, 31), range(33, 91)]) == 1.0
     assert halving_share(RandomPolicy(0), secret_split()[1], cfg) < 0.3
-
-
-def test_final_fields_name_the_held_out_figures():
-    scores = {"heldout": {"greedy": 0.5, "sampled": 0.25, "behaviour_greedy": {"threshold_median_corr": 0.9,
-                                                                               "mean_fraction_eliminated": 0.4},
-                          "behaviour_sampled": {"comparisons": 0, "mean_fraction_eliminated": 0.3}},
-              "n200": {"greedy": 0.1, "sampled": 0.2, "behaviour_greedy": {}, "behaviour_sampled": {}}}
-    f = final_fields(scores)
-    assert (f["heldout_greedy"], f["heldout_sampled"], f["n200_greedy"], f["n200_sampled"]) == (0.5, 0.25, 0.1, 0.2)
-    assert f["threshold_median_corr_greedy"] == 0.9 and math.isnan(f["threshold_median_corr_sampled"])
-    assert f["eliminated_fraction_per_turn"] == 0.4
-
-
-def test_references_bound_what_a_run_is_scored_against():
-    """Bisection resolves every secret of 1..100 and of 1..200 within 10 turns (2^7 >= 100, 2^8 >=
-    200); the best fixed sequence needs no belief and does worse on the wider universe than on its
-    held-out secrets' but better than random questions; every rate is a share of its secrets."""
-    heldout = secret_split()[1]
-    ref = references(heldout)
-    assert ref["bisection"] == {"heldout": 1.0, "n200": 1.0}
-    for key, n in (("heldout", len(heldout)), ("n200", 200)):
-        assert ref["random"][key] < ref["fixed_sequence"][key] < 1.0
-        assert all(round(ref[p][key] * n) == pytest.approx(ref[p][key] * n) for p in ref)
-
-
-def test_paired_differences_are_by_seed_and_skip_unpaired_seeds():
-    rows = [{"estimator": e, "seed": s, "heldout_greedy": v, "heldout_sampled": v, "n200_greedy": 0.0, "n200_sampled": 0.0}
-            for e, s, v in [("echo", 0, 0.5), ("echo", 1, 0.7), ("echo", 2, 0.9), ("grpo", 0, 0.4), ("grpo", 1, 0.5),
-                            ("grpo", 2, 0.6), ("grpo", 3, 0.0)]]
-    g = paired(rows)["grpo"]["heldout_greedy"]
-    assert g["seeds"] == [0, 1, 2] and g["mean_difference"] == pytest.approx(0.2)
-    assert (g["t"], g["p"]) == pytest.approx(paired_t_test([0.5, 0.7, 0.9], [0.4, 0.5, 0.6]))
-    assert list(paired(rows)) == ["grpo"]
-
-
-def test_rows_of_runs_not_scored_now_are_carried_over():
-    before = [{"estimator": "echo", "seed": 0, "v": 1}, {"estimator": "grpo", "seed": 0, "v": 2},
-              {"estimator": "echo", "seed": 1, "v": 3}]
-    assert carried_over(before, [{"estimator": "echo", "seed": 0, "v": 9}]) == before[1:]
-    assert carried_over(before, []) == before and carried_over([], before) == []
-
-
-def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, model_dir, monkeypatch):  # noqa: F811
-    (summary,) = run(tmp_path / "runs", model_dir, "--steps", "1", "--question-set", "binary", "--split-seed", "3",
-                     "--validation-secrets", "2", "--eval-samples", "1", "--run-name", "echo-seed5", "--seed", "5")
-    import bench.binary_final as final
-    played = []
-
-    def recording(policy, heldout, samples, seed):
-        played.append((list(heldout), samples, seed))
-        return heldout_and_n200(policy, heldout, samples, seed)
-    monkeypatch.setattr(final, "heldout_and_n200", recording)
-    referenced = []                                                    # references is tested above
-    monkeypatch.setattr(final, "references", lambda h: referenced.append(h) or {"bisection": {"heldout": 1.0, "n200": 1.0}})
-    out = tmp_path / "final.json"
-    binary_final(["--runs", str(tmp_path / "runs"), "--out", str(out)])
-    # FAST: --n-heldout 4; the run's --eval-samples and the seed of its final evaluation (step 1)
-    assert played == [(secret_split(100, 4, seed=3)[1], 1, eval_seed(5, 1))] and played[0][0] != secret_split(100, 4)[1]
-    written = json.loads(out.read_text())
-    assert referenced == [secret_split(100, 4, seed=3)[1]] and list(written["references"]) == ["3"]   # its own split
-    (row,) = written["runs"]
-    assert (row["estimator"], row["seed"], row["steps"], row["kept_step"], row["split_seed"]) == ("echo", 5, 1, 1, 3)
-    assert row["changed"]["split_seed"] == 3 and row["changed"]["steps"] == 1 and "seed" not in row["changed"]
-    # played again with the run's own evaluation seed: train.py's held-out figures, exactly
-    assert (row["heldout_greedy"], row["heldout_sampled"]) == (summary["final_eval"]["eval/resolve_rate"],
-                                                               summary["final_eval"]["eval/sampled_resolve_rate"])
-    for key in ("heldout_greedy", "heldout_sampled", "n200_greedy", "n200_sampled", "eliminated_fraction_per_turn"):
-        assert 0.0 <= row[key] <= 1.0
-    # scored again into the same file: the row is reused, not played; --rescore plays it again
-    binary_final(["--runs", str(tmp_path / "runs"), "--out", str(out)])
-    assert len(played) == 1 and json.loads(out.read_text())["runs"] == [row]
-    binary_final(["--runs", str(tmp_path / "runs"), "--out", str(out), "--samples", "2"])   # scored another way
-    assert len(played) == 2 and played[1][1] == 2
-    binary_final(["--runs", str(tmp_path / "runs"), "--out", str(out), "--samples", "2", "--rescore"])
-    assert len(played) == 3 and json.loads(out.read_text())["runs"][0]["samples"] == 2
-    # a run scored before whose directory is gone keeps its row, and its split's references
-    gone, kept = {**row, "estimator": "rloo", "split_seed": 7}, {"bisection": {"heldout": 0.5, "n200": 0.25}}
-    written = json.loads(out.read_text())
-    out.write_text(json.dumps({**written, "runs": [row, gone], "references": {**written["references"], "7": kept}}))
-    binary_final(["--runs", str(tmp_path / "runs"), "--out", str(out)])
-    rewritten = json.loads(out.read_text())
-    assert len(played) == 3 and rewritten["runs"] == [row, gone] and rewritten["references"]["7"] == kept
-    assert rewritten["paired"]["rloo"]["heldout_greedy"]["seeds"] == [5]
-    with pytest.raises(SystemExit):
-        binary_final(["--runs", str(tmp_path / "nothing"), "--out", str(out)])
 
 
 def test_the_readme_line_averages_each_estimator_over_its_seeds():
