@@ -88,9 +88,9 @@ def generalization_summary(d: dict) -> str:
         runs = [r for r in d["runs"] if r["question_set"] == question_set]
         if not runs:
             continue
-        cells = [f"{e.upper()} {ms([r['gen200_greedy'] for r in rs], 0)} greedy / "
-                 f"{ms([r['gen200_sampled'] for r in rs], 0)} sampled (held-out 1..100: "
-                 f"{ms([r['heldout_greedy'] for r in rs], 0)} / {ms([r['heldout_sampled'] for r in rs], 0)}; "
+        cells = [f"{e.upper()} {ms([r['gen200_greedy'] for r in rs])} greedy / "
+                 f"{ms([r['gen200_sampled'] for r in rs])} sampled (held-out 1..100: "
+                 f"{ms([r['heldout_greedy'] for r in rs])} / {ms([r['heldout_sampled'] for r in rs])}; "
                  f"seeds {seeds_text(sorted(r['seed'] for r in rs))})" for e, rs in by_estimator(runs).items()]
         bayes = next((r for r in d["references"] if r["question_set"] == question_set and r["policy"] == "bayes"), None)
         fixed = next((r for r in d["references"] if r["question_set"] == question_set and r["policy"] == "fixed_sequence"),

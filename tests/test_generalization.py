@@ -110,3 +110,36 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     assert rewritten["paired"]["paper"]["grpo"]["gen200_greedy"]["mean_difference"] == 0.0
     with pytest.raises(SystemExit):
         generalization(["--runs", str(tmp_path / "nothing"), "--out", str(tmp_path / "none.json")])
+
+
+def test_the_report_renders_each_question_set_from_the_file(tmp_path):
+    """RESULTS.md's section and the README's line are read from generalization.json, not typed:
+    each run a row, each estimator its mean ± SEM over seeds, the binary set its belief columns,
+    the paired test and the references of each set."""
+    from bench import report_tables
+    from bench.report_generalization import generalization_summary, section_generalization
+
+    def row(qs, e, s, g):
+        return {"question_set": qs, "estimator": e, "seed": s, "split_seed": 9, "steps": 40, "kept_step": 35,
+                "changed": {"split_seed": 9}, "train_seconds": 120.0, "threads": 1, "samples": 4, "heldout_greedy": 1.0,
+                "heldout_sampled": 0.9, "gen200_greedy": g, "gen200_sampled": 0.5, "gen200_redundant_rate_greedy": 0.25,
+                "gen200_redundant_rate_sampled": 0.0, "gen200_eliminated_fraction_greedy": 0.4,
+                "gen200_threshold_median_corr_greedy": 0.8, "gen200_threshold_median_corr_sampled": float("nan")}
+    runs = [row("paper", "echo", 0, 0.5), row("paper", "echo", 1, 0.7), row("paper", "grpo", 0, 0.1),
+            row("binary", "echo", 0, 0.3)]
+    refs = [{"question_set": qs, "policy": p, "split_seed": 9, "heldout": 1.0, "gen200": v}
+            for qs in ("paper", "binary") for p, v in (("bayes", 1.0), ("fixed_sequence", 0.85))]
+    data = {"command": "python bench/generalization.py", "machine": "2 CPU cores", "date": "2026-01-01", "runs": runs,
+            "references": refs, "paired": {"paper": paired(runs[:3]), "binary": {}}}
+    (tmp_path / "generalization.json").write_text(json.dumps(data))
+    with report_tables.reading(str(tmp_path)):
+        text = "\n".join(section_generalization())
+    assert "| echo | 1 | 9 | `--split-seed 9` | 40 (35) | 2 (1) | 100.0 / 90.0 | 70.0 / 50.0 | 25.0 / 0.0 |" in text
+    assert "| ECHO | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 | 50.0 ± 0.0 | 25.0 ± 0.0 |" in text
+    assert "| echo | 0 | 9 | `--split-seed 9` | 40 (35) | 2 (1) | 100.0 / 90.0 | 30.0 / 50.0 | 25.0 / 0.0 | 0.80 / n/a | 0.40 |" in text
+    assert "ECHO minus GRPO, paired over seeds 0: " in text and "1..200 greedy 40.0 points" in text
+    assert text.index("### Paper question set") < text.index("### Binary question set")
+    assert text.count("| fixed_sequence | 9 | 100.0 | 85.0 |") == 2
+    line = generalization_summary(data)
+    assert "paper set (40 steps): ECHO 60.0 ± 10.0 greedy / 50.0 ± 0.0 sampled" in line and "seeds 0, 1)" in line
+    assert "binary set (40 steps): ECHO 30.0 greedy" in line and "the best fixed sequence 85.0" in line
