@@ -26,6 +26,7 @@ The paper's batch (its train_echo.py with TRL): 16 groups of G = 4 rollouts per 
 one pass, 4 optimizer steps; completions up to 128 tokens.
     python bench/gpu_step.py [--modes lora,full] [--engines fast-stock,fast] [--tokenizer DIR] [--shape qwen2.5-1.5b|small]
     python bench/gpu_step.py --modes full --merge    # adds full fine-tuning to the figures of an earlier call
+    python bench/gpu_step.py --commit HASH ...       # where the code runs in a copy without git's history
 """
 import json
 import os
@@ -70,6 +71,7 @@ class GpuStepConfig:
     generate_episodes: int = arg(1, "episodes played one at a time with model.generate, for the comparison")
     device: str = arg("", "cpu | cuda; default: cuda if there is one")
     merge: bool = arg(False, "add these figures to those --out holds (same device, shape and code), not replace them")
+    commit: str = arg("", "the commit of this code, recorded where it runs in a copy without git's history")
     out: str = arg(os.path.join(RESULTS, "gpu_step.json"), "where the figures are written", writes="file")
 
 
@@ -256,11 +258,13 @@ def main(argv=None):
     results = {"device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "shape": cfg.shape,
                "config": vars(cfg) | {}, "versions": versions(), "modes": {}}
     command = command_line(argv, __file__)
+    code = code_version() or ({"commit": cfg.commit, "uncommitted": None} if cfg.commit else {})
     if cfg.merge and os.path.exists(cfg.out):
         with open(cfg.out) as f:
             earlier = json.load(f)
         same = {k: earlier.get(k) for k in ("device", "shape", "commit", "uncommitted", "versions")}
-        if same != {"device": results["device"], "shape": cfg.shape, **code_version(), "versions": results["versions"]}:
+        if same != {"device": results["device"], "shape": cfg.shape, "commit": None, "uncommitted": None, **code,
+                    "versions": results["versions"]}:
             fail("gpu_step.py", f"{cfg.out} holds figures of another device, shape, code or library versions: leave "
                                 "out --merge, or give another --out.")
         results["modes"], command = earlier["modes"], f"{earlier['command']}; {command}"
@@ -293,7 +297,7 @@ def main(argv=None):
             del policy
             if device == "cuda":
                 torch.cuda.empty_cache()
-    save_results(results, cfg.out, command)
+    save_results(results | code, cfg.out, command)
 
 
 if __name__ == "__main__":

@@ -276,12 +276,12 @@ def test_behaviour_cap_weights_each_action_of_eq2(model_dir):  # noqa: F811
     assert loss != pytest.approx(plain_loss, rel=1e-3) and not torch.allclose(weights, plain, atol=1e-4)
 
 
-def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path):
+def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):
     """bench/gpu_step.py end to end with a tiny model on the CPU, as a GPU run would call it: one
     figure per mode/engine with the step's parts adding up, the static engine's shapes and (no
     graphs on a CPU) no capture time, the per-action log-ratio of the sampler to pi_old (0 where
     the trained model samples, not 0 for the bf16 copy), the command, commit and library
-    versions; --merge adds a mode to the same file."""
+    versions; --merge adds a mode to the same file; outside a git checkout --commit is recorded."""
     from bench import gpu_step
     out = tmp_path / "gpu_step.json"
     tiny = ["--shape", "small", "--device", "cpu", "--secrets", "2", "--group-size", "2", "--max-new-tokens", "4",
@@ -299,6 +299,10 @@ def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path):
     fast = d["modes"]["lora/fast"]
     assert fast["behaviour_action_log_ratio_max_abs"] > 1e-4
     assert fast["decode_shapes"] >= 1 and fast["graphs_captured"] == 0 and fast["compile_and_capture_s"] == 0
+    copied = tmp_path / "copied.json"      # as in a copy of the tree with no git history (a GPU machine)
+    monkeypatch.setattr(gpu_step, "code_version", lambda: {})
+    gpu_step.main(tiny[:-1] + [str(copied), "--modes", "full", "--engines", "eager", "--commit", "abc123"])
+    assert json.loads(copied.read_text())["commit"] == "abc123"
 
 
 @pytest.mark.slow
