@@ -71,7 +71,7 @@ def one_sentence(result, *must_say):
     (["--group-size", "1"], ["--group-size must be at least 2"], None),
     (["--lr", "nan"], ["--lr must be a finite number, not nan"], None),
     (["--steps", "-5"], ["--steps must be at least 1, not -5"], None),
-    (["--question-set", "trivia"], ["question_set"], None),
+    (["--question-set", "trivia"], ["--question-set must be paper or binary", "trivia"], None),
     (["--seeds", "0,one"], ["--seeds"], None),
     (["--steps", "many"], ["--steps"], None),
     (["--stepz", "3"], ["--stepz"], None),
