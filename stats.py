@@ -11,12 +11,19 @@ import numpy as np
 NAN = float("nan")
 
 
+def spread(x: np.ndarray) -> float:
+    """std(ddof=1) of x, 0 where the values are equal up to float rounding (19 / 20 computed two
+    ways can differ in the last bit: that is no spread, and no t-statistic of 10^16)."""
+    sd = float(x.std(ddof=1))
+    return 0.0 if sd <= 1e-12 * max(1.0, float(np.abs(x).max())) else sd
+
+
 def mean_sem(values) -> tuple[float, float]:
     """(mean, SEM) over runs, SEM = std(ddof=1) / sqrt(n); NaN runs are left out; SEM is NaN for n < 2."""
     x = np.asarray([v for v in values if v is not None and not math.isnan(v)], dtype=float)
     if len(x) == 0:
         return NAN, NAN
-    return float(x.mean()), float(x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else NAN
+    return float(x.mean()), spread(x) / math.sqrt(len(x)) if len(x) > 1 else NAN
 
 
 def betainc(a: float, b: float, x: float) -> float:
@@ -62,8 +69,26 @@ def paired_t_test(a, b) -> tuple[float, float]:
     n = len(d)
     if n < 2:
         return NAN, NAN
-    sd = d.std(ddof=1)
+    sd = spread(d)
     if sd == 0:
         return (NAN, 1.0) if d.mean() == 0 else (math.copysign(math.inf, d.mean()), 0.0)
     t = float(d.mean() / (sd / math.sqrt(n)))
     return t, two_sided_p(t, n - 1)
+
+
+def paired_by_seed(rows: list[dict], first: str, figures) -> dict:
+    """{other estimator: {figure: {mean_difference, t, p, seeds}}}: `first` minus each other
+    estimator of `rows` ({"estimator", "seed", figure: value}), paired by seed over the seeds both
+    have; an estimator with no seed in common is left out."""
+    by = {(r["estimator"], r["seed"]): r for r in rows}
+    out = {}
+    for other in sorted({r["estimator"] for r in rows} - {first}):
+        seeds = sorted(s for e, s in by if e == other and (first, s) in by)
+        if seeds:
+            out[other] = {}
+        for key in figures if seeds else ():
+            a, b = [by[first, s][key] for s in seeds], [by[other, s][key] for s in seeds]
+            t, p = paired_t_test(a, b)
+            out[other][key] = {"mean_difference": sum(x - y for x, y in zip(a, b)) / len(seeds), "t": t, "p": p,
+                               "seeds": seeds}
+    return out

@@ -46,7 +46,7 @@ import models  # noqa: E402
 from experiment import eval_seed  # noqa: E402
 from env import GameConfig, play, secret_split  # noqa: E402
 from reference import BayesPolicy, FixedSequencePolicy, RandomPolicy  # noqa: E402
-from stats import paired_t_test  # noqa: E402
+from stats import paired_by_seed  # noqa: E402
 from train import config_from_flags  # noqa: E402
 
 COMPARED = ("heldout_greedy", "heldout_sampled", "gen200_greedy", "gen200_sampled")
@@ -125,23 +125,6 @@ def carried_over(previous: list[dict], rows: list[dict], key=("question_set", "e
     return [r for r in previous if tuple(r[k] for k in key) not in now]
 
 
-def paired(rows: list[dict], first: str = "echo", figures=COMPARED) -> dict:
-    """{other estimator: {figure: {mean_difference, t, p, seeds}}}: `first` minus the other, paired by seed."""
-    by = {(r["estimator"], r["seed"]): r for r in rows}
-    out = {}
-    for other in sorted({r["estimator"] for r in rows} - {first}):
-        seeds = sorted(s for e, s in by if e == other and (first, s) in by)
-        if not seeds:
-            continue
-        out[other] = {}
-        for key in figures:
-            a, b = [by[first, s][key] for s in seeds], [by[other, s][key] for s in seeds]
-            t, p = paired_t_test(a, b)
-            out[other][key] = {"mean_difference": sum(x - y for x, y in zip(a, b)) / max(len(seeds), 1),
-                               "t": t, "p": p, "seeds": seeds}
-    return out
-
-
 def main(argv=None):
     cfg = parse_config(GeneralizationConfig, argv, description=__doc__.splitlines()[0])
     use_threads(cfg.threads)
@@ -169,7 +152,8 @@ def main(argv=None):
               f"held-out {r['heldout']:.3f}, 1..200 {r['gen200']:.3f}")
     sets = sorted({r["question_set"] for r in rows})
     save_results({"runs": rows, "references": refs,
-                  "paired": {qs: paired([r for r in rows if r["question_set"] == qs]) for qs in sets}}, cfg.out)
+                  "paired": {qs: paired_by_seed([r for r in rows if r["question_set"] == qs], "echo", COMPARED)
+                             for qs in sets}}, cfg.out)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """The generalization section of RESULTS.md and its README line (bench/report_results.py builds
 both) from bench/generalization.py's file: the paper's test of training on 1..100 and playing
 secrets up to 200 (section 5.1, "Game dynamics"), per question set, each run's kept checkpoint,
-mean +- SEM per estimator over seeds, ECHO minus each other estimator paired by seed, and the
-reference policies on the same secrets. No number is typed here: each is read from the file.
+mean +- SEM per estimator over seeds, ECHO minus each other estimator paired by seed (computed
+here from the rows, as the means are), and the reference policies on the same secrets. No number
+is typed here: each is read from the file.
 """
 from bench.report_tables import load, ms, nan, num, provenance_line, seeds_text, t_test_text, table
+from stats import paired_by_seed
 
 FILE = "generalization.json"
 SETS = {"paper": "Paper question set (every family)", "binary": "Binary question set (yes/no questions only)"}
@@ -69,7 +71,7 @@ def section_generalization() -> list[str]:
         lines += ["Mean ± SEM over seeds (%):", ""]
         lines += table(["Estimator", "Seeds"] + [f"Resolve, {name}" for _, name in FIGURES] + ["1..200 redundant, greedy"],
                        means)
-        for other, figures in d["paired"].get(question_set, {}).items():
+        for other, figures in paired_by_seed(runs, "echo", [k for k, _ in FIGURES]).items():
             parts = [f"{name} {num(figures[k]['mean_difference'], 1, 100)} points ({t_test_text(figures[k]['t'], figures[k]['p'])})"
                      for k, name in FIGURES if k in figures]
             lines += [f"ECHO minus {other.upper()}, paired over seeds {seeds_text(next(iter(figures.values()))['seeds'])}: "

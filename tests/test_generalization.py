@@ -7,11 +7,11 @@ import json
 import pytest
 
 from bench.bisection_behaviour import behaviour, heldout_and_n200
-from bench.generalization import carried_over, main as generalization, paired, references
+from bench.generalization import carried_over, main as generalization, references
 from env import CSG, GameConfig, secret_split
 from experiment import eval_seed
 from reference import FixedSequencePolicy
-from stats import paired_t_test
+from stats import paired_by_seed, paired_t_test
 from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
 
 
@@ -54,7 +54,7 @@ def test_pairing_is_by_seed_within_the_rows_given():
     rows = [{"estimator": e, "seed": s, "gen200_greedy": v}
             for e, s, v in [("echo", 0, 0.5), ("echo", 1, 0.7), ("echo", 2, 0.9), ("grpo", 0, 0.4), ("grpo", 1, 0.5),
                             ("grpo", 2, 0.6), ("grpo", 3, 0.0)]]
-    g = paired(rows, figures=("gen200_greedy",))["grpo"]["gen200_greedy"]
+    g = paired_by_seed(rows, "echo", ("gen200_greedy",))["grpo"]["gen200_greedy"]
     assert g["seeds"] == [0, 1, 2] and g["mean_difference"] == pytest.approx(0.2)
     assert (g["t"], g["p"]) == pytest.approx(paired_t_test([0.5, 0.7, 0.9], [0.4, 0.5, 0.6]))
 
@@ -130,7 +130,7 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     refs = [{"question_set": qs, "policy": p, "split_seed": 9, "heldout": 1.0, "gen200": v}
             for qs in ("paper", "binary") for p, v in (("bayes", 1.0), ("fixed_sequence", 0.85))]
     data = {"command": "python bench/generalization.py", "machine": "2 CPU cores", "date": "2026-01-01", "runs": runs,
-            "references": refs, "paired": {"paper": paired(runs[:3]), "binary": {}}}
+            "references": refs, "paired": {}}
     (tmp_path / "generalization.json").write_text(json.dumps(data))
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_generalization())

@@ -71,3 +71,15 @@ def test_the_reproduction_trains_seed_by_seed():
     done = {("echo", 0)}
     order = queue(["echo", "grpo", "rloo"], [0, 1], finished=lambda e, s: (e, s) in done)
     assert order == [("grpo", 0), ("rloo", 0), ("echo", 1), ("grpo", 1), ("rloo", 1)]
+
+
+def test_values_equal_up_to_rounding_have_no_spread():
+    """0.95 reached three ways differs in the last bits; over seeds that is no spread: SEM 0 and a
+    paired test that says every seed differs by the same amount (t infinite), not t = 10^16."""
+    from stats import mean_sem, paired_t_test
+    a = [0.95, sum([1 / 20] * 19), 0.1 + 0.2 + 0.65]
+    assert len(set(a)) == 3                       # the floats themselves differ
+    assert mean_sem(a)[1] == 0.0
+    t, p = paired_t_test(a, [0.0, 0.0, 0.0])
+    assert math.isinf(t) and p == 0.0
+    assert mean_sem([0.9, 0.95, 1.0])[1] > 0.01   # a real spread is kept
