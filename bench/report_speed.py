@@ -3,6 +3,8 @@ file of the bench scripts (and one train.py summary), each with the command, mac
 wrote it, and the files it depends on that have changed since it was measured: such a row times
 older code (bench/report_tables.code_changes).
 """
+import re
+
 from bench.report_tables import code_cell, load, machine_text, meta, num, table
 
 
@@ -108,7 +110,8 @@ def section_speed() -> list[str]:
         if data:
             m = meta(name, data)
             note = f" ({m['note']})" if m.get("note") else ""
-            rows.append([f"`{m.get('command', 'not recorded')}`{note}", figure(data), machine_text(m.get("machine")),
+            command = re.sub(r"--baseline \S+", "--baseline REVISION", m.get("command", "not recorded"))   # named in the file
+            rows.append([f"`{command}`{note}", figure(data), machine_text(m.get("machine")),
                          m.get("date", "not recorded"), f"`{name}`", code_cell(name, data)])
     return ["## Speed", "",
             "*Protocol:* each row times the code of the commit its file records (bench/common.code_version; for a "
