@@ -36,7 +36,8 @@ Four pieces, each there because of a cost of decoding one token for every live r
   rather than at every forward under autocast. `refresh` copies the trained weights in after each
   update, in place (the graphs keep their addresses). Eq. 2 still scores pi_old on the training
   model (train.old_logprobs), so its first ratio is still exactly 1; what the two models'
-  log-probs differ by is logged as train/behaviour_logprob_gap (max) and _drift (mean), and
+  log-probs differ by is logged per token as train/behaviour_logprob_gap (max) and _drift (mean),
+  per action (what Eq. 2's rho sees) as train/behaviour_action_log_ratio_max_abs and _mean_abs, and
   train.py --behaviour-is-cap can weight each action's term of Eq. 2 by the truncated ratio
   min(C, pi_old / pi_copy) (echo.behaviour_weights).
 

@@ -190,10 +190,11 @@ def split_secrets(cfg: TrainConfig) -> tuple[list[int], list[int], list[int]]:
     return [s for s in train_secrets if s not in set(validation)], validation, heldout
 
 
-def old_logprobs(policy, ref_policy, batch: RolloutBatch, micro: list, cfg: TrainConfig) -> tuple[list, list, float, dict]:
+def old_logprobs(policy, ref_policy, batch: RolloutBatch, micro: list, cfg: TrainConfig) -> tuple[list, list, tuple, dict]:
     """log pi_old (and log pi_ref) of every action token, (tokens,) per turn, recomputed with the
     same padded passes as the update's, so that Eq. 2's first ratio is exactly 1. Also how far the
-    log-probs recorded while sampling are from them, largest and mean per token: they agree unless
+    log-probs recorded while sampling are from them, per token and per action (largest, and sums
+    for the means): they agree unless
     sampling and scoring compute differently (engine.py's bf16 rollout copy, other kernels)."""
     P, C = batch.prompt_ids, batch.completion_ids
     b_logprobs, b_ref_logprobs = [None] * len(P), [None] * len(P)
@@ -204,8 +205,11 @@ def old_logprobs(policy, ref_policy, batch: RolloutBatch, micro: list, cfg: Trai
                     logp = pol.score([P[i] for i in mb], [C[i] for i in mb], cfg.temperature, cfg.top_p)[0]
                     for row, i in enumerate(mb):
                         store[i] = logp[row, :len(C[i])]
-    gaps = torch.cat([(b_logprobs[i].cpu() - torch.tensor(batch.logprobs[i])).abs() for i in range(len(P))])
-    return b_logprobs, b_ref_logprobs, gaps.max().item(), {"drift": gaps.sum().item(), "drift_tokens": len(gaps)}
+    per_token = [b_logprobs[i].cpu().double() - torch.tensor(batch.logprobs[i], dtype=torch.float64) for i in range(len(P))]
+    gaps = torch.cat(per_token).abs()
+    per_action = torch.stack([d.sum() for d in per_token]).abs()   # |log pi_old(a|h) - log pi_sampler(a|h)|: Eq. 2's rho is per action
+    return b_logprobs, b_ref_logprobs, (gaps.max().item(), per_action.max().item()), {
+        "drift": gaps.sum().item(), "drift_tokens": len(gaps), "action_drift": per_action.sum().item(), "actions": len(per_action)}
 
 
 def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor, cfg: TrainConfig,
@@ -269,8 +273,10 @@ def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor,
             "train/ratio_mean": sums["ratio_sum"] / n, "train/ratio_max": ranks.max(ratio_max), "train/kl": kl_old,
             "train/kl_ref": sums["kl_ref"] / n, "train/optimizer_steps": steps, "train/nonfinite_steps_skipped": skipped,
             "train/early_stop": float(early_stop), "train/grad_norm": sum(grad_norms) / steps if steps else math.nan,
-            "train/first_step_log_ratio_max": ranks.max(first_logratio_max), "train/behaviour_logprob_gap": ranks.max(gap),
-            "train/behaviour_logprob_drift": sums["drift"] / max(sums["drift_tokens"], 1)}
+            "train/first_step_log_ratio_max": ranks.max(first_logratio_max), "train/behaviour_logprob_gap": ranks.max(gap[0]),
+            "train/behaviour_logprob_drift": sums["drift"] / max(sums["drift_tokens"], 1),
+            "train/behaviour_action_log_ratio_max_abs": ranks.max(gap[1]),
+            "train/behaviour_action_log_ratio_mean_abs": sums["action_drift"] / max(sums["actions"], 1)}
 
 
 def train(cfg: TrainConfig) -> dict:

@@ -293,11 +293,11 @@ def main(argv=None):
                     r["model_generate_one_episode_tokens_per_s"] = round(one["tokens"] / one["seconds"], 1)
                 results["modes"][f"{mode}/{name}"] = r
                 print(f"{results['device']}, {cfg.shape}, {mode}/{name}: {json.dumps(r)}", flush=True)
+                save_results(results | code, cfg.out, command)   # after each setting: a run cut short keeps what it timed
                 del sampler
             del policy
             if device == "cuda":
                 torch.cuda.empty_cache()
-    save_results(results | code, cfg.out, command)
 
 
 if __name__ == "__main__":

@@ -232,6 +232,9 @@ def test_training_on_the_rollout_copy_keeps_eq2_first_ratio_one(tmp_path, model_
     else:
         assert 1e-5 < min(drift) and max(drift) < 0.1
         assert all(r["train/behaviour_logprob_gap"] >= d for r, d in zip(rows, drift))
+    action = [r["train/behaviour_action_log_ratio_mean_abs"] for r in rows]   # a sum of tokens' differences
+    assert all(r["train/behaviour_action_log_ratio_max_abs"] >= a for r, a in zip(rows, action))
+    assert (max(action) < 1e-4) if rollout == "eager" else (min(action) > 1e-5)
 
 
 def test_unknown_rollout_engine_is_refused(tmp_path, model_dir, capsys):  # noqa: F811
