@@ -1,5 +1,5 @@
 """The speed section of RESULTS.md (bench/report_results.py builds the file): one row per timing
-file of the bench scripts (and one train.py summary), each with the command, machine and date that
+file of the bench scripts (and bench/device_runs.py's summary of train.py runs on a GPU), each with the command, machine and date that
 wrote it, and the files it depends on that have changed since it was measured: such a row times
 older code (bench/report_tables.code_changes).
 """
@@ -39,18 +39,27 @@ def gpu_step_figure(d: dict) -> str:
             text += f" vs {v['model_generate_one_episode_tokens_per_s']} for `model.generate` one episode at a time"
         if v.get("peak_gpu_memory_gb") is not None:
             text += f", peak {v['peak_gpu_memory_gb']} GB"
+        if v.get("graphs_captured"):
+            text += (f", {v['graphs_captured']} CUDA graph(s), {v['compile_and_capture_s']} s compiling and capturing, "
+                     f"warm-up step {v['warm_up_step_s']} s")
+        if "behaviour_action_log_ratio_mean_abs" in v:
+            text += (f", per-action log-ratio of the sampler to pi_old: mean |.| {v['behaviour_action_log_ratio_mean_abs']}"
+                     f", largest {v['behaviour_action_log_ratio_max_abs']}")
+        if d.get("device", "cpu") != "cpu" and "decode_s" in v:   # the paper's run: 350 steps of this batch
+            text += f"; 350 such steps: {350 * v['step_s'] / 3600:.1f} h"
         parts.append(text)
     warm = "the second of two steps" if any("decode_s" in v for v in d["modes"].values()) else "one cold step"
     return f"{d['shape']} shape, random weights, {warm}: " + "; ".join(parts)
 
 
-def train_summary_figure(d: dict) -> str:
-    """A train.py summary.json: the run's time and held-out resolve; whether it records its presets."""
-    presets = ("" if d.get("presets") is not None else
-               " (the summary records no presets: it was written before train.py recorded which applied)")
-    return (f"the default tiny run ({d['steps']} steps): {d['train_seconds']} s, held-out resolve greedy "
-            f"{num(d['final_eval'].get('eval/resolve_rate'))}, sampled "
-            f"{num(d['final_eval'].get('eval/sampled_resolve_rate'))}{presets}")
+def device_runs_figure(d: dict) -> str:
+    """bench/device_runs.py's summary of train.py runs made on another machine."""
+    return "; ".join(
+        f"`{r['command']}` ({r['name']}): {r['steps']} steps, {r['process_wall']:.0f} s the whole command, RL phase "
+        f"{r['rl_seconds']} s (median step {r['median_step_seconds']} s, fastest {r['fastest_step_seconds']} s), "
+        f"held-out resolve greedy {num(r['final_greedy_resolve'])}, sampled {num(r['final_sampled_resolve'])}, "
+        f"per-action log-ratio of the bf16 copy to pi_old: mean |.| {r['behaviour_action_log_ratio_mean_abs']}, "
+        f"largest {r['behaviour_action_log_ratio_max_abs']}" for r in d["runs"])
 
 
 def profile_figure(d: dict) -> str:
@@ -99,7 +108,7 @@ SPEED = {
     "ranks_speed_gpu.json": ranks_figure,
     "gpu_step.json": gpu_step_figure,
     "gpu_step_cpu_small.json": gpu_step_figure,
-    "train_cuda_summary.json": train_summary_figure,
+    "train_gpu.json": device_runs_figure,
 }
 
 

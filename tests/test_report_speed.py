@@ -20,3 +20,24 @@ def test_a_cold_train_speed_file_is_one_row_naming_both_runs(tmp_path):
     assert "the whole run from an empty warm-up cache (settings that differ: universe)" in text
     assert "an older revision (the file names it) 130.0 s, held-out resolve greedy 0.00, sampled 1.00" in text
     assert "the code measured 162.0 s, held-out resolve greedy 1.00" in text
+
+
+def test_device_runs_summarise_a_metrics_file_and_fill_one_speed_row(tmp_path):
+    """bench/device_runs.py on hand-made metrics rows: sums, median, fastest, the first evaluated
+    step at 90%, the per-action drift; the speed table shows them in one row."""
+    from bench.device_runs import summarise
+    rows = [{"step": 1, "train/seconds_per_step": 10.0, "train/behaviour_action_log_ratio_mean_abs": 0.02,
+             "train/behaviour_action_log_ratio_max_abs": 0.5},
+            {"step": 2, "train/seconds_per_step": 2.0, "eval/resolve_rate": 0.5, "eval/sampled_resolve_rate": 0.95,
+             "train/behaviour_action_log_ratio_mean_abs": 0.04, "train/behaviour_action_log_ratio_max_abs": 0.1},
+            {"step": 3, "train/seconds_per_step": 3.0, "eval/resolve_rate": 1.0, "eval/sampled_resolve_rate": 1.0}]
+    r = summarise("default", "python train.py --estimator echo", 20.0, rows)
+    assert (r["steps"], r["rl_seconds"], r["median_step_seconds"], r["fastest_step_seconds"]) == (3, 15.0, 3.0, 2.0)
+    assert (r["final_greedy_resolve"], r["steps_to_90_sampled"], r["steps_to_90_greedy"]) == (1.0, 2, 3)
+    assert r["behaviour_action_log_ratio_mean_abs"] == 0.03 and r["behaviour_action_log_ratio_max_abs"] == 0.5
+    data = {"runs": [r], "machine": "one GPU", "date": "2026-01-01", "command": "python train.py --estimator echo"}
+    (tmp_path / "train_gpu.json").write_text(json.dumps(data))
+    with report_tables.reading(str(tmp_path)):
+        text = "\n".join(section_speed())
+    assert "(default): 3 steps, 20 s the whole command, RL phase 15.0 s (median step 3.0 s, fastest 2.0 s)" in text
+    assert "held-out resolve greedy 1.00, sampled 1.00" in text and "mean |.| 0.03, largest 0.5" in text
