@@ -8,7 +8,8 @@ it: on a GPU the fastest is the step without compilation), the held-out resolve 
 first evaluated step at 90% (sampled, greedy), and how far the sampling copy's log-probabilities
 were from pi_old's (train/behaviour_action_log_ratio_*: per action, what Eq. 2's rho sees; the
 mean over steps of each step's mean, and the largest). The file records the machine, date and
-commit given for the runs, and this script's own command.
+commit given for the runs, this script's own command, and this script's bytes (as `uncommitted`,
+git's hash of the file: the figures are also its work, and the report marks them when it changes).
 
     python bench/device_runs.py --machine "one NVIDIA H100 80GB HBM3 GPU" --date 2026-11-26 --commit HASH \\
         --runs "NAME|python train.py --estimator echo|WALL_SECONDS|PATH/metrics.jsonl;;..." [--out FILE]
@@ -16,6 +17,7 @@ commit given for the runs, and this script's own command.
 import json
 import os
 import statistics
+import subprocess
 import sys
 from dataclasses import dataclass
 
@@ -76,7 +78,10 @@ def main(argv=None):
               f"{r['median_step_seconds']} s; held-out resolve greedy {r['final_greedy_resolve']}, sampled "
               f"{r['final_sampled_resolve']}; per-action |log rho_copy| mean {r['behaviour_action_log_ratio_mean_abs']}, "
               f"largest {r['behaviour_action_log_ratio_max_abs']}")
-    save_results({"runs": runs, "machine": cfg.machine, "date": cfg.date, "commit": cfg.commit, "uncommitted": {},
+    here = os.path.relpath(os.path.abspath(__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    summariser = {here: subprocess.run(["git", "hash-object", __file__], capture_output=True, text=True).stdout.strip()
+                  or None}   # the runs' code is the commit's; the figures are also this script's
+    save_results({"runs": runs, "machine": cfg.machine, "date": cfg.date, "commit": cfg.commit, "uncommitted": summariser,
                   "note": cfg.note, "summarised_by": command_line(argv, __file__)},
                  cfg.out, command="; ".join(r["command"] for r in runs))
 
