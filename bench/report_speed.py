@@ -119,7 +119,8 @@ def section_speed() -> list[str]:
         if data:
             m = meta(name, data)
             note = f" ({m['note']})" if m.get("note") else ""
-            command = re.sub(r"--baseline \S+", "--baseline REVISION", m.get("command", "not recorded"))   # named in the file
+            command = re.sub(r"--(baseline|commit) \S+", lambda c: f"--{c[1]} {'REVISION' if c[1] == 'baseline' else 'HASH'}",
+                             m.get("command", "not recorded"))   # named in the file (and in the last column's check)
             rows.append([f"`{command}`{note}", figure(data), machine_text(m.get("machine")),
                          m.get("date", "not recorded"), f"`{name}`", code_cell(name, data)])
     return ["## Speed", "",
