@@ -85,7 +85,7 @@ from bench import report_tables  # noqa: E402
 from bench.common import RESULTS  # noqa: E402
 from bench.report_binary import section_binary  # noqa: E402
 from bench.report_generalization import FILE, generalization_summary, section_generalization  # noqa: E402
-from bench.report_speed import section_speed  # noqa: E402
+from bench.report_speed import paper_hours, section_speed  # noqa: E402
 from bench.report_tables import (RESOLVE, code_changes, load, machine_text, meta, missing, ms, named,  # noqa: E402
                                  nan, num, per_seed, provenance_line, seeds_text, table)
 from cli import arg, parse_config  # noqa: E402
@@ -297,8 +297,8 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
     modes = {m: v for m, v in step["modes"].items() if m.endswith("/fast")}
     timed = "; ".join(f"{m.split('/')[0].replace('full', 'full fine-tuning').replace('lora', 'LoRA')} {v['step_s']} s "
                       f"(decode {v['decode_tokens_per_s']:,.0f} tokens/s, {v['percent_of_bandwidth_bound']:.0f}% of the "
-                      f"memory-bandwidth bound; peak {v['peak_gpu_memory_gb']} GB; 350 such steps "
-                      f"{350 * v['step_s'] / 3600:.1f} h)" for m, v in modes.items())
+                      f"memory-bandwidth bound; peak {v['peak_gpu_memory_gb']} GB; {paper_hours(v['step_s'])})"
+                      for m, v in modes.items())
     return (f"- **On one {step['device']}**, one run each: the default tiny run (`{default['command']}`, "
             f"{default['steps']} steps, from an empty cache) reached held-out resolve {num(default['final_greedy_resolve'])} "
             f"greedy / {num(default['final_sampled_resolve'])} sampled in {default['process_wall']:.0f} s{cpu}. One step "

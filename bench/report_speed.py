@@ -1,7 +1,7 @@
 """The speed section of RESULTS.md (bench/report_results.py builds the file): one row per timing
-file of the bench scripts (and bench/device_runs.py's summary of train.py runs on a GPU), each with the command, machine and date that
-wrote it, and the files it depends on that have changed since it was measured: such a row times
-older code (bench/report_tables.code_changes).
+file of the bench scripts (and bench/device_runs.py's summary of train.py runs on a GPU), each
+with the command, machine and date that wrote it, and the files it depends on that have changed
+since it was measured: such a row times older code (bench/report_tables.code_changes).
 """
 import re
 
@@ -25,6 +25,12 @@ def rollouts_figure(d: dict) -> str:
                      for m, v in d.items() if isinstance(v, dict) and "batched" in v)
 
 
+def paper_hours(step_s: float) -> str:
+    """The paper's run at this step time: 350 steps, the length of its runs (bench/reproduce.py's
+    final window, the paper's last 100 steps, is scaled from it)."""
+    return f"350 such steps {350 * step_s / 3600:.1f} h"
+
+
 def gpu_step_figure(d: dict) -> str:
     """bench/gpu_step.py's figures; a file with the decode split (keys MODE/ENGINE) gives the bound too."""
     parts = []
@@ -45,8 +51,8 @@ def gpu_step_figure(d: dict) -> str:
         if "behaviour_action_log_ratio_mean_abs" in v:
             text += (f", per-action log-ratio of the sampler to pi_old: mean |.| {v['behaviour_action_log_ratio_mean_abs']}"
                      f", largest {v['behaviour_action_log_ratio_max_abs']}")
-        if d.get("device", "cpu") != "cpu" and "decode_s" in v:   # the paper's run: 350 steps of this batch
-            text += f"; 350 such steps: {350 * v['step_s'] / 3600:.1f} h"
+        if d.get("device", "cpu") != "cpu" and "decode_s" in v:
+            text += f"; {paper_hours(v['step_s'])}"
         parts.append(text)
     warm = "the second of two steps" if any("decode_s" in v for v in d["modes"].values()) else "one cold step"
     return f"{d['shape']} shape, random weights, {warm}: " + "; ".join(parts)
