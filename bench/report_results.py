@@ -380,7 +380,8 @@ def build() -> str:
              "that wrote its file, the machine, the date, and how its settings were chosen: on validation secrets "
              "carved from the training secrets, with the held-out secrets only reporting, except where its protocol "
              "line says otherwise. Each file records the commit of the code it measured; where a file it depends on "
-             "has changed since, the table says which (\"Code changed since\"), and its figures are of the older code.",
+             "has changed since (in what it runs: an edit of comments, docstrings or layout alone is no change), the table "
+             "says which (\"Code changed since\"), and its figures are of the older code.",
              ""]
     for section in SECTIONS:
         lines += section()

@@ -4,6 +4,7 @@ has changed since it was measured (`code_changes`), numbers as text, markdown ta
 reproduction tables of bench/reproduce.py's files (mean +- SEM over seeds, paired t-tests:
 stats.mean_sem, stats.paired_t_test). No number is typed here: each is read from a file.
 """
+import ast
 import fnmatch
 import json
 import math
@@ -29,6 +30,7 @@ def use(results: str, repo: str | None = None) -> None:
     READ.clear()
     changed_since.cache_clear()
     head_blobs.cache_clear()
+    code_of.cache_clear()
     PROVENANCE = (load("provenance.json") or {}).get("files", {})
 
 
@@ -139,10 +141,41 @@ def head_blobs(repo: Path) -> dict | None:
     return None if out is None else {line.split("\t", 1)[1]: line.split()[2] for line in out.splitlines()}
 
 
+@lru_cache(maxsize=None)
+def code_of(repo: Path, obj: str) -> str | None:
+    """What a Python file at a git object (`REV:path`, or a blob's hash) runs: its syntax tree
+    without docstrings, so comments, docstrings and layout are not in it. None where git cannot
+    show the object or it does not parse."""
+    text = git("cat-file", "-p", obj)
+    try:
+        tree = ast.parse(text) if text is not None else None
+    except SyntaxError:
+        return None
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
+                isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def same_code(before: str | None, path: str) -> bool:
+    """Whether `path` at HEAD runs what it ran at the git object `before` (a Python file whose
+    edits since touched only comments, docstrings or layout can change no figure)."""
+    now = (head_blobs(REPO) or {}).get(path)      # a blob, as `before` is or names: neither changes with HEAD
+    if before is None or now is None or not path.endswith(".py"):
+        return False
+    old = code_of(REPO, before)
+    return old is not None and old == code_of(REPO, now)
+
+
 def code_changes(name: str, data) -> list[str] | None:
-    """The files this result depends on that differ now (at HEAD) from the code it measured: since
-    its recorded commit, or, for a file uncommitted when it was measured, from the bytes it had
-    then. None where that cannot be told (no commit recorded, or no git history here)."""
+    """The files this result depends on whose code differs now (at HEAD) from the code it
+    measured: since its recorded commit, or, for a file uncommitted when it was measured, from the
+    bytes it had then; a Python file edited only in comments, docstrings or layout is the same code
+    (`same_code`). None where that cannot be told (no commit recorded, or no git history here)."""
     m = meta(name, data)
     since, blobs = (changed_since(REPO, m["commit"]), head_blobs(REPO)) if m.get("commit") else (None, None)
     if since is None or blobs is None:
@@ -150,7 +183,9 @@ def code_changes(name: str, data) -> list[str] | None:
     if IGNORE_CHANGES:
         return []
     uncommitted = m.get("uncommitted") or {}
-    return [f for f in depends_on(name) if (blobs.get(f) != uncommitted[f] if f in uncommitted else f in since)]
+    differs = lambda f: blobs.get(f) != uncommitted[f] if f in uncommitted else f in since  # noqa: E731
+    before = lambda f: uncommitted[f] if f in uncommitted else f"{m['commit']}:{f}"  # noqa: E731
+    return [f for f in depends_on(name) if differs(f) and not same_code(before(f), f)]
 
 
 def removed(text: str, path: str | None = None) -> str:

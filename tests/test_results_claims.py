@@ -190,7 +190,7 @@ def test_check_fails_when_a_results_code_changes_and_the_text_does_not_say_so(tm
         report_results.main(flags)
         report_results.main(flags + ["--check"])
         assert "*Code changed since:*" not in (tmp_path / "RESULTS.md").read_text()
-        (repo / "env.py").write_text("# env.py, changed\n")
+        (repo / "env.py").write_text("N_MAX = 200\n")
         commit_all(repo, "change the game")
         capsys.readouterr()
         with pytest.raises(SystemExit) as stop:
@@ -211,7 +211,7 @@ def test_a_file_measured_uncommitted_is_compared_by_its_bytes(tmp_path):
     """A result measured while env.py held uncommitted changes is of those bytes: unchanged once
     exactly they are committed, changed if env.py is committed otherwise."""
     repo = scratch_repository(tmp_path, "generalization.json")
-    (repo / "env.py").write_text("# env.py, edited\n")
+    (repo / "env.py").write_text("N_MAX = 150\n")
     version = code_version(str(repo))
     assert list(version["uncommitted"]) == ["env.py"]
     data = generalization_file(version)
@@ -221,8 +221,28 @@ def test_a_file_measured_uncommitted_is_compared_by_its_bytes(tmp_path):
         commit_all(repo, "the edit as measured")
         with report_tables.reading(str(tmp_path), str(repo)):
             assert report_tables.code_changes("generalization.json", data) == []
-        (repo / "env.py").write_text("# env.py, edited again\n")
+        (repo / "env.py").write_text("N_MAX = 200\n")
         commit_all(repo, "another edit")
+        with report_tables.reading(str(tmp_path), str(repo)):
+            assert report_tables.code_changes("generalization.json", data) == ["env.py"]
+    finally:
+        report_tables.use(RESULTS)
+
+
+def test_comments_docstrings_and_layout_are_not_a_change_of_code(tmp_path):
+    """A Python file edited only in its comments, docstrings or layout runs what it ran: the result
+    stays unmarked; an edit of what it runs marks it."""
+    repo = scratch_repository(tmp_path, "generalization.json")
+    (repo / "env.py").write_text('"""The game."""\ndef size(n):\n    """Its size."""\n    return n + 1\n')
+    commit_all(repo, "code")
+    data = generalization_file(code_version(str(repo)))
+    (repo / "env.py").write_text('"""The game, as the paper has it."""\n\n\ndef size(n):  # why\n    return (n\n            + 1)\n')
+    commit_all(repo, "words and layout")
+    try:
+        with report_tables.reading(str(tmp_path), str(repo)):
+            assert report_tables.code_changes("generalization.json", data) == []
+        (repo / "env.py").write_text('"""The game."""\ndef size(n):\n    """Its size."""\n    return n + 2\n')
+        commit_all(repo, "what it runs")
         with report_tables.reading(str(tmp_path), str(repo)):
             assert report_tables.code_changes("generalization.json", data) == ["env.py"]
     finally:
