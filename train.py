@@ -8,31 +8,29 @@ App. C "Training Hyperparameters" for the values):
     3. update  Eq. 2, the clipped objective (echo.clipped_objective), in minibatches
     4. log     train/ (the update), clue/ (the batch's play), eval/ (the held-out secrets)
 
-Everything a research run adds around this loop (its directory and logs, checkpoints and
---resume, the checkpoint kept on validation secrets, the offline dataset, the credit probe,
-curves) is called at the points marked `# run:` (experiment.py, fidelity.py). torchrun launches
-the same script on several processes (ranks.py); their `ranks` are passed to what needs them.
-With no flags it trains the built-in tiny model on 2 CPU cores in minutes; `--model DIR` runs the
-same loop on the paper's Qwen2.5-1.5B-Instruct (presets set its LoRA and lr; not yet run on a GPU).
+What a research run adds (directory, logs, checkpoints, --resume, the checkpoint kept on validation
+secrets, offline dataset, credit probe, curves) is called at the points marked `# run:` (experiment.py,
+fidelity.py); torchrun runs it on several processes (ranks.py). With no flags it trains the tiny
+model on 2 CPU cores in minutes; `--model DIR` runs the same loop on the paper's Qwen2.5-1.5B-Instruct
+(presets set its LoRA and lr; not yet run on a GPU).
 
 Departures from the paper, and why:
-- A format warm-up (warmup.py) first teaches a model that cannot yet write the JSON action to
-  write one, on a random policy's actions: with every action unreadable, every reward of a group
-  is the same and Eq. 1 gives no credit. The paper's model needed none.
-- Eq. 2 runs `ppo_epochs` passes over each batch, `num_minibatches` optimizer steps each, as
-  PPO implementations do; one step over the whole batch was unstable at the tiny model's lr.
-- log pi_old is recomputed under the pre-update weights with the same padded passes as the
-  update's (not taken from sampling), so the first ratio is exactly 1 in any precision.
+- A format warm-up (warmup.py) first teaches a model that cannot yet write the JSON action to write
+  one (on a random policy's actions): with every action unreadable, a group's rewards are all the
+  same and Eq. 1 gives no credit. The paper's model needed none.
+- Eq. 2 runs `ppo_epochs` passes over each batch, `num_minibatches` optimizer steps each (as PPO
+  does); one step over the whole batch was unstable at the tiny model's lr.
+- log pi_old is recomputed with the update's padded passes (not taken from sampling): the first ratio is exactly 1.
 - Adam's beta2 is 0.99 and eps 1e-5 (PPO practice: it reacts to spikes; tiny gradients, tiny steps).
-- The learning rate decays linearly to 0 over the run (CleanRL's anneal_lr), over whichever of
-  `steps` and `time_limit_min` runs out first, so a time-limited run ends cool.
+- The learning rate decays linearly to 0 (CleanRL's anneal_lr) over `steps` or `time_limit_min`,
+  whichever runs out first, so a time-limited run ends cool.
 - A step whose gradient is not finite is skipped and counted (one would make every weight NaN).
-- With `validation_secrets` > 0 the run keeps the checkpoint that plays best on training
-  secrets set aside (experiment.py says why); the paper reports its last checkpoint.
+- It keeps the checkpoint that plays best on training secrets set aside (`validation_secrets` > 0;
+  experiment.py says why); the paper reports its last checkpoint.
 - Eq. 1 is taken over the rollouts still active at turn t (echo.py says why).
 - Off by default: episodes may start from drawn universes or after random turns (experiment.episode_starts).
 - On a GPU the rollouts are sampled from a bf16 copy of the weights, LoRA folded in (engine.py);
-  pi_old is still scored on the trained model, and the two's gap is logged.
+  pi_old is still scored on the trained model, and the two's gap is logged per token and action.
 """
 from __future__ import annotations
 
@@ -142,8 +140,7 @@ class TrainConfig:
     threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)", at_least=0)
 
 
-# The defaults above are the tiny model's on the paper's question set. Other models and the
-# binary set change a few values; an explicit flag always wins (cli.parse_config).
+# The tiny model's defaults on the paper's set, above; presets change a few, a given flag wins (cli.parse_config).
 PRESETS = {
     "llm": Preset("--model is not tiny (the paper's code: LoRA r16 on q/k/v/o, lr 5e-6)", lambda c: c.model != "tiny",
                   dict(lora_rank=16, lr=5e-6, micro_batch=16, warmup_episodes=64, warmup_epochs=1, warmup_lr=5e-4)),
@@ -182,9 +179,8 @@ def check_config(cfg: TrainConfig) -> None:
 
 
 def split_secrets(cfg: TrainConfig) -> tuple[list[int], list[int], list[int]]:
-    """(training, validation, held-out) secrets of 1..n_max. The held-out ones (env.secret_split,
-    as evaluate.py) only report; the validation ones, training secrets set aside and never
-    trained on, choose the checkpoint a run keeps."""
+    """(training, validation, held-out) secrets of 1..n_max. The held-out ones (env.secret_split, as
+    evaluate.py) only report; the validation ones, set aside from training, choose the kept checkpoint."""
     train_secrets, heldout = secret_split(cfg.n_max, cfg.n_heldout, cfg.split_seed)
     validation = sorted(random.Random(12345 + cfg.split_seed).sample(train_secrets, cfg.validation_secrets))
     return [s for s in train_secrets if s not in set(validation)], validation, heldout
@@ -192,9 +188,8 @@ def split_secrets(cfg: TrainConfig) -> tuple[list[int], list[int], list[int]]:
 
 def old_logprobs(policy, ref_policy, batch: RolloutBatch, micro: list, cfg: TrainConfig) -> tuple[list, list, tuple, dict]:
     """log pi_old (and log pi_ref) of every action token, (tokens,) per turn, recomputed with the
-    same padded passes as the update's, so that Eq. 2's first ratio is exactly 1. Also how far the
-    log-probs recorded while sampling are from them, per token and per action (largest, and sums
-    for the means): they agree unless
+    update's padded passes, so that Eq. 2's first ratio is exactly 1; and how far the sampled
+    log-probs are from them, per token and per action (largest; sums for means): apart only where
     sampling and scoring compute differently (engine.py's bf16 rollout copy, other kernels)."""
     P, C = batch.prompt_ids, batch.completion_ids
     b_logprobs, b_ref_logprobs = [None] * len(P), [None] * len(P)
@@ -207,7 +202,7 @@ def old_logprobs(policy, ref_policy, batch: RolloutBatch, micro: list, cfg: Trai
                         store[i] = logp[row, :len(C[i])]
     per_token = [b_logprobs[i].cpu().double() - torch.tensor(batch.logprobs[i], dtype=torch.float64) for i in range(len(P))]
     gaps = torch.cat(per_token).abs()
-    per_action = torch.stack([d.sum() for d in per_token]).abs()   # |log pi_old(a|h) - log pi_sampler(a|h)|: Eq. 2's rho is per action
+    per_action = torch.stack([d.sum() for d in per_token]).abs()   # |log pi_old(a|h) - log pi_sampler(a|h)|: rho's
     return b_logprobs, b_ref_logprobs, (gaps.max().item(), per_action.max().item()), {
         "drift": gaps.sum().item(), "drift_tokens": len(gaps), "action_drift": per_action.sum().item(), "actions": len(per_action)}
 
@@ -280,8 +275,7 @@ def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor,
 
 
 def train(cfg: TrainConfig) -> dict:
-    """One training run: set-up, then each step play -> credit -> update -> log. Returns the
-    run's summary (also written to RUN/summary.json)."""
+    """One training run: set-up, then each step play -> credit -> update -> log; its summary (RUN/summary.json)."""
     check_config(cfg)
     use_threads(cfg.threads)
     ranks = ranks_setup(cfg.device)                    # one rank, unless launched by torchrun (ranks.py)
