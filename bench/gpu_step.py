@@ -27,6 +27,13 @@ one pass, 4 optimizer steps; completions up to 128 tokens.
     python bench/gpu_step.py [--modes lora,full] [--engines fast-stock,fast] [--tokenizer DIR] [--shape qwen2.5-1.5b|small]
     python bench/gpu_step.py --modes full --merge    # adds full fine-tuning to the figures of an earlier call
     python bench/gpu_step.py --commit HASH ...       # where the code runs in a copy without git's history
+
+On a GPU machine: install the pinned transformers, peft and accelerate with `pip install --no-deps`
+(from wheels fetched elsewhere with `pip download --no-deps` where it has no network), and save
+SmolLM2's tokenizer to a folder git ignores, here or there:
+    python -c "import models; from transformers import AutoTokenizer; d, f = models.smollm2_gguf(); \
+        AutoTokenizer.from_pretrained(d, gguf_file=f).save_pretrained('runs/smollm2-tokenizer')"
+then run one mode per call (`--modes lora`, then `--modes full --merge`) to keep each call short.
 """
 import json
 import os
