@@ -102,4 +102,4 @@ def generalization_summary(d: dict) -> str:
         steps = "/".join(str(s) for s in sorted({r["steps"] for r in runs}))
         parts.append(f"{question_set} set ({steps} steps): " + "; ".join(cells) + refs)
     return ("- **Generalization to secrets 1..200** (trained on 1..100; kept checkpoints; resolve %, mean ± SEM over "
-            "seeds): " + ". ".join(parts) + ".")
+            "seeds): " + ". ".join(p[0].upper() + p[1:] for p in parts) + ".")

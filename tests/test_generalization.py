@@ -141,5 +141,5 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     assert text.index("### Paper question set") < text.index("### Binary question set")
     assert text.count("| fixed_sequence | 9 | 100.0 | 85.0 |") == 2
     line = generalization_summary(data)
-    assert "paper set (40 steps): ECHO 60.0 ± 10.0 greedy / 50.0 ± 0.0 sampled" in line and "seeds 0, 1)" in line
-    assert "binary set (40 steps): ECHO 30.0 greedy" in line and "the best fixed sequence 85.0" in line
+    assert "Paper set (40 steps): ECHO 60.0 ± 10.0 greedy / 50.0 ± 0.0 sampled" in line and "seeds 0, 1)" in line
+    assert "Binary set (40 steps): ECHO 30.0 greedy" in line and "the best fixed sequence 85.0" in line
