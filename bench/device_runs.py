@@ -3,13 +3,14 @@ summarised from what it sent back: each run's metrics.jsonl, the command that ra
 wall seconds of that command, given here, since this machine saw none of them run.
 
 For each run: its steps, the sum of its logged seconds per step (the RL phase, evaluations
-included), the median and the fastest step (a step that meets a new decode shape compiles
-it: on a GPU the fastest is the step without compilation), the held-out resolve of its last evaluation (greedy and sampled), the
-first evaluated step at 90% (sampled, greedy), and how far the sampling copy's log-probabilities
-were from pi_old's (train/behaviour_action_log_ratio_*: per action, what Eq. 2's rho sees; the
-mean over steps of each step's mean, and the largest). The file records the machine, date and
-commit given for the runs, this script's own command, and this script's bytes (as `uncommitted`,
-git's hash of the file: the figures are also its work, and the report marks them when it changes).
+included), the median and the fastest step (a step that meets a new decode shape compiles it: on
+a GPU the fastest is a step without compilation), the held-out resolve of its last evaluation
+(greedy and sampled), the first evaluated step at 90% (sampled, greedy), and how far the sampling
+copy's log-probabilities were from pi_old's (train/behaviour_action_log_ratio_*: per action, what
+Eq. 2's rho sees; the mean over steps of each step's mean, and the largest). The file records the
+machine, date and commit given for the runs, this script's own command, and this script's bytes
+(as `uncommitted`, git's hash of the file: the figures are also its work, and the report marks
+them when what it runs changes).
 
     python bench/device_runs.py --machine "one NVIDIA H100 80GB HBM3 GPU" --date 2026-11-26 --commit HASH \\
         --runs "NAME|python train.py --estimator echo|WALL_SECONDS|PATH/metrics.jsonl;;..." [--out FILE]
