@@ -147,11 +147,11 @@ def code_of(repo: Path, obj: str) -> str | None:
     without docstrings, so comments, docstrings and layout are not in it. None where git cannot
     show the object or it does not parse."""
     text = git("cat-file", "-p", obj)
-    try:
-        tree = ast.parse(text) if text is not None else None
-    except SyntaxError:
+    if text is None:
         return None
-    if tree is None:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
         return None
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
