@@ -40,6 +40,7 @@ import os
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -68,7 +69,7 @@ SMALL = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_att
 @dataclass
 class GpuStepConfig:
     modes: str = arg("lora,full", "comma list: lora (the paper's r = 16 adapters) and/or full fine-tuning")
-    engines: str = arg("fast-stock,fast", "comma list of rollout engines: eager, fast-stock, fast")
+    engines: str = arg("fast-stock,fast", "comma list of rollout engines: eager, fast-stock, fast-compiler-graphs, fast")
     shape: str = arg("qwen2.5-1.5b", "qwen2.5-1.5b (the paper's model, 1.5B parameters) or small (a CPU smoke test)")
     tokenizer: str = arg("", "a tokenizer directory (e.g. SmolLM2's, a ChatML BPE like Qwen's); empty: a BPE trained here")
     secrets: int = arg(16, "B: secrets per step (the paper's generation batch: 16 groups)")
@@ -78,11 +79,13 @@ class GpuStepConfig:
     generate_episodes: int = arg(1, "episodes played one at a time with model.generate, for the comparison")
     device: str = arg("", "cpu | cuda; default: cuda if there is one")
     merge: bool = arg(False, "add these figures to those --out holds (same device, shape and code), not replace them")
+    profile_turns: int = arg(0, "> 0: after the timed step, profile one step of episodes this long (torch.profiler): "
+                                "the rollout's and the update's GPU-busy seconds and costliest kernels and host calls")
     commit: str = arg("", "the commit of this code, recorded where it runs in a copy without git's history")
     out: str = arg(os.path.join(RESULTS, "gpu_step.json"), "where the figures are written", writes="file")
 
 
-ENGINES = ("eager", "fast-stock", "fast")
+ENGINES = ("eager", "fast-stock", "fast-compiler-graphs", "fast")
 
 
 def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
@@ -105,7 +108,10 @@ def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
 def make_sampler(policy: LMPolicy, engine_name: str) -> LMPolicy:
     """What samples for an engine of ENGINES."""
     if engine_name == "fast-stock":   # the static caches and graphs alone: stock attention, no read lengths, no lookahead
-        return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(lookahead=0), attention="sdpa")
+        return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(lookahead=0, graphs="compiler"),
+                                     attention="sdpa")
+    if engine_name == "fast-compiler-graphs":   # fast, with torch.compile's CUDA graphs around the forward alone
+        return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(graphs="compiler"))
     return engine.sampler(policy, engine_name)
 
 
@@ -195,8 +201,36 @@ def action_drift(policy: LMPolicy, batch, tcfg) -> dict:
             "actions": len(log_ratio)}
 
 
-def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float) -> dict:
-    """One step of train.py's code (play on `sampler`, credit, Eq. 2 on `policy`, refresh), timed by part."""
+@contextmanager
+def profiled(summaries: dict | None, phase: str, top: int = 12):
+    """torch.profiler around a phase when `summaries` is given, its summary kept there: the wall
+    seconds, the seconds the GPU's kernels took (busy), and the kernels and host calls that took
+    most (name, calls, milliseconds)."""
+    if summaries is None:
+        yield
+        return
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    cuda = torch.cuda.is_available()
+    with profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])) as prof:
+        sync()
+        began = time.perf_counter()
+        yield
+        sync()
+        wall = time.perf_counter() - began
+    events = prof.key_averages()
+    kernels = sorted((e for e in events if e.device_type == DeviceType.CUDA), key=lambda e: -e.self_device_time_total)
+    host = sorted((e for e in events if e.device_type == DeviceType.CPU), key=lambda e: -e.self_cpu_time_total)
+    summaries[phase] = {"wall_s": round(wall, 3), "gpu_busy_s": round(sum(e.self_device_time_total for e in kernels) / 1e6, 3),
+                        "kernels": [[e.key[:100], e.count, round(e.self_device_time_total / 1e3, 2)] for e in kernels[:top]],
+                        "host": [[e.key[:100], e.count, round(e.self_cpu_time_total / 1e3, 2)] for e in host[:top]]}
+
+
+def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float, turns: int = 10,
+             profile: dict | None = None) -> dict:
+    """One step of train.py's code (play on `sampler`, credit, Eq. 2 on `policy`, refresh), timed by
+    part; episodes of at most `turns` turns; `profile`: a dict to hold the profiles of the rollout
+    and the update (`profiled`)."""
     tcfg = train.config_from_flags(["--model", "qwen", "--lora-rank", "16" if mode == "lora" else "0",
                                     "--group-size", str(cfg.group_size), "--secrets-per-step", str(cfg.secrets),
                                     "--ppo-epochs", "1", "--num-minibatches", "4", "--micro-batch", str(cfg.micro_batch),
@@ -219,8 +253,9 @@ def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float)
     sync()
     torch.cuda.reset_peak_memory_stats() if torch.cuda.is_available() else None
     start = time.perf_counter()
-    batch = play_rollouts(sampler, list(range(1, cfg.secrets + 1)), cfg.group_size, GameConfig(),
-                          SampleConfig(max_new_tokens=cfg.max_new_tokens), seeds=list(range(cfg.secrets * cfg.group_size)))
+    with profiled(profile, "rollout"):
+        batch = play_rollouts(sampler, list(range(1, cfg.secrets + 1)), cfg.group_size, GameConfig(max_turns=turns),
+                              SampleConfig(max_new_tokens=cfg.max_new_tokens), seeds=list(range(cfg.secrets * cfg.group_size)))
     sync()
     played = time.perf_counter()
     timed.restore()
@@ -228,9 +263,10 @@ def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float)
     scoring["old"] = 0.0
     sync()
     resumed = time.perf_counter()
-    advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit_from_batch(batch, 100), EstimatorContext())).float()
-    update = train.ppo_update(policy, opt, batch, advantages, tcfg, torch.Generator().manual_seed(0))
-    engine.refresh(sampler, policy)
+    with profiled(profile, "update"):
+        advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit_from_batch(batch, 100), EstimatorContext())).float()
+        update = train.ppo_update(policy, opt, batch, advantages, tcfg, torch.Generator().manual_seed(0))
+        engine.refresh(sampler, policy)
     sync()
     updated = time.perf_counter()
     policy.score = score
@@ -293,6 +329,9 @@ def main(argv=None):
                     r["decode_shapes"] = len(sampler.decoder.shapes)
                     r["graphs_captured"] = len(sampler.decoder.shapes) if sampler.decoder.compiled else 0
                     r["compile_and_capture_s"] = round(sampler.decoder.compile_seconds, 2)
+                if cfg.profile_turns:   # a shorter step, so the trace stays small
+                    r["profile"] = {"turns": cfg.profile_turns}
+                    one_step(policy, sampler, cfg, mode, bytes_per_s, cfg.profile_turns, r["profile"])
                 if cfg.generate_episodes and name == "eager":   # the paper's way of playing: one episode at a time
                     sync()
                     with policy.autocast():

@@ -284,15 +284,21 @@ def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):
     figure per mode/engine with the step's parts adding up, the static engine's shapes and (no
     graphs on a CPU) no capture time, the per-action log-ratio of the sampler to pi_old (0 where
     the trained model samples, not 0 for the bf16 copy), the command, commit and library
-    versions; --merge adds a mode to the same file; outside a git checkout --commit is recorded."""
+    versions, and with --profile-turns the profiled step's phases; --merge adds a mode to the same
+    file; outside a git checkout --commit is recorded."""
     from bench import gpu_step
     out = tmp_path / "gpu_step.json"
     tiny = ["--shape", "small", "--device", "cpu", "--secrets", "2", "--group-size", "2", "--max-new-tokens", "4",
             "--generate-episodes", "0", "--out", str(out)]
-    gpu_step.main(tiny + ["--modes", "lora", "--engines", "eager,fast"])
+    gpu_step.main(tiny + ["--modes", "lora", "--engines", "eager,fast", "--profile-turns", "1"])
     gpu_step.main(tiny + ["--modes", "full", "--engines", "fast", "--merge"])
     d = json.loads(out.read_text())
     assert set(d["modes"]) == {"lora/eager", "lora/fast", "full/fast"}
+    for phase in ("rollout", "update"):   # the profiled one-turn step: its phases, no GPU kernels on a CPU
+        p = d["modes"]["lora/fast"]["profile"][phase]
+        assert p["wall_s"] > 0 and p["gpu_busy_s"] == 0 and p["kernels"] == [] and len(p["host"]) == 12
+        assert all(ms >= 0 and calls >= 1 for _, calls, ms in p["host"])
+    assert "profile" not in d["modes"]["full/fast"]
     assert d["command"].startswith("python bench/gpu_step.py") and "; python bench/gpu_step.py" in d["command"]
     assert d["commit"] and {"torch", "transformers", "peft", "accelerate"} <= set(d["versions"])
     for r in d["modes"].values():
@@ -324,3 +330,34 @@ def test_compiled_static_decoder_gives_the_eager_tokens(tokenizer, sampler):  # 
         assert [g.completion_ids for g in got] == [w.completion_ids for w in want]
         assert max(abs(a - b) for g, w in zip(got, want) for a, b in zip(g.logprobs, w.logprobs)) < 1e-5
     assert decoder.compiled and decoder.compile_seconds > 0
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a GPU")
+@pytest.mark.parametrize("greedy", [False, True])
+def test_captured_step_graphs_give_the_uncaptured_tokens_on_cuda(tokenizer, greedy):  # noqa: F811
+    """On a GPU: each shape's decode step captured as one CUDA graph (graphs "captured", the
+    default) gives the tokens and log-probs of the same compiled forward launched kernel by kernel
+    (graphs "none"), exactly, and the eager decoder's tokens; across batch sizes (new shapes,
+    captured), and again when the captured graphs are replayed in a later call."""
+    eager = random_policy(tokenizer, "qwen2")
+    eager.model.to("cuda")
+    captured = StaticDecoder(min_positions=1024)
+    graphed = rollout_policy(eager, torch.float32, captured)
+    plain = rollout_policy(eager, torch.float32, StaticDecoder(min_positions=1024, graphs="none"))
+    prompts, sample = mixed_prompts(eager), SampleConfig(max_new_tokens=24, greedy=greedy)
+
+    def play(policy, batch):
+        seeds = None if greedy else [torch.Generator("cuda").manual_seed(10 + i) for i in range(len(batch))]
+        return policy.generate(batch, sample, seeds)
+
+    for batch in (prompts, prompts[:3], prompts[3:], prompts):
+        want, got, reference = play(plain, batch), play(graphed, batch), play(eager, batch)
+        assert [(g.completion_ids, g.logprobs) for g in got] == [(w.completion_ids, w.logprobs) for w in want]
+        assert [g.completion_ids for g in got] == [r.completion_ids for r in reference]
+    assert set(captured.captured) == {s for s, n in captured.shapes.items() if n >= 2} and len(captured.captured) >= 2
+    assert captured.compile_seconds > 0
+
+
+def test_static_decoder_refuses_an_unknown_graphs_setting():
+    with pytest.raises(ValueError, match="captured, compiler or none"):
+        StaticDecoder(graphs="cudagraphs")
