@@ -110,21 +110,15 @@ class StaticDecoder:
     One decoder serves one model: its caches and its compiled forward are that model's.
     `compile`: None compiles on CUDA only (on a CPU the graphs would save nothing); True/False force it.
     `lookahead`: decode steps the device may run ahead of the host's reading of the tokens (0: the
-    host reads every step's tokens before the next step starts, as LMPolicy.generate does).
-    `graphs`, when compiling on CUDA: "captured" (a CUDA graph of each shape's whole step, captured
-    here), "compiler" (torch.compile's CUDA graphs around the forward) or "none"."""
+    host reads every step's tokens before the next step starts, as LMPolicy.generate does)."""
 
-    def __init__(self, compile: bool | None = None, min_positions: int = 256, lookahead: int = 2,
-                 graphs: str = "captured"):
-        if graphs not in ("captured", "compiler", "none"):
-            raise ValueError(f"graphs must be captured, compiler or none, not {graphs!r}")
-        self.compile, self.min_positions, self.lookahead, self.graphs = compile, min_positions, lookahead, graphs
+    def __init__(self, compile: bool | None = None, min_positions: int = 256, lookahead: int = 2):
+        self.compile, self.min_positions, self.lookahead = compile, min_positions, lookahead
         self.buffers = {}        # (rows, positions) -> the cache and the step's inputs, at fixed addresses
         self.forward = None      # the model's forward, compiled on first use when compiling
         self.compiled = False
-        self.captured = {}       # (rows, positions, read) -> (its CUDA graph, the logits it writes)
         self.shapes = {}         # (rows, positions, read) -> decode steps run: one graph each when compiling
-        self.compile_seconds = 0.0   # each shape's first steps: compilation, then the CUDA graph's capture
+        self.compile_seconds = 0.0   # each compiled shape's first two steps: compilation, then the CUDA graph's capture
 
     def _buffer(self, policy: LMPolicy, rows: int, length: int) -> dict:
         from transformers import StaticCache
@@ -134,22 +128,16 @@ class StaticDecoder:
             self.buffers[key] = {"cache": StaticCache(config=policy.model.config, max_cache_len=length),
                                  "tokens": torch.zeros((rows, 1), dtype=torch.long, device=dev),
                                  "positions": torch.zeros((rows, 1), dtype=torch.long, device=dev),
-                                 "mask": torch.zeros((rows, length), dtype=torch.long, device=dev),
-                                 "write_at": torch.zeros((rows, 1), dtype=torch.long, device=dev)}   # the next token's position
+                                 "mask": torch.zeros((rows, length), dtype=torch.long, device=dev)}
         return self.buffers[key]
 
     def _forward(self, policy: LMPolicy):
         if self.forward is None:
             on_cuda = policy.device.type == "cuda"
             if self.compile or (self.compile is None and on_cuda):
-                # one compiled graph per shape met: the default limit of 8 would fall back to eager
+                # one graph per shape met: the default limit of 8 would fall back to eager
                 torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 128)
-                # "compiler": torch.compile's own CUDA graphs around the forward. "captured": inductor's
-                # kernels alone, and `advance` captures the whole step as a CUDA graph itself, so a step's
-                # replay skips the Python that checks the compiled graph's guards and inputs every call.
-                # "none": inductor's kernels, launched one by one.
-                mode = "reduce-overhead" if on_cuda and self.graphs == "compiler" else "default"
-                self.forward = torch.compile(policy.model.forward, mode=mode)
+                self.forward = torch.compile(policy.model.forward, mode="reduce-overhead" if on_cuda else "default")
                 self.compiled = True
             else:
                 self.forward = policy.model.forward
@@ -172,62 +160,30 @@ class StaticDecoder:
         buf["mask"].zero_()
         buf["mask"][:, :Lp] = mask
         buf["positions"].copy_(positions(mask)[:, -1:] + 1)
-        buf["write_at"].fill_(Lp)
-        forward = self._forward(policy)
+        forward, step = self._forward(policy), [Lp]
         # the grouped attention reads the cache up to the last position this call can write; the stock one all of it
         reads = policy.model.config._attn_implementation == GROUPED
         read = {"read_length": read_length(Lp + max_new_tokens)} if reads else {}
         shape = (rows, buf["mask"].shape[1], read.get("read_length", buf["mask"].shape[1]))
-        capture = self.compiled and self.graphs == "captured" and policy.device.type == "cuda"
-
-        def step() -> torch.Tensor:
-            """The device's part of a decode step, on the token in buf["tokens"]: every input is a
-            buffer at a fixed address and every index a device tensor, so a CUDA graph can hold it."""
-            buf["mask"].scatter_(1, buf["write_at"], 1)     # the new token's position joins the context
-            with policy.autocast():
-                out = forward(input_ids=buf["tokens"], attention_mask=buf["mask"], position_ids=buf["positions"],
-                              past_key_values=cache, use_cache=True, **read).logits[:, -1]
-            buf["positions"].add_(1)
-            buf["write_at"].add_(1)
-            return out
 
         def advance(tok: torch.Tensor) -> torch.Tensor:
             buf["tokens"][:B, 0] = tok
-            n = self.shapes.get(shape, 0)
-            self.shapes[shape] = n + 1
-            if shape in self.captured:
-                graph, out = self.captured[shape]
-                graph.replay()
-            elif not self.compiled or n >= 2:
-                out = step()
-            else:   # a shape's first steps: compilation (and on CUDA warm-up), then the graph's capture
-                out = self._first_steps(policy, step, shape, capture, n)
-            return out[:B].clone()   # a graph's output is overwritten by its next replay
+            buf["mask"][:, step[0]] = 1
+            first = self.compiled and self.shapes.get(shape, 0) < 2
+            if first:
+                sync(policy.device)
+                began = time.perf_counter()
+            with policy.autocast():
+                out = forward(input_ids=buf["tokens"], attention_mask=buf["mask"], position_ids=buf["positions"],
+                              past_key_values=cache, use_cache=True, **read).logits[:B, -1]
+            if first:
+                sync(policy.device)
+                self.compile_seconds += time.perf_counter() - began
+            self.shapes[shape] = self.shapes.get(shape, 0) + 1
+            buf["positions"].add_(1)
+            step[0] += 1
+            return out.clone()   # a graph's output is overwritten by its next replay
         return logits[:B], advance
-
-    def _first_steps(self, policy: LMPolicy, step, shape: tuple, capture: bool, n: int) -> torch.Tensor:
-        """One of a compiled shape's first two steps, timed into compile_seconds: the first compiles.
-        To capture (graphs "captured", on CUDA) the first runs on a side stream, as a capture asks of
-        the work before it, and the second is captured and replayed, as every later step is."""
-        sync(policy.device)
-        began = time.perf_counter()
-        if not capture:
-            out = step()
-        elif n == 0:
-            side = torch.cuda.Stream(policy.device)
-            side.wait_stream(torch.cuda.current_stream(policy.device))
-            with torch.cuda.stream(side):
-                out = step()
-            torch.cuda.current_stream(policy.device).wait_stream(side)
-        else:
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):   # recorded, not run: the replay runs it
-                out = step()
-            self.captured[shape] = (graph, out)
-            graph.replay()
-        sync(policy.device)
-        self.compile_seconds += time.perf_counter() - began
-        return out
 
     __call__ = start
 

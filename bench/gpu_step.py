@@ -18,8 +18,11 @@ the seconds their first steps took (compilation and capture), and for every engi
 sampling copy's log-probability of each action is from pi_old's, recomputed on the trained
 model (per action: Eq. 2's rho is per action). Random weights never close the action's JSON, so
 every turn writes max_new_tokens and every episode runs all 10 turns: the step timed is the
-longest one a run can have. On a CPU, `--shape small` is a smoke test of the same code (its
-bandwidth is the RAM's). The file records the command, date, machine, commit and the versions
+longest one a run can have. `--profile-turns N` then plays one more step of N-turn episodes under
+torch.profiler and keeps, for the rollout and for the update (pi_old's scoring included), the
+seconds the GPU's kernels were busy beside the wall time, and the costliest kernels and host calls:
+where a phase's time goes, and whether the GPU or the host is what it waits on. On a CPU,
+`--shape small` is a smoke test of the same code (its bandwidth is the RAM's). The file records the command, date, machine, commit and the versions
 of torch, transformers, peft and accelerate.
 
 The paper's batch (its train_echo.py with TRL): 16 groups of G = 4 rollouts per generation,
@@ -69,7 +72,7 @@ SMALL = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_att
 @dataclass
 class GpuStepConfig:
     modes: str = arg("lora,full", "comma list: lora (the paper's r = 16 adapters) and/or full fine-tuning")
-    engines: str = arg("fast-stock,fast", "comma list of rollout engines: eager, fast-stock, fast-compiler-graphs, fast")
+    engines: str = arg("fast-stock,fast", "comma list of rollout engines: eager, fast-stock, fast")
     shape: str = arg("qwen2.5-1.5b", "qwen2.5-1.5b (the paper's model, 1.5B parameters) or small (a CPU smoke test)")
     tokenizer: str = arg("", "a tokenizer directory (e.g. SmolLM2's, a ChatML BPE like Qwen's); empty: a BPE trained here")
     secrets: int = arg(16, "B: secrets per step (the paper's generation batch: 16 groups)")
@@ -85,7 +88,7 @@ class GpuStepConfig:
     out: str = arg(os.path.join(RESULTS, "gpu_step.json"), "where the figures are written", writes="file")
 
 
-ENGINES = ("eager", "fast-stock", "fast-compiler-graphs", "fast")
+ENGINES = ("eager", "fast-stock", "fast")
 
 
 def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
@@ -108,10 +111,7 @@ def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
 def make_sampler(policy: LMPolicy, engine_name: str) -> LMPolicy:
     """What samples for an engine of ENGINES."""
     if engine_name == "fast-stock":   # the static caches and graphs alone: stock attention, no read lengths, no lookahead
-        return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(lookahead=0, graphs="compiler"),
-                                     attention="sdpa")
-    if engine_name == "fast-compiler-graphs":   # fast, with torch.compile's CUDA graphs around the forward alone
-        return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(graphs="compiler"))
+        return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(lookahead=0), attention="sdpa")
     return engine.sampler(policy, engine_name)
 
 

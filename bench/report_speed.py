@@ -31,6 +31,18 @@ def paper_hours(step_s: float) -> str:
     return f"350 such steps {350 * step_s / 3600:.1f} h"
 
 
+def profile_text(p: dict, top: int = 3) -> str:
+    """bench/gpu_step.py --profile-turns: per phase the GPU-busy share of its wall time, its costliest
+    kernels and its costliest host call."""
+    def phase(name: str) -> str:
+        v = p[name]
+        kernels = ", ".join(f"{k[:40]} {ms:,.0f} ms / {calls:,} calls" for k, calls, ms in v["kernels"][:top])
+        host = v["host"][0]
+        return (f"{name} GPU busy {v['gpu_busy_s']} of {v['wall_s']} s (kernels: {kernels}; most host time: "
+                f"{host[0][:40]} {host[2]:,.0f} ms / {host[1]:,} calls)")
+    return f"profiled {p['turns']}-turn step: " + "; ".join(phase(n) for n in ("rollout", "update"))
+
+
 def gpu_step_figure(d: dict) -> str:
     """bench/gpu_step.py's figures; a file with the decode split (keys MODE/ENGINE) gives the bound too."""
     parts = []
@@ -53,6 +65,8 @@ def gpu_step_figure(d: dict) -> str:
                      f", largest {v['behaviour_action_log_ratio_max_abs']}")
         if d.get("device", "cpu") != "cpu" and "decode_s" in v:
             text += f"; {paper_hours(v['step_s'])}"
+        if "profile" in v:
+            text += "; " + profile_text(v["profile"])
         parts.append(text)
     warm = "the second of two steps" if any("decode_s" in v for v in d["modes"].values()) else "one cold step"
     return f"{d['shape']} shape, random weights, {warm}: " + "; ".join(parts)
@@ -113,6 +127,7 @@ SPEED = {
     "ranks_speed.json": ranks_figure,
     "ranks_speed_gpu.json": ranks_figure,
     "gpu_step.json": gpu_step_figure,
+    "gpu_step_h200.json": gpu_step_figure,
     "gpu_step_cpu_small.json": gpu_step_figure,
     "train_gpu.json": device_runs_figure,
 }

@@ -331,33 +331,3 @@ def test_compiled_static_decoder_gives_the_eager_tokens(tokenizer, sampler):  # 
         assert max(abs(a - b) for g, w in zip(got, want) for a, b in zip(g.logprobs, w.logprobs)) < 1e-5
     assert decoder.compiled and decoder.compile_seconds > 0
 
-
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a GPU")
-@pytest.mark.parametrize("greedy", [False, True])
-def test_captured_step_graphs_give_the_uncaptured_tokens_on_cuda(tokenizer, greedy):  # noqa: F811
-    """On a GPU: each shape's decode step captured as one CUDA graph (graphs "captured", the
-    default) gives the tokens and log-probs of the same compiled forward launched kernel by kernel
-    (graphs "none"), exactly, and the eager decoder's tokens; across batch sizes (new shapes,
-    captured), and again when the captured graphs are replayed in a later call."""
-    eager = random_policy(tokenizer, "qwen2")
-    eager.model.to("cuda")
-    captured = StaticDecoder(min_positions=1024)
-    graphed = rollout_policy(eager, torch.float32, captured)
-    plain = rollout_policy(eager, torch.float32, StaticDecoder(min_positions=1024, graphs="none"))
-    prompts, sample = mixed_prompts(eager), SampleConfig(max_new_tokens=24, greedy=greedy)
-
-    def play(policy, batch):
-        seeds = None if greedy else [torch.Generator("cuda").manual_seed(10 + i) for i in range(len(batch))]
-        return policy.generate(batch, sample, seeds)
-
-    for batch in (prompts, prompts[:3], prompts[3:], prompts):
-        want, got, reference = play(plain, batch), play(graphed, batch), play(eager, batch)
-        assert [(g.completion_ids, g.logprobs) for g in got] == [(w.completion_ids, w.logprobs) for w in want]
-        assert [g.completion_ids for g in got] == [r.completion_ids for r in reference]
-    assert set(captured.captured) == {s for s, n in captured.shapes.items() if n >= 2} and len(captured.captured) >= 2
-    assert captured.compile_seconds > 0
-
-
-def test_static_decoder_refuses_an_unknown_graphs_setting():
-    with pytest.raises(ValueError, match="captured, compiler or none"):
-        StaticDecoder(graphs="cudagraphs")
