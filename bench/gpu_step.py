@@ -22,8 +22,8 @@ longest one a run can have. `--profile-turns N` then plays one more step of N-tu
 torch.profiler and keeps, for the rollout and for the update (pi_old's scoring included), the
 seconds the GPU's kernels were busy beside the wall time, and the costliest kernels and host calls:
 where a phase's time goes, and whether the GPU or the host is what it waits on. On a CPU,
-`--shape small` is a smoke test of the same code (its bandwidth is the RAM's). The file records the command, date, machine, commit and the versions
-of torch, transformers, peft and accelerate.
+`--shape small` is a smoke test of the same code (its bandwidth is the RAM's). The file records
+the command, date, machine, commit and the versions of torch, transformers, peft and accelerate.
 
 The paper's batch (its train_echo.py with TRL): 16 groups of G = 4 rollouts per generation,
 one pass, 4 optimizer steps; completions up to 128 tokens.
