@@ -71,9 +71,9 @@ that file.
   [{"step", "seconds", "valid_action_rate", "reward", ...}]}; where "train_flags" is missing,
   provenance.json's note gives the flags the script passed to train.py.
 - the speed files env_speed, eval_speed, rollouts, threads, ranks_speed, ranks_speed_gpu,
-  gpu_step, gpu_step_h200, gpu_step_cpu_small, profile_step, profile_step_binary, profile_step_binary_bf16,
-  train_gpu (.json): as their bench scripts write them (train_gpu: bench/device_runs.py, from the
-  metrics of train.py runs on a GPU machine).
+  gpu_step, gpu_step_h200, gpu_step_cpu_small, profile_step, profile_step_binary,
+  profile_step_binary_bf16, train_gpu (.json): as their bench scripts write them (train_gpu:
+  bench/device_runs.py, from the metrics of train.py runs on a GPU machine).
 """
 import os
 import sys

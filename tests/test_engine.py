@@ -330,4 +330,3 @@ def test_compiled_static_decoder_gives_the_eager_tokens(tokenizer, sampler):  # 
         assert [g.completion_ids for g in got] == [w.completion_ids for w in want]
         assert max(abs(a - b) for g, w in zip(got, want) for a, b in zip(g.logprobs, w.logprobs)) < 1e-5
     assert decoder.compiled and decoder.compile_seconds > 0
-
