@@ -107,13 +107,19 @@ def halving_share(policy, secrets, cfg: GameConfig, universes=None) -> float:
 
 
 def summary(comparisons, eliminated) -> dict:
+    """Pearson's r between threshold and median over the comparison turns, and the number of
+    distinct (threshold, median) pairs it rests on: a greedy policy that asks the same few
+    thresholds in the same few beliefs repeats one point many times, and with two distinct points
+    r is +-1 whatever the policy does, so it is measured only from three on."""
     if not comparisons:
-        return {"comparisons": 0, "mean_fraction_eliminated": statistics.mean(eliminated) if eliminated else math.nan,
+        return {"comparisons": 0, "threshold_points": 0,
+                "mean_fraction_eliminated": statistics.mean(eliminated) if eliminated else math.nan,
                 "zero_share": sum(e == 0 for e in eliminated) / max(len(eliminated), 1)}
     x = torch.tensor([c[0] for c in comparisons])
     m = torch.tensor([float(c[1]) for c in comparisons])
-    corr = torch.corrcoef(torch.stack([x, m]))[0, 1].item() if len(x) > 2 else math.nan
-    return {"comparisons": len(comparisons), "threshold_median_corr": corr,
+    points = len({(c[0], float(c[1])) for c in comparisons})
+    corr = torch.corrcoef(torch.stack([x, m]))[0, 1].item() if points > 2 else math.nan
+    return {"comparisons": len(comparisons), "threshold_points": points, "threshold_median_corr": corr,
             "mean_abs_offset_over_size": statistics.mean(abs(c[0] - c[1]) / c[2] for c in comparisons),
             "mean_fraction_eliminated": statistics.mean(eliminated),
             "comparison_share": len(comparisons) / max(len(eliminated), 1),

@@ -23,7 +23,9 @@ Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "k
 "changed" (train.py settings that differ from the question set's defaults), "train_seconds",
 "threads", "samples", "heldout_greedy", "heldout_sampled", "gen200_greedy", "gen200_sampled",
 "gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled", "gen200_eliminated_fraction_greedy",
-"gen200_threshold_median_corr_greedy", "gen200_threshold_median_corr_sampled"}, ...],
+"gen200_threshold_median_corr_greedy", "gen200_threshold_median_corr_sampled",
+"gen200_threshold_points_greedy", "gen200_threshold_points_sampled" (the distinct (threshold,
+median) pairs each correlation rests on; bisection_behaviour.summary)}, ...],
 "references": [{"question_set", "policy", "split_seed", "heldout", "gen200"}, ...],
 "paired": {question_set: {other estimator: {figure: {mean_difference, t, p, seeds}}}}}, rates as
 fractions. A run whose directory is gone keeps its row from the output file, so runs can be
@@ -37,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.bisection_behaviour import heldout_and_n200  # noqa: E402
+from bench.bisection_behaviour import behaviour, greedy_turns, heldout_and_n200  # noqa: E402
 from bench.common import RESULTS, save_results  # noqa: E402
 from bench.reproduce import PER_RUN_FIELDS  # noqa: E402
 from cli import arg, fail, parse_config, use_threads  # noqa: E402
@@ -100,7 +102,22 @@ def run_row(run_dir: Path, samples: int) -> dict:
             "gen200_redundant_rate_sampled": gen["behaviour_sampled"]["redundant_rate"],
             "gen200_eliminated_fraction_greedy": gen["behaviour_greedy"]["mean_fraction_eliminated"],
             "gen200_threshold_median_corr_greedy": gen["behaviour_greedy"].get("threshold_median_corr", math.nan),
-            "gen200_threshold_median_corr_sampled": gen["behaviour_sampled"].get("threshold_median_corr", math.nan)}
+            "gen200_threshold_median_corr_sampled": gen["behaviour_sampled"].get("threshold_median_corr", math.nan),
+            "gen200_threshold_points_greedy": gen["behaviour_greedy"]["threshold_points"],
+            "gen200_threshold_points_sampled": gen["behaviour_sampled"]["threshold_points"]}
+
+
+def with_greedy_points(run_dir: Path, row: dict) -> dict:
+    """A row scored before the correlation counted its points: the greedy play on 1..200 again
+    (deterministic, so the other greedy figures stay as they are), for its distinct (threshold,
+    median) pairs and the correlation under that rule. The sampled count stays unknown: its
+    episodes are not played again."""
+    if "gen200_threshold_points_greedy" in row:
+        return row
+    policy = models.load_policy_for("generalization.py", str(kept_checkpoint(run_dir)), "cpu", "fp32", trainable=False)
+    greedy = behaviour(greedy_turns(policy, list(range(1, 201)), GameConfig(question_set=row["question_set"], n_max=200)))
+    return {**row, "gen200_threshold_points_greedy": greedy["threshold_points"],
+            "gen200_threshold_median_corr_greedy": greedy.get("threshold_median_corr", math.nan)}
 
 
 def references(question_set: str, split_seed: int) -> list[dict]:
@@ -135,7 +152,8 @@ def main(argv=None):
     rows = []
     for run_dir in run_dirs:      # a run scored before is not played again
         facts = run_facts(run_dir, cfg.samples)
-        rows.append((not cfg.rescore and scored_before(facts, before["runs"])) or run_row(run_dir, cfg.samples))
+        earlier = not cfg.rescore and scored_before(facts, before["runs"])
+        rows.append(with_greedy_points(run_dir, earlier) if earlier else run_row(run_dir, cfg.samples))
         print(", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()), flush=True)
     for row in carried_over(before["runs"], rows):
         print(f"{row['question_set']} {row['estimator']}-seed{row['seed']}: no directory under {cfg.runs}, "

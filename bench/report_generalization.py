@@ -22,6 +22,13 @@ def pair(row: dict, a: str, b: str, show=pct) -> str:
     return f"{show(row[a])} / {show(row[b])}"
 
 
+def correlation(row: dict, play: str) -> str:
+    """The threshold-median correlation of greedy or sampled play, with the number of distinct
+    (threshold, median) pairs behind it where the row counted them."""
+    points = row.get(f"gen200_threshold_points_{play}")
+    return num(row[f"gen200_threshold_median_corr_{play}"]) + (f" ({points})" if points is not None else "")
+
+
 def by_estimator(runs: list[dict]) -> dict:
     out = {}
     for r in runs:
@@ -62,10 +69,16 @@ def section_generalization() -> list[str]:
                    pair(r, "heldout_greedy", "heldout_sampled"), pair(r, "gen200_greedy", "gen200_sampled"),
                    pair(r, "gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled")]
             if binary:
-                row += [pair(r, "gen200_threshold_median_corr_greedy", "gen200_threshold_median_corr_sampled", num),
-                        num(r["gen200_eliminated_fraction_greedy"])]
+                row += [f"{correlation(r, 'greedy')} / {correlation(r, 'sampled')}", num(r["gen200_eliminated_fraction_greedy"])]
             rows.append(row)
-        lines += [f"### {title}", ""] + table(header, rows)
+        lines += [f"### {title}", ""]
+        if binary:
+            lines += ["Threshold-median corr.: Pearson's r between the threshold of each comparison asked and the "
+                      "median of the candidates C_t then (bisection asks the median: r = 1), over all turns; in "
+                      "brackets, the distinct (threshold, median) pairs it rests on, where counted. A greedy policy "
+                      "that asks a few fixed thresholds repeats a few points many times, so its r says little; with "
+                      "fewer than 3 distinct pairs it is n/a.", ""]
+        lines += table(header, rows)
         means = [[e.upper(), seeds_text(sorted(r["seed"] for r in rs))] + [ms([r[k] for r in rs]) for k, _ in FIGURES]
                  + [ms([r["gen200_redundant_rate_greedy"] for r in rs])] for e, rs in by_estimator(runs).items()]
         lines += ["Mean ± SEM over seeds (%):", ""]

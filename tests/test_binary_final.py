@@ -22,6 +22,19 @@ def test_bisection_cuts_at_the_median_and_halves_the_candidates():
     assert math.isnan(fixed["threshold_median_corr"]) or abs(fixed["threshold_median_corr"]) < 1e-6
 
 
+def test_the_correlation_counts_its_distinct_points_and_needs_three():
+    """A greedy policy that cuts at 19.5 in the two beliefs it keeps meeting and at 59.5 once
+    rests its r on two or three points however many turns it plays: two give no r at all (it
+    would be +-1 by construction), three give one, and the count says how little it rests on."""
+    two = [(19.5, 100, 200, 0.1)] * 100 + [(59.5, 6, 12, 0.5)] * 4
+    s = summary(two, [0.1] * 104)
+    assert (s["comparisons"], s["threshold_points"]) == (104, 2) and math.isnan(s["threshold_median_corr"])
+    three = two + [(19.5, 101, 199, 0.1)] * 100
+    s = summary(three, [0.1] * 204)
+    assert s["threshold_points"] == 3 and -1.0 <= s["threshold_median_corr"] < -0.9
+    assert summary([], [0.0])["threshold_points"] == 0
+
+
 def test_halving_share_is_one_for_bisection_and_lower_for_random_questions():
     """Teacher-forced on the Bayes policy's states: bisection halves C_t in every one of them (in
     a drawn universe too); random questions do not."""

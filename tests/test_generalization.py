@@ -92,6 +92,16 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     for key in ("gen200_greedy", "gen200_sampled", "gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled"):
         assert 0.0 <= row[key] <= 1.0
     assert "commit" in written and "command" in written
+    assert row["gen200_threshold_points_greedy"] >= 0 and row["gen200_threshold_points_sampled"] >= 0
+    # a row written before the points were counted gets them from greedy play alone, the same as a full scoring
+    out.write_text(json.dumps({**written, "runs": [{k: v for k, v in row.items() if "threshold" not in k} | {
+        "gen200_threshold_median_corr_greedy": 0.5, "gen200_threshold_median_corr_sampled": 0.25}]}))
+    generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
+    (filled,) = json.loads(out.read_text())["runs"]
+    assert len(played) == 1 and filled["gen200_threshold_points_greedy"] == row["gen200_threshold_points_greedy"]
+    assert json.dumps(filled["gen200_threshold_median_corr_greedy"]) == json.dumps(row["gen200_threshold_median_corr_greedy"])
+    assert filled["gen200_threshold_median_corr_sampled"] == 0.25 and "gen200_threshold_points_sampled" not in filled
+    out.write_text(json.dumps(written))
     # scored again: the row is reused, not played; --rescore plays it again
     generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
     assert len(played) == 1 and json.loads(out.read_text())["runs"] == [row]
@@ -137,6 +147,11 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     assert "| echo | 1 | 9 | `--split-seed 9` | 40 (35) | 2 (1) | 100.0 / 90.0 | 70.0 / 50.0 | 25.0 / 0.0 |" in text
     assert "| ECHO | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 | 50.0 ± 0.0 | 25.0 ± 0.0 |" in text
     assert "| echo | 0 | 9 | `--split-seed 9` | 40 (35) | 2 (1) | 100.0 / 90.0 | 30.0 / 50.0 | 25.0 / 0.0 | 0.80 / n/a | 0.40 |" in text
+    counted = {**row("binary", "rloo", 0, 0.3), "gen200_threshold_points_greedy": 4, "gen200_threshold_points_sampled": 0}
+    (tmp_path / "generalization.json").write_text(json.dumps({**data, "runs": runs + [counted]}))
+    with report_tables.reading(str(tmp_path)):
+        text = "\n".join(section_generalization())
+    assert "| 25.0 / 0.0 | 0.80 (4) / n/a (0) | 0.40 |" in text and "fewer than 3 distinct pairs" in text
     assert "ECHO minus GRPO, paired over seeds 0: " in text and "1..200 greedy 40.0 points" in text
     assert text.index("### Paper question set") < text.index("### Binary question set")
     assert text.count("| fixed_sequence | 9 | 100.0 | 85.0 |") == 2
