@@ -18,8 +18,8 @@ def pct(x) -> str:
     return num(x, 1, 100)
 
 
-def pair(row: dict, a: str, b: str, show=pct) -> str:
-    return f"{show(row[a])} / {show(row[b])}"
+def pair(row: dict, a: str, b: str) -> str:
+    return f"{pct(row[a])} / {pct(row[b])}"
 
 
 def correlation(row: dict, play: str) -> str:
@@ -69,7 +69,8 @@ def section_generalization() -> list[str]:
                    pair(r, "heldout_greedy", "heldout_sampled"), pair(r, "gen200_greedy", "gen200_sampled"),
                    pair(r, "gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled")]
             if binary:
-                row += [f"{correlation(r, 'greedy')} / {correlation(r, 'sampled')}", num(r["gen200_eliminated_fraction_greedy"])]
+                row += [f"{correlation(r, 'greedy')} / {correlation(r, 'sampled')}",
+                        num(r["gen200_eliminated_fraction_greedy"])]
             rows.append(row)
         lines += [f"### {title}", ""]
         if binary:
