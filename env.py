@@ -35,6 +35,11 @@ Departures from the paper's code, and why:
   answers tell apart, instead of the elimination the drawn secret happened to give. It removes
   the luck of the secret from the turn's credit without using the secret. The parts are those
   of the rule oracle's truthful answers, whichever oracle played the turn.
+- Refused families (off by default, not in the paper; experiment.episode_starts): an episode may
+  carry a set of question families its clue holders do not answer, unseen until asked; such a
+  question gets the oracle's DEFLECTION and no oracle call. On 1..100 the digit sum and the last
+  digit identify every secret, so a fixed pair of questions wins every game; when either may be
+  refused, the next question depends on what the history shows was answered.
 """
 from __future__ import annotations
 
@@ -317,12 +322,13 @@ class Episode:
     asked: set = field(default_factory=set)      # (arm, normalised question) pairs
     asked_any: set = field(default_factory=set)  # normalised questions, any arm
     records: list = field(default_factory=list)
+    refused: frozenset = frozenset()             # question families no clue holder answers here
 
     def carried_on(self, secret: int) -> "Episode":
         """A new episode that starts where this one stands (belief, arm histories, questions
-        asked, turn), for `secret`, with no turns of its own yet."""
+        asked, turn, refused families), for `secret`, with no turns of its own yet."""
         return Episode(int(secret), self.candidates, [list(h) for h in self.arm_histories], self.turn,
-                       self.resolved, set(self.asked), set(self.asked_any))
+                       self.resolved, set(self.asked), set(self.asked_any), refused=self.refused)
 
 
 def question_key(question: str) -> str:
@@ -350,11 +356,12 @@ class CSG:
     game = CSG(secrets, cfg); while game.active: texts = policy(game.messages()); game.step(texts)
     """
 
-    def __init__(self, secrets, cfg: GameConfig = GameConfig(), oracle=None, universes=None):
+    def __init__(self, secrets, cfg: GameConfig = GameConfig(), oracle=None, universes=None, refused=None):
         """`universes`: one set of numbers per secret, the episode's candidate universe C_0, which
         holds its secret (None: every episode starts from 1..n_max, the paper's game). The prompt
         lists the candidates, so a policy sees its universe; a fixed question sequence cannot
-        bisect them all."""
+        bisect them all. `refused`: one set of question families per secret that its clue holders
+        do not answer (None: none, the paper's game); the prompt does not list them."""
         bad = [s for s in secrets if not 1 <= s <= cfg.n_max]
         if bad:
             raise ValueError(f"secrets {bad[:5]} are outside 1..{cfg.n_max}")
@@ -363,7 +370,9 @@ class CSG:
         if len(universes) != len(secrets) or any(s not in u or not u <= full for s, u in zip(secrets, universes)):
             raise ValueError(f"each secret needs a universe within 1..{cfg.n_max} that holds it")
         self.cfg, self.oracle = cfg, oracle or RuleOracle()
-        self.episodes = [Episode(int(s), u, [[] for _ in range(cfg.n_arms)]) for s, u in zip(secrets, universes)]
+        refused = [frozenset()] * len(secrets) if refused is None else [frozenset(r) for r in refused]
+        self.episodes = [Episode(int(s), u, [[] for _ in range(cfg.n_arms)], refused=r)
+                         for s, u, r in zip(secrets, universes, refused)]
 
     @property
     def active(self) -> list[int]:
@@ -383,16 +392,19 @@ class CSG:
             raise ValueError(f"{len(responses)} responses for {len(indices)} active episodes")
         actions = [read_action(text, self.cfg.n_arms) for text in responses]
         # The oracle is asked once per turn for every episode that needs it (LLM: concurrently).
-        ask = []
+        ask, hints = [], {}
         for i, (action, _) in zip(indices, actions):
             ep = self.episodes[i]
             if action is None or (action.arm, question_key(action.question)) in ep.asked:
                 continue
             query = parse_question(action.question)
+            if query is not None and query.family in ep.refused:
+                hints[i] = DEFLECTION      # as the oracle declines a question it cannot answer
+                continue
             if self.cfg.question_set == "binary" and query is not None and not query.binary:
                 continue
             ask.append((i, action.question, ep.secret))
-        hints = dict(zip([i for i, _, _ in ask], self.oracle.answer_many([(q, s) for _, q, s in ask])))
+        hints.update(zip([i for i, _, _ in ask], self.oracle.answer_many([(q, s) for _, q, s in ask])))
         return [self._apply(i, text, action, reason, hints.get(i))
                 for i, text, (action, reason) in zip(indices, responses, actions)]
 
@@ -428,7 +440,8 @@ class CSG:
             ep.resolved = after == {ep.secret}
         info = None
         if cfg.expected_info and not (invalid or redundant):   # the elimination expected under b_t
-            info = expected_elimination(answer_parts(question, belief, cfg))
+            refused = question_type(question) in ep.refused
+            info = expected_elimination([before] if refused else answer_parts(question, belief, cfg))
         r = turn_reward(before, len(after), t, cfg.max_turns, redundant=redundant, invalid=invalid,
                         arm_match=arm_match, novel=novel, resolved=ep.resolved, info=info)
         record = TurnRecord(
@@ -462,11 +475,12 @@ class CSG:
                     total_reward=sum(r.reward for r in ep.records))
 
 
-def explored(secret: int, cfg: GameConfig, explorer, turns: int, oracle=None, universe=None) -> Episode:
+def explored(secret: int, cfg: GameConfig, explorer, turns: int, oracle=None, universe=None,
+             refused=frozenset()) -> Episode:
     """Where one episode stands after up to `turns` turns of another respond(game)-policy (an
     explorer: reference.RandomPolicy), stopping before a turn that would end it: a reachable
     state with a real history h_t, from which a learner's rollouts carry on (Episode.carried_on)."""
-    game = CSG([secret], cfg, oracle, None if universe is None else [universe])
+    game = CSG([secret], cfg, oracle, None if universe is None else [universe], [refused])
     for _ in range(turns):
         trial = game.branch(0, [secret])
         trial.step(explorer.respond(trial))

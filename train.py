@@ -28,7 +28,7 @@ Departures from the paper, and why:
 - It keeps the checkpoint that plays best on training secrets set aside (`validation_secrets` > 0;
   experiment.py says why); the paper reports its last checkpoint.
 - Eq. 1 is taken over the rollouts still active at turn t (echo.py says why).
-- Off by default: episodes may start from drawn universes or after random turns (experiment.episode_starts).
+- Off by default: episodes may start from drawn universes, after random turns, or refuse families (experiment.episode_starts).
 - On a GPU the rollouts are sampled from a bf16 copy of the weights, LoRA folded in (engine.py);
   pi_old is still scored on the trained model, and the two's gap is logged per token and action.
 """
@@ -93,8 +93,7 @@ class TrainConfig:
     kl_beta: float = arg(0.0, "weight of KL to the initial policy (paper: 0)", at_least=0)
     grad_clip: float = arg(0.5, "gradient-norm clip (paper: 0.5)", above=0)
     target_kl: float = arg(0.0, "stop a batch's updates once KL(pi_old || pi) per action exceeds this (0: never)", at_least=0)
-    adam_beta2: float = arg(0.99, "Adam's second-moment decay (0.99 reacts to gradient spikes; torch default 0.999)",
-                            at_least=0, below=1)
+    adam_beta2: float = arg(0.99, "Adam's second-moment decay (0.99 reacts to gradient spikes; torch's 0.999)", at_least=0, below=1)
     adam_eps: float = arg(1e-5, "Adam's epsilon (PPO practice: 1e-5, so near-zero gradients take near-zero steps)", above=0)
     anneal_lr: bool = arg(True, "decay the learning rate linearly to 0 over the run (PPO practice)")
     temperature: float = arg(1.0, "sampling temperature of the rollouts (paper: 1.0)", above=0)
@@ -108,8 +107,9 @@ class TrainConfig:
                                 "subset (env.UNIVERSES; experiment.episode_starts)", choices=("full", *UNIVERSES))
     universe_least: int = arg(2, "the fewest numbers a random universe holds", at_least=1)
     universe_share: float = arg(1.0, "share of a step's secrets whose universe is random", at_least=0, at_most=1)
-    prefix_turns: int = arg(0, "K: a secret's rollouts start after 0..K turns of random questions (0: turn 0, the paper)",
-                            at_least=0)
+    prefix_turns: int = arg(0, "K: a secret's rollouts start after 0..K turns of random questions (0: the paper)", at_least=0)
+    refusal_rate: float = arg(0.0, "chance that each family an arm owns (env.ARM_FAMILIES) goes unanswered in a training "
+                                   "secret's episodes, unseen until asked (0: never, the paper)", at_least=0, at_most=1)
     eval_every: int = arg(5, "evaluation on the held-out secrets every this many steps", at_least=1)
     eval_samples: int = arg(4, "sampled episodes (T = 1) per held-out secret at an evaluation, beside greedy (0: none)", at_least=0)
     credit_probe: int = arg(32, "turns whose credit is set against the one-step A_B at each evaluation (0: off)", at_least=0)

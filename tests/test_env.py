@@ -312,6 +312,41 @@ def test_episodes_start_from_their_own_universe_and_bisection_resolves_each():
         assert ep.resolved and ep.turn <= math.ceil(math.log2(len(u)))
 
 
+def test_a_refused_family_is_deflected_without_the_oracle_and_the_refusal_carries_on():
+    """CSG(refused=...): a question of a family the episode's clue holders refuse gets DEFLECTION,
+    no oracle call, no elimination and no arm match, to any arm; other families and the other
+    episodes are answered as usual; the prompt does not list the refusal; a state carried on
+    (a branch, an explored start) keeps it; under expected_info the refused question is worth 0."""
+    from env import explored
+    from reference import RandomPolicy
+    calls = []
+
+    class CountingOracle(RuleOracle):
+        def answer(self, q, s):
+            calls.append(q)
+            return super().answer(q, s)
+
+    game = CSG([42, 42], GameConfig(), oracle=CountingOracle(), refused=[{"last_digit", "parity"}, set()])
+    r = game.step([act(3, "What is the last digit?")] * 2)
+    assert r[0].hint == DEFLECTION and r[0].eliminated == 0 and not r[0].arm_match and r[0].r_info == 0
+    assert r[1].answer == "2" and r[1].eliminated == 90 and r[1].arm_match and len(calls) == 1
+    assert game.messages()[0][1]["content"] == CSG([42], GameConfig()).messages()[0][1]["content"].replace(
+        "Turn 1", "Turn 2").replace("Arm 3: not yet queried", "Arm 3 (queried 1x):\n    Q: What is the last digit?\n"
+                                    f"    A: {DEFLECTION}")
+    (r,) = game.branch(0, [42]).step([act(0, "Is the number even?")])
+    assert r.hint == DEFLECTION and len(calls) == 1
+    (r,) = game.branch(0, [42]).step([act(3, "What is the sum of the digits?")])
+    assert r.eliminated == 93 and len(calls) == 2      # digit sum 6: 6, 15, 24, 33, 42, 51, 60 are left
+    (r,) = game.step([act(2, "What is the last digit?"), act(3, "What is the sum of the digits?")])[:1]
+    assert r.hint == DEFLECTION and not r.redundant and len(calls) == 3  # to another arm: refused again
+    start = explored(42, GameConfig(), RandomPolicy(0), 0, refused=frozenset({"digit_sum"}))
+    assert start.refused == {"digit_sum"} and start.carried_on(7).refused == {"digit_sum"}
+    (r,) = CSG([42], GameConfig(expected_info=True), refused=[{"parity"}]).step([act(0, "Is the number even?")])
+    assert r.r_info == 0 and r.hint == DEFLECTION
+    (r,) = CSG([42], GameConfig(expected_info=True)).step([act(0, "Is the number even?")])
+    assert r.r_info == pytest.approx(0.5)
+
+
 def test_an_explored_start_is_a_reachable_state_that_has_not_ended():
     """env.explored: up to K turns of random questions from the universe, never the turn that
     would end the episode; the state's history shows them, its belief holds the secret, and a

@@ -1,6 +1,8 @@
 """train.py end to end with a tiny budget: no NaN, checkpoints, exact resume, clear config errors."""
 import json
 import math
+import random
+from dataclasses import replace
 
 import pytest
 import torch
@@ -276,6 +278,49 @@ def test_training_universes_vary_and_hold_their_secrets(tmp_path, model_dir, uni
     for secrets, universes in played:
         assert all(s in u and len(u) >= 10 for s, u in zip(secrets, universes))
         assert all(universes[3 * b:3 * b + 3] == [universes[3 * b]] * 3 for b in range(len(secrets) // 3))
+
+
+def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them(tmp_path, model_dir):
+    """--refusal-rate p: each family an arm owns is refused in a training secret's episodes with
+    chance p, one draw shared by its G rollouts, at turn 0; a refused question in a rollout was
+    deflected; the credit probe replays turns under the same refusals; with p = 0 the draws of a
+    step's starts are those of a run without the flag (experiment.episode_starts)."""
+    import fidelity
+    import policy
+    from env import ARM_FAMILIES
+    from experiment import episode_starts
+    from oracle import DEFLECTION
+    families = {f for owned in ARM_FAMILIES.values() for f in owned}
+    batches, replayed = [], []
+    play, replay = policy.play_rollouts, fidelity.replay
+
+    def recording(*a, **k):
+        batches.append(play(*a, **k))
+        return batches[-1]
+
+    def checked(records, start, turn, cfg):
+        game = replay(records, start, turn, cfg)
+        replayed.append(game.episodes[0].refused == start.refused)
+        return game
+    train.play_rollouts, fidelity.replay = recording, checked
+    try:
+        run(tmp_path, model_dir, "--steps", "2", "--refusal-rate", "0.5", "--credit-probe", "4", "--group-size", "3",
+            "--secrets-per-step", "8")
+    finally:
+        train.play_rollouts, fidelity.replay = play, replay
+    assert replayed and all(replayed)
+    refused = [b.starts[3 * k].refused for b in batches for k in range(8)]
+    assert all(b.starts[3 * k + g].refused == b.starts[3 * k].refused for b in batches for k in range(8) for g in range(3))
+    assert all(r <= families for r in refused) and all(s.turn == 0 for b in batches for s in b.starts)
+    assert 0.25 < sum(map(len, refused)) / (len(refused) * len(families)) < 0.75 and len(set(refused)) > 4
+    for b in batches:
+        assert all(r.hint == DEFLECTION for r in b.records if r.question_type in b.starts[r.episode].refused)
+    cfg, game_cfg = train.TrainConfig(), train.game_config(train.TrainConfig())
+    rngs = [random.Random(5), random.Random(5)]
+    assert episode_starts(cfg, rngs[0], [3, 9], 0, game_cfg, None)[1] is None
+    assert rngs[0].random() == rngs[1].random()         # p = 0 draws nothing of its own
+    _, starts = episode_starts(replace(cfg, refusal_rate=1.0), rngs[0], [3, 9], 0, game_cfg, None)
+    assert [s.refused for s in starts] == [families] * 2 and [s.secret for s in starts] == [3, 9]
 
 
 def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them(tmp_path, model_dir):
