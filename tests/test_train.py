@@ -280,19 +280,12 @@ def test_training_universes_vary_and_hold_their_secrets(tmp_path, model_dir, uni
         assert all(universes[3 * b:3 * b + 3] == [universes[3 * b]] * 3 for b in range(len(secrets) // 3))
 
 
-def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them(tmp_path, model_dir):
-    """--refusal-rate p: each family an arm owns is refused in a training secret's episodes with
-    chance p, one draw shared by its G rollouts, at turn 0; a refused question in a rollout was
-    deflected; the credit probe replays turns under the same refusals; with p = 0 the draws of a
-    step's starts are those of a run without the flag (experiment.episode_starts)."""
+def run_watching_replays(tmp_path, model_dir, check, *flags):
+    """A run with these flags, returning its training batches and, for each turn the credit probe
+    replayed (fidelity.replay), check(replayed game, its start, turn)."""
     import fidelity
-    import policy
-    from env import ARM_FAMILIES
-    from experiment import episode_starts
-    from oracle import DEFLECTION
-    families = {f for owned in ARM_FAMILIES.values() for f in owned}
     batches, replayed = [], []
-    play, replay = policy.play_rollouts, fidelity.replay
+    play, replay = train.play_rollouts, fidelity.replay
 
     def recording(*a, **k):
         batches.append(play(*a, **k))
@@ -300,14 +293,28 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
 
     def checked(records, start, turn, cfg):
         game = replay(records, start, turn, cfg)
-        replayed.append(game.episodes[0].refused == start.refused)
+        replayed.append(check(game, start, turn))
         return game
     train.play_rollouts, fidelity.replay = recording, checked
     try:
-        run(tmp_path, model_dir, "--steps", "2", "--refusal-rate", "0.5", "--credit-probe", "4", "--group-size", "3",
-            "--secrets-per-step", "8")
+        run(tmp_path, model_dir, *flags)
     finally:
         train.play_rollouts, fidelity.replay = play, replay
+    return batches, replayed
+
+
+def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them(tmp_path, model_dir):
+    """--refusal-rate p: each family an arm owns is refused in a training secret's episodes with
+    chance p, one draw shared by its G rollouts, at turn 0; a refused question in a rollout was
+    deflected; the credit probe replays turns under the same refusals; with p = 0 the draws of a
+    step's starts are those of a run without the flag (experiment.episode_starts)."""
+    from env import ARM_FAMILIES
+    from experiment import episode_starts
+    from oracle import DEFLECTION
+    families = {f for owned in ARM_FAMILIES.values() for f in owned}
+    batches, replayed = run_watching_replays(
+        tmp_path, model_dir, lambda game, start, turn: game.episodes[0].refused == start.refused,
+        "--steps", "2", "--refusal-rate", "0.5", "--credit-probe", "4", "--group-size", "3", "--secrets-per-step", "8")
     assert replayed and all(replayed)
     refused = [b.starts[3 * k].refused for b in batches for k in range(8)]
     assert all(b.starts[3 * k + g].refused == b.starts[3 * k].refused for b in batches for k in range(8) for g in range(3))
@@ -327,24 +334,10 @@ def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them
     """--prefix-turns K: a secret's rollouts carry on after up to K random-question turns, which
     are not the learner's (no turn of the batch is earlier than its start), and the credit probe
     (at each evaluation) replays each picked turn from that start, in its own universe."""
-    import fidelity
-    import policy
-    batches, replayed = [], []
-    play, replay = policy.play_rollouts, fidelity.replay
-
-    def recording(*a, **k):
-        batches.append(play(*a, **k))
-        return batches[-1]
-
-    def checked(records, start, turn, cfg):
-        game = replay(records, start, turn, cfg)
-        replayed.append(game.episodes[0].turn == turn and game.episodes[0].candidates <= start.candidates)
-        return game
-    train.play_rollouts, fidelity.replay = recording, checked
-    try:
-        run(tmp_path, model_dir, "--steps", "2", "--prefix-turns", "4", "--universe", "subset", "--credit-probe", "4")
-    finally:
-        train.play_rollouts, fidelity.replay = play, replay
+    batches, replayed = run_watching_replays(
+        tmp_path, model_dir, lambda game, start, turn: game.episodes[0].turn == turn and
+        game.episodes[0].candidates <= start.candidates,
+        "--steps", "2", "--prefix-turns", "4", "--universe", "subset", "--credit-probe", "4")
     assert replayed and all(replayed)
     starts = [s.turn for b in batches for s in b.starts]
     assert max(starts) > 0 and all(s.turn <= 4 for b in batches for s in b.starts)
