@@ -13,11 +13,14 @@ thresholds against the median of C_t and the fraction of C_t eliminated per turn
 (bench/bisection_behaviour.py; the binary set's measure of bisection). The reference policies
 (reference.py, greedy) on the same secrets bound it: the Bayes policy (bisection on the binary
 set), the best belief-agnostic fixed sequence (fitted to each universe), random questions. Per
-question set, ECHO minus each other estimator, paired by seed (stats.paired_t_test).
+question set and flags, ECHO minus each other estimator, paired by seed (stats.paired_t_test).
 
     python bench/reproduce.py --question-set paper --jobs 2
     python bench/reproduce.py --question-set binary --jobs 2 --train-flags "--split-seed 2"
     python bench/generalization.py --runs runs/reproduce/paper,runs/reproduce/binary
+
+Runs with more flags (--train-flags "--refusal-rate 0.3 --steps 80", with --out elsewhere) are
+scored beside them (--runs ...,runs/OTHER/paper) and shown as their own group.
 
 Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "kept_step",
 "changed" (train.py settings that differ from the question set's defaults), "train_seconds",
@@ -27,9 +30,10 @@ Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "k
 "gen200_threshold_points_greedy", "gen200_threshold_points_sampled" (the distinct (threshold,
 median) pairs each correlation rests on; bisection_behaviour.summary)}, ...],
 "references": [{"question_set", "policy", "split_seed", "heldout", "gen200"}, ...],
-"paired": {question_set: {other estimator: {figure: {mean_difference, t, p, seeds}}}}}, rates as
-fractions. A run whose directory is gone keeps its row from the output file, so runs can be
-trained and scored a few at a time; delete the file to drop such rows.
+"paired": {question_set: {flags: {other estimator: {figure: {mean_difference, t, p, seeds}}}}}}, rates
+as fractions; flags: the train.py settings beyond the split that a run changed (runs are paired only
+with runs of the same flags; "-": none). A run whose directory is gone keeps its row from the output
+file, so runs can be trained and scored a few at a time; delete the file to drop such rows.
 """
 import json
 import math
@@ -41,6 +45,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.bisection_behaviour import behaviour, greedy_turns, heldout_and_n200  # noqa: E402
 from bench.common import RESULTS, save_results  # noqa: E402
+from bench.report_generalization import by_flags, flags_of  # noqa: E402
 from bench.reproduce import PER_RUN_FIELDS  # noqa: E402
 from cli import arg, fail, parse_config, use_threads  # noqa: E402
 
@@ -136,10 +141,15 @@ def scored_before(facts: dict, previous: list[dict]) -> dict | None:
     return next((r for r in previous if {k: r.get(k) for k in same} == same), None)
 
 
-def carried_over(previous: list[dict], rows: list[dict], key=("question_set", "estimator", "seed")) -> list[dict]:
+def identity(row: dict) -> tuple:
+    """What names a run among the rows: its question set, flags beyond the split, estimator, seed."""
+    return row["question_set"], flags_of(row), row["estimator"], row["seed"]
+
+
+def carried_over(previous: list[dict], rows: list[dict]) -> list[dict]:
     """The earlier rows of runs not scored now: runs whose directories are gone."""
-    now = {tuple(r[k] for k in key) for r in rows}
-    return [r for r in previous if tuple(r[k] for k in key) not in now]
+    now = {identity(r) for r in rows}
+    return [r for r in previous if identity(r) not in now]
 
 
 def main(argv=None):
@@ -159,7 +169,7 @@ def main(argv=None):
         print(f"{row['question_set']} {row['estimator']}-seed{row['seed']}: no directory under {cfg.runs}, "
               f"its row kept from {cfg.out}")
         rows.append(row)
-    rows.sort(key=lambda r: (r["question_set"], r["estimator"], r["seed"]))
+    rows.sort(key=identity)
     done = {(r["question_set"], r["split_seed"]): r for r in before["references"] if r["policy"] == "bayes"}
     refs = []
     for question_set, split in sorted({(r["question_set"], r["split_seed"]) for r in rows}):
@@ -170,7 +180,8 @@ def main(argv=None):
               f"held-out {r['heldout']:.3f}, 1..200 {r['gen200']:.3f}")
     sets = sorted({r["question_set"] for r in rows})
     save_results({"runs": rows, "references": refs,
-                  "paired": {qs: paired_by_seed([r for r in rows if r["question_set"] == qs], "echo", COMPARED)
+                  "paired": {qs: {flags: paired_by_seed(group, "echo", COMPARED)
+                                  for flags, group in by_flags([r for r in rows if r["question_set"] == qs]).items()}
                              for qs in sets}}, cfg.out)
 
 

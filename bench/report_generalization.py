@@ -40,6 +40,20 @@ def changed_text(changed: dict) -> str:
     return " ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in sorted(changed.items())) or "-"
 
 
+def flags_of(row: dict) -> str:
+    """The train.py settings a run changed beyond its split ("-": none). Runs of one question set
+    are averaged and paired only with runs of the same flags: a comparison changes one thing."""
+    return changed_text({k: v for k, v in row["changed"].items() if k != "split_seed"})
+
+
+def by_flags(runs: list[dict]) -> dict:
+    """{flags: runs}, the runs without extra flags first."""
+    out = {}
+    for r in sorted(runs, key=lambda r: flags_of(r) != "-"):
+        out.setdefault(flags_of(r), []).append(r)
+    return out
+
+
 def section_generalization() -> list[str]:
     lines = ["## Policies that read their belief: secrets up to 200", ""]
     d = load(FILE)
@@ -80,16 +94,20 @@ def section_generalization() -> list[str]:
                       "that asks a few fixed thresholds repeats a few points many times, so its r says little; with "
                       "fewer than 3 distinct pairs it is n/a.", ""]
         lines += table(header, rows)
-        means = [[e.upper(), seeds_text(sorted(r["seed"] for r in rs))] + [ms([r[k] for r in rs]) for k, _ in FIGURES]
-                 + [ms([r["gen200_redundant_rate_greedy"] for r in rs])] for e, rs in by_estimator(runs).items()]
-        lines += ["Mean ± SEM over seeds (%):", ""]
-        lines += table(["Estimator", "Seeds"] + [f"Resolve, {name}" for _, name in FIGURES] + ["1..200 redundant, greedy"],
-                       means)
-        for other, figures in paired_by_seed(runs, "echo", [k for k, _ in FIGURES]).items():
-            parts = [f"{name} {num(figures[k]['mean_difference'], 1, 100)} points ({t_test_text(figures[k]['t'], figures[k]['p'])})"
-                     for k, name in FIGURES if k in figures]
-            lines += [f"ECHO minus {other.upper()}, paired over seeds {seeds_text(next(iter(figures.values()))['seeds'])}: "
-                      + "; ".join(parts) + ".", ""]
+        means, paired = [], []
+        for flags, group in by_flags(runs).items():
+            means += [[e.upper(), flags, seeds_text(sorted(r["seed"] for r in rs))] + [ms([r[k] for r in rs]) for k, _ in FIGURES]
+                      + [ms([r["gen200_redundant_rate_greedy"] for r in rs])] for e, rs in by_estimator(group).items()]
+            for other, figures in paired_by_seed(group, "echo", [k for k, _ in FIGURES]).items():
+                parts = [f"{name} {num(figures[k]['mean_difference'], 1, 100)} points "
+                         f"({t_test_text(figures[k]['t'], figures[k]['p'])})" for k, name in FIGURES if k in figures]
+                paired += [f"ECHO minus {other.upper()}" + (f", both with {flags}" if flags != "-" else "")
+                           + f", paired over seeds {seeds_text(next(iter(figures.values()))['seeds'])}: "
+                           + "; ".join(parts) + ".", ""]
+        lines += ["Mean ± SEM over seeds (%), per estimator and flags beyond the split:", ""]
+        lines += table(["Estimator", "Flags", "Seeds"] + [f"Resolve, {name}" for _, name in FIGURES]
+                       + ["1..200 redundant, greedy"], means)
+        lines += paired
         refs = [r for r in d["references"] if r["question_set"] == question_set]
         lines += ["Reference policies (greedy), on the same secrets:", ""]
         lines += table(["Policy", "Split", "Held-out resolve %", "1..200 resolve %"],
@@ -101,19 +119,19 @@ def generalization_summary(d: dict) -> str:
     """The README's line: per question set and estimator, resolve on 1..200 (mean +- SEM over seeds)."""
     parts = []
     for question_set in SETS:
-        runs = [r for r in d["runs"] if r["question_set"] == question_set]
-        if not runs:
-            continue
-        cells = [f"{e.upper()} {ms([r['gen200_greedy'] for r in rs])} greedy / "
-                 f"{ms([r['gen200_sampled'] for r in rs])} sampled (held-out 1..100: "
-                 f"{ms([r['heldout_greedy'] for r in rs])} / {ms([r['heldout_sampled'] for r in rs])}; "
-                 f"seeds {seeds_text(sorted(r['seed'] for r in rs))})" for e, rs in by_estimator(runs).items()]
+        every = [r for r in d["runs"] if r["question_set"] == question_set]
         bayes = next((r for r in d["references"] if r["question_set"] == question_set and r["policy"] == "bayes"), None)
         fixed = next((r for r in d["references"] if r["question_set"] == question_set and r["policy"] == "fixed_sequence"),
                      None)
         refs = (f"; the Bayes policy {pct(bayes['gen200'])}, the best fixed sequence {pct(fixed['gen200'])}"
                 if bayes and fixed and not nan(bayes["gen200"]) else "")
-        steps = "/".join(str(s) for s in sorted({r["steps"] for r in runs}))
-        parts.append(f"{question_set} set ({steps} steps): " + "; ".join(cells) + refs)
+        for flags, runs in by_flags(every).items():
+            cells = [f"{e.upper()} {ms([r['gen200_greedy'] for r in rs])} greedy / "
+                     f"{ms([r['gen200_sampled'] for r in rs])} sampled (held-out 1..100: "
+                     f"{ms([r['heldout_greedy'] for r in rs])} / {ms([r['heldout_sampled'] for r in rs])}; "
+                     f"seeds {seeds_text(sorted(r['seed'] for r in rs))})" for e, rs in by_estimator(runs).items()]
+            steps = "/".join(str(s) for s in sorted({r["steps"] for r in runs}))
+            parts.append(f"{question_set} set" + (f" with {flags}" if flags != "-" else "") + f" ({steps} steps): "
+                         + "; ".join(cells) + (refs if flags == "-" else ""))
     return ("- **Generalization to secrets 1..200** (trained on 1..100; kept checkpoints; resolve %, mean ± SEM over "
             "seeds): " + ". ".join(p[0].upper() + p[1:] for p in parts) + ".")

@@ -8,6 +8,7 @@ import pytest
 
 from bench.bisection_behaviour import behaviour, heldout_and_n200
 from bench.generalization import carried_over, main as generalization, references
+from bench.report_generalization import flags_of
 from env import CSG, GameConfig, secret_split
 from experiment import eval_seed
 from reference import FixedSequencePolicy
@@ -59,9 +60,11 @@ def test_pairing_is_by_seed_within_the_rows_given():
     assert (g["t"], g["p"]) == pytest.approx(paired_t_test([0.5, 0.7, 0.9], [0.4, 0.5, 0.6]))
 
 
-def test_rows_of_runs_not_scored_now_are_carried_over_per_question_set():
-    before = [{"question_set": q, "estimator": "echo", "seed": 0, "v": v} for q, v in (("paper", 1), ("binary", 2))]
-    assert carried_over(before, [{"question_set": "paper", "estimator": "echo", "seed": 0}]) == before[1:]
+def test_rows_of_runs_not_scored_now_are_carried_over_per_question_set_and_flags():
+    before = [{"question_set": q, "estimator": "echo", "seed": 0, "changed": {"split_seed": 3, **c}, "v": v}
+              for q, c, v in (("paper", {}, 1), ("binary", {}, 2), ("paper", {"refusal_rate": 0.3}, 3))]
+    now = {"question_set": "paper", "estimator": "echo", "seed": 0, "changed": {"split_seed": 4}}   # another split
+    assert carried_over(before, [now]) == before[1:]
     assert carried_over(before, []) == before
 
 
@@ -116,8 +119,17 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
     rewritten = json.loads(out.read_text())
     assert len(played) == 2 and len(rewritten["runs"]) == 3 and referenced == [("paper", 3)]
-    assert list(rewritten["paired"]["paper"]) == ["grpo"] and rewritten["paired"]["binary"] == {}
-    assert rewritten["paired"]["paper"]["grpo"]["gen200_greedy"]["mean_difference"] == 0.0
+    flags = flags_of(row)                                   # FAST's settings, beyond the split
+    assert "--split-seed" not in flags and "`--steps 1`" in flags
+    assert list(rewritten["paired"]["paper"][flags]) == ["grpo"] and rewritten["paired"]["binary"] == {flags: {}}
+    assert rewritten["paired"]["paper"][flags]["grpo"]["gen200_greedy"]["mean_difference"] == 0.0
+    # a run with more flags is its own group: paired with no run without them
+    refused = {**row, "estimator": "rloo", "changed": {**row["changed"], "refusal_rate": 0.3}}
+    out.write_text(json.dumps({**rewritten, "runs": rewritten["runs"] + [refused]}))
+    generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
+    grouped = json.loads(out.read_text())
+    assert len(grouped["runs"]) == 4 and grouped["paired"]["paper"] == {flags: rewritten["paired"]["paper"][flags],
+                                                                         flags_of(refused): {}}
     with pytest.raises(SystemExit):
         generalization(["--runs", str(tmp_path / "nothing"), "--out", str(tmp_path / "none.json")])
 
@@ -145,7 +157,7 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_generalization())
     assert "| echo | 1 | 9 | `--split-seed 9` | 40 (35) | 2 (1) | 100.0 / 90.0 | 70.0 / 50.0 | 25.0 / 0.0 |" in text
-    assert "| ECHO | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 | 50.0 ± 0.0 | 25.0 ± 0.0 |" in text
+    assert "| ECHO | - | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 | 50.0 ± 0.0 | 25.0 ± 0.0 |" in text
     assert "| echo | 0 | 9 | `--split-seed 9` | 40 (35) | 2 (1) | 100.0 / 90.0 | 30.0 / 50.0 | 25.0 / 0.0 | 0.80 / n/a | 0.40 |" in text
     counted = {**row("binary", "rloo", 0, 0.3), "gen200_threshold_points_greedy": 4, "gen200_threshold_points_sampled": 0}
     (tmp_path / "generalization.json").write_text(json.dumps({**data, "runs": runs + [counted]}))
@@ -158,3 +170,18 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     line = generalization_summary(data)
     assert "Paper set (40 steps): ECHO 60.0 ± 10.0 greedy / 50.0 ± 0.0 sampled" in line and "seeds 0, 1)" in line
     assert "Binary set (40 steps): ECHO 30.0 greedy" in line and "the best fixed sequence 85.0" in line
+    # runs with more flags are averaged, paired and summarised apart from the runs without them
+    refused = [{**row("paper", e, s, g), "changed": {"split_seed": 9, "refusal_rate": 0.3}, "steps": 80}
+               for e, s, g in (("echo", 0, 0.9), ("grpo", 0, 0.2))]
+    data = {**data, "runs": runs + refused}
+    (tmp_path / "generalization.json").write_text(json.dumps(data))
+    with report_tables.reading(str(tmp_path)):
+        text = "\n".join(section_generalization())
+    assert "| ECHO | - | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 |" in text
+    assert "| ECHO | `--refusal-rate 0.3` | 0 | 100.0 | 90.0 | 90.0 |" in text
+    assert "ECHO minus GRPO, paired over seeds 0: " in text and "1..200 greedy 40.0 points" in text
+    assert "ECHO minus GRPO, both with `--refusal-rate 0.3`, paired over seeds 0: " in text
+    assert "1..200 greedy 70.0 points" in text
+    line = generalization_summary(data)
+    assert "Paper set (40 steps): ECHO 60.0 ± 10.0 greedy" in line
+    assert "Paper set with `--refusal-rate 0.3` (80 steps): ECHO 90.0 greedy" in line
