@@ -57,6 +57,7 @@ from properties import Fact
 BINARY_DEFLECTION = "Please ask a yes-or-no question about a specific property."
 REDUNDANT_HINT = "You already asked this. No new information."
 QUESTION_SETS = ("paper", "binary")
+CANDIDATE_FORMATS = ("list", "runs")
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,13 @@ class GameConfig:
     max_turns: int = 10         # horizon T (paper: 10)
     question_set: str = "paper"  # "paper": every family; "binary": yes/no questions only
     expected_info: bool = False  # r_info = the elimination expected under b_t, not the realised one
+    candidate_format: str = "list"  # how the prompt writes C_t (candidate_text); "list": App. B
 
     def __post_init__(self):
         if self.question_set not in QUESTION_SETS:
             raise ValueError(f"question_set must be one of {QUESTION_SETS}, not {self.question_set!r}")
+        if self.candidate_format not in CANDIDATE_FORMATS:
+            raise ValueError(f"candidate_format must be one of {CANDIDATE_FORMATS}, not {self.candidate_format!r}")
         if self.n_max < 2 or self.n_arms < 1 or self.max_turns < 1:
             raise ValueError(f"impossible game: {self}")
 
@@ -129,13 +133,30 @@ def secret_split(n_max: int = 100, n_heldout: int = 20, seed: int = 0) -> tuple[
     return [s for s in range(1, n_max + 1) if s not in set(heldout)], heldout
 
 
+def candidate_text(candidates, candidate_format: str = "list") -> str:
+    """C_t as the prompt writes it. "list": every number, as App. B's prompt does. "runs": a run of
+    three or more consecutive numbers as FIRST-LAST (1..200 is "1-200"), so the prompt's length
+    follows the belief's shape, not the width of the universe: the paper's model reads a list of
+    200 numbers, but a model trained from scratch on 1..100 has never attended over one that long."""
+    numbers = sorted(candidates)
+    if candidate_format == "list":
+        return ", ".join(map(str, numbers))
+    parts, start = [], 0
+    for end in range(len(numbers)):             # a run closes where the next number is not end + 1
+        if end + 1 == len(numbers) or numbers[end + 1] != numbers[end] + 1:
+            run = numbers[start:end + 1]
+            parts += [f"{run[0]}-{run[-1]}"] if len(run) >= 3 else [str(n) for n in run]
+            start = end + 1
+    return ", ".join(parts)
+
+
 def selector_prompt(candidates, arm_histories, turn: int, cfg: GameConfig) -> str:
     """The selector prompt of App. B (A): the belief (candidate list) and per-arm histories."""
     lines = ["You are solving a number guessing game.",
              "A secret number has been chosen from the current candidate universe.",
              f"You have {cfg.n_arms} clue-holder arms. Choose one arm and ask one property question.",
              "", f"Turn {turn + 1} of {cfg.max_turns}",
-             f"Remaining candidates ({len(candidates)}): [{', '.join(map(str, sorted(candidates)))}]",
+             f"Remaining candidates ({len(candidates)}): [{candidate_text(candidates, cfg.candidate_format)}]",
              "", "Arm histories:"]
     for arm, history in enumerate(arm_histories):
         if not history:

@@ -41,7 +41,7 @@ import torch
 
 import metrics
 import models
-from env import CSG, QUESTION_SETS, SYSTEM_PROMPT, GameConfig, play, secret_split
+from env import CANDIDATE_FORMATS, CSG, QUESTION_SETS, SYSTEM_PROMPT, GameConfig, candidate_text, play, secret_split
 from oracle import OracleConfigError, make_oracle
 from policy import SampleConfig, play_rollouts
 from reference import REFERENCE_POLICIES
@@ -70,6 +70,8 @@ class EvalConfig:
     max_secrets: int = arg(0, "evaluate a seeded random subset of this many secrets of the set (0: all)", at_least=0)
     question_set: str = arg("paper", "paper: every question family; binary: only yes/no questions (App. C)")
     max_turns: int = arg(10, "horizon T (paper: 10)", at_least=1)
+    candidate_format: str = arg("list", "how prompts write the candidates: list (App. B) or runs; a checkpoint is played with "
+                                        "its run's train.py --candidate-format", choices=CANDIDATE_FORMATS)
     runs: int = arg(3, "runs per policy, run r with seed r (paper: 3)", at_least=1)
     oracle: str = arg("rule", "clue holder: rule (offline, exact) or llm (OpenAI-compatible; paper: "
                               "gpt-4o-mini at T=0)")
@@ -117,7 +119,8 @@ def evaluation_set(cfg: EvalConfig) -> tuple[GameConfig, list[int]]:
     secrets = secret_split(100, seed=cfg.split_seed)[1] if cfg.eval_set == "heldout" else list(range(1, 201))
     if 0 < cfg.max_secrets < len(secrets):
         secrets = sorted(random.Random(0).sample(secrets, cfg.max_secrets))
-    return GameConfig(n_max=n_max, max_turns=cfg.max_turns, question_set=cfg.question_set), secrets
+    return GameConfig(n_max=n_max, max_turns=cfg.max_turns, question_set=cfg.question_set,
+                      candidate_format=cfg.candidate_format), secrets
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,7 +217,7 @@ class LMPlayer:
                 hint = ep.records[-1].hint or "No valid action was read. Reply with a Thought and an Action."
                 self.chats[i].append({"role": "user", "content": (
                     f"Observation: {hint}\nTurn {ep.turn + 1} of {gcfg.max_turns}. Remaining candidates "
-                    f"({len(ep.candidates)}): [{', '.join(map(str, sorted(ep.candidates)))}]")})
+                    f"({len(ep.candidates)}): [{candidate_text(ep.candidates, gcfg.candidate_format)}]")})
             return list(self.chats[i])
         return [system, user]
 

@@ -28,7 +28,8 @@ Departures from the paper, and why:
 - It keeps the checkpoint that plays best on training secrets set aside (`validation_secrets` > 0;
   experiment.py says why); the paper reports its last checkpoint.
 - Eq. 1 is taken over the rollouts still active at turn t (echo.py says why).
-- Off by default: episodes may start from drawn universes, after random turns, or refuse families (experiment.episode_starts).
+- Off by default: episodes may start from drawn universes, after random turns, or refuse families (experiment.episode_starts),
+  and prompts may write runs of candidates as FIRST-LAST (env.candidate_text).
 - On a GPU the rollouts are sampled from a bf16 copy of the weights, LoRA folded in (engine.py);
   pi_old is still scored on the trained model, and the two's gap is logged per token and action.
 """
@@ -48,7 +49,7 @@ import engine
 import models
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
 from echo import approx_kl, behaviour_weights, clipped_objective
-from env import QUESTION_SETS, UNIVERSES, GameConfig, secret_split
+from env import CANDIDATE_FORMATS, QUESTION_SETS, UNIVERSES, GameConfig, secret_split
 from experiment import OfflineData, Run, batch_metrics, episode_starts, load_policy
 from fidelity import credit_probe
 from oracle import OracleConfigError, make_oracle
@@ -110,6 +111,8 @@ class TrainConfig:
     prefix_turns: int = arg(0, "K: a secret's rollouts start after 0..K turns of random questions (0: the paper)", at_least=0)
     refusal_rate: float = arg(0.0, "chance that each family an arm owns (env.ARM_FAMILIES) goes unanswered in a training "
                                    "secret's episodes, unseen until asked (0: never, the paper)", at_least=0, at_most=1)
+    candidate_format: str = arg("list", "how prompts write the candidates: list (App. B) or runs (3+ consecutive numbers as "
+                                        "FIRST-LAST; env.candidate_text)", choices=CANDIDATE_FORMATS)
     eval_every: int = arg(5, "evaluation on the held-out secrets every this many steps", at_least=1)
     eval_samples: int = arg(4, "sampled episodes (T = 1) per held-out secret at an evaluation, beside greedy (0: none)", at_least=0)
     credit_probe: int = arg(32, "turns whose credit is set against the one-step A_B at each evaluation (0: off)", at_least=0)
@@ -158,7 +161,7 @@ def config_from_flags(argv=None, prog: str | None = None) -> TrainConfig:
 
 
 def game_config(cfg: TrainConfig) -> GameConfig:
-    return GameConfig(n_max=cfg.n_max, question_set=cfg.question_set, expected_info=cfg.expected_info)
+    return GameConfig(**{k: getattr(cfg, k) for k in ("n_max", "question_set", "expected_info", "candidate_format")})
 
 
 def check_config(cfg: TrainConfig) -> None:
@@ -171,11 +174,8 @@ def check_config(cfg: TrainConfig) -> None:
         (cfg.secrets_per_step > n_train - cfg.validation_secrets,
          f"secrets_per_step {cfg.secrets_per_step} exceeds the {n_train - cfg.validation_secrets} training secrets"),
     ]
-    if problem := config_problem(cfg):
+    if problem := config_problem(cfg) or next((f"{message}." for bad, message in problems if bad), None):
         fail("train.py", problem)
-    for bad, message in problems:
-        if bad:
-            fail("train.py", f"{message}.")
 
 
 def split_secrets(cfg: TrainConfig) -> tuple[list[int], list[int], list[int]]:

@@ -18,7 +18,7 @@ import math
 import os
 import statistics
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, save_results  # noqa: E402
@@ -142,11 +142,14 @@ def scored(policy, secrets, cfg: GameConfig, samples: int, seed: int) -> dict:
             "behaviour_sampled": behaviour(sampled_turns(policy, secrets, cfg, samples, seed))}
 
 
-def heldout_and_n200(policy, heldout, samples: int, seed: int, question_set: str = "binary") -> dict:
+def heldout_and_n200(policy, heldout, samples: int, seed: int, question_set: str = "binary",
+                     candidate_format: str = "list") -> dict:
     """`scored` on the held-out secrets of 1..100 and on all of 1..200 (evaluate.py's
-    "generalization": secrets no training saw, a universe twice as wide as any trained on)."""
-    return {"heldout": scored(policy, heldout, GameConfig(question_set=question_set), samples, seed),
-            "n200": scored(policy, list(range(1, 201)), GameConfig(question_set=question_set, n_max=200), samples, seed)}
+    "generalization": secrets no training saw, a universe twice as wide as any trained on), in the
+    prompts the policy trained on (train.py --candidate-format)."""
+    game = GameConfig(question_set=question_set, candidate_format=candidate_format)
+    return {"heldout": scored(policy, heldout, game, samples, seed),
+            "n200": scored(policy, list(range(1, 201)), replace(game, n_max=200), samples, seed)}
 
 
 def checkpoint_played(path: str) -> dict:

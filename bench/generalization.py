@@ -99,7 +99,7 @@ def run_row(run_dir: Path, samples: int) -> dict:
         fail("generalization.py", f"{run_dir} evaluated no sampled episodes: give --samples 1 or more")
     policy = models.load_policy_for("generalization.py", str(kept_checkpoint(run_dir)), "cpu", "fp32", trainable=False)
     s = heldout_and_n200(policy, heldout_of(config), facts["samples"], eval_seed(config["seed"], config["steps"]),
-                         facts["question_set"])
+                         facts["question_set"], config.get("candidate_format", "list"))
     held, gen = s["heldout"], s["n200"]
     return {**facts, "heldout_greedy": held["greedy"], "heldout_sampled": held["sampled"],
             "gen200_greedy": gen["greedy"], "gen200_sampled": gen["sampled"],
@@ -120,7 +120,9 @@ def with_greedy_points(run_dir: Path, row: dict) -> dict:
     if "gen200_threshold_points_greedy" in row:
         return row
     policy = models.load_policy_for("generalization.py", str(kept_checkpoint(run_dir)), "cpu", "fp32", trainable=False)
-    greedy = behaviour(greedy_turns(policy, list(range(1, 201)), GameConfig(question_set=row["question_set"], n_max=200)))
+    game = GameConfig(question_set=row["question_set"], n_max=200,
+                      candidate_format=row["changed"].get("candidate_format", "list"))
+    greedy = behaviour(greedy_turns(policy, list(range(1, 201)), game))
     return {**row, "gen200_threshold_points_greedy": greedy["threshold_points"],
             "gen200_threshold_median_corr_greedy": greedy.get("threshold_median_corr", math.nan)}
 

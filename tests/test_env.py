@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from env import (BINARY_DEFLECTION, CSG, REDUNDANT_HINT, REWARD, GameConfig, read_action,
+from env import (BINARY_DEFLECTION, CSG, REDUNDANT_HINT, REWARD, GameConfig, candidate_text, read_action,
                  selector_prompt, turn_reward, update_belief)
 from oracle import DEFLECTION, RuleOracle
 from properties import Fact, Predicate
@@ -154,7 +154,30 @@ def test_selector_prompt_shows_belief_and_histories():
     assert "Arm 1: not yet queried" in text and '{"arm": <0 to 4>' in text
 
 
+def test_runs_of_candidates_are_written_first_to_last_and_read_back():
+    """--candidate-format runs: three or more consecutive numbers as FIRST-LAST, shorter runs number
+    by number; the prompt of 1..200 is then as long as the prompt of 1..100. Read back, the text
+    gives the same set (any set: a run of two stays two numbers)."""
+    assert candidate_text([9, 1, 2, 4, 5, 6, 40, 41, 42, 43, 200], "runs") == "1, 2, 4-6, 9, 40-43, 200"
+    assert candidate_text([9, 1, 2, 4, 5, 6], "list") == "1, 2, 4, 5, 6, 9"
+    assert (candidate_text(range(1, 201), "runs"), candidate_text([], "runs"), candidate_text([7], "runs")) == ("1-200", "", "7")
+    rng = random.Random(0)
+    for _ in range(200):
+        c = set(rng.sample(range(1, 201), rng.randint(1, 200)))
+        read = set()
+        for part in candidate_text(c, "runs").split(", "):
+            first, _, last = part.partition("-")
+            read |= set(range(int(first), int(last or first) + 1))
+        assert read == c
+    wide, narrow = (selector_prompt(range(1, n + 1), [[]] * 5, 0, GameConfig(n_max=n, candidate_format="runs"))
+                    for n in (200, 100))
+    assert "Remaining candidates (200): [1-200]" in wide and len(wide) == len(narrow)
+    assert CSG([5], GameConfig(candidate_format="runs")).messages()[0][1]["content"].count("[1-100]") == 1
+
+
 def test_bad_configuration_fails_at_once():
+    with pytest.raises(ValueError):
+        GameConfig(candidate_format="ranges")
     with pytest.raises(ValueError):
         GameConfig(question_set="trinary")
     with pytest.raises(ValueError):

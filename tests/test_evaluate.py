@@ -94,7 +94,8 @@ def test_evaluation_sets():
     cfg = evaluate.EvalConfig(eval_set="generalization", max_secrets=7, question_set="binary")
     gcfg, secrets = evaluate.evaluation_set(cfg)
     assert len(secrets) == 7 and secrets == sorted(secrets) and gcfg.question_set == "binary"
-    assert evaluate.evaluation_set(cfg)[1] == secrets
+    assert evaluate.evaluation_set(cfg)[1] == secrets and gcfg.candidate_format == "list"
+    assert evaluate.evaluation_set(evaluate.EvalConfig(candidate_format="runs"))[0].candidate_format == "runs"
 
 
 def test_language_model_path_and_prompting_variants(tmp_path, capsys, monkeypatch):

@@ -70,21 +70,21 @@ def test_rows_of_runs_not_scored_now_are_carried_over_per_question_set_and_flags
 
 def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, model_dir, monkeypatch):  # noqa: F811
     (summary,) = run(tmp_path / "runs", model_dir, "--steps", "1", "--split-seed", "3", "--eval-samples", "3",
-                     "--run-name", "echo-seed5", "--seed", "5")
+                     "--run-name", "echo-seed5", "--seed", "5", "--candidate-format", "runs")
     import bench.generalization as gen
     played = []
 
-    def recording(policy, heldout, samples, seed, question_set):
-        played.append((list(heldout), samples, seed, question_set))
-        return heldout_and_n200(policy, heldout, samples, seed, question_set)
+    def recording(policy, heldout, samples, seed, question_set, candidate_format):
+        played.append((list(heldout), samples, seed, question_set, candidate_format))
+        return heldout_and_n200(policy, heldout, samples, seed, question_set, candidate_format)
     monkeypatch.setattr(gen, "heldout_and_n200", recording)
     referenced = []                                                    # references: tested above
     monkeypatch.setattr(gen, "references", lambda qs, split: referenced.append((qs, split)) or
                         [{"question_set": qs, "policy": "bayes", "split_seed": split, "heldout": 1.0, "gen200": 1.0}])
     out = tmp_path / "generalization.json"
     generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
-    # FAST: --n-heldout 4; the run's --eval-samples and the seed of its final evaluation (step 1)
-    assert played == [(secret_split(100, 4, seed=3)[1], 3, eval_seed(5, 1), "paper")]
+    # FAST: --n-heldout 4; the run's --eval-samples, the seed of its final evaluation (step 1), its prompts
+    assert played == [(secret_split(100, 4, seed=3)[1], 3, eval_seed(5, 1), "paper", "runs")]
     written = json.loads(out.read_text())
     assert referenced == [("paper", 3)] and written["references"][0]["split_seed"] == 3
     (row,) = written["runs"]
@@ -120,7 +120,7 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     rewritten = json.loads(out.read_text())
     assert len(played) == 2 and len(rewritten["runs"]) == 3 and referenced == [("paper", 3)]
     flags = flags_of(row)                                   # FAST's settings, beyond the split
-    assert "--split-seed" not in flags and "`--steps 1`" in flags
+    assert "--split-seed" not in flags and "`--steps 1`" in flags and "`--candidate-format runs`" in flags
     assert list(rewritten["paired"]["paper"][flags]) == ["grpo"] and rewritten["paired"]["binary"] == {flags: {}}
     assert rewritten["paired"]["paper"][flags]["grpo"]["gen200_greedy"]["mean_difference"] == 0.0
     # a run with more flags is its own group: paired with no run without them

@@ -330,6 +330,16 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
     assert [s.refused for s in starts] == [families] * 2 and [s.secret for s in starts] == [3, 9]
 
 
+def test_the_run_plays_the_game_its_settings_describe():
+    """game_config carries every game setting of the run (the prompt's candidate format too, which
+    evaluation then reads from the run's train_config.json)."""
+    from env import GameConfig
+    cfg = train.config_from_flags(["--candidate-format", "runs", "--question-set", "binary", "--n-max", "60"])
+    game = train.game_config(replace(cfg, expected_info=True))
+    assert (game.candidate_format, game.question_set, game.n_max, game.expected_info) == ("runs", "binary", 60, True)
+    assert train.game_config(train.TrainConfig()) == GameConfig()
+
+
 def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them(tmp_path, model_dir):
     """--prefix-turns K: a secret's rollouts carry on after up to K random-question turns, which
     are not the learner's (no turn of the batch is earlier than its start), and the credit probe
