@@ -461,7 +461,7 @@ class CSG:
             ep.resolved = after == {ep.secret}
         info = None
         if cfg.expected_info and not (invalid or redundant):   # the elimination expected under b_t
-            refused = question_type(question) in ep.refused
+            refused = qtype in ep.refused
             info = expected_elimination([before] if refused else answer_parts(question, belief, cfg))
         r = turn_reward(before, len(after), t, cfg.max_turns, redundant=redundant, invalid=invalid,
                         arm_match=arm_match, novel=novel, resolved=ep.resolved, info=info)
