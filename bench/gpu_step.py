@@ -3,8 +3,9 @@ architecture built from its published config with random weights, fed the game's
 timed through one ECHO step of train.py's own code at the paper's batch, for LoRA (bf16 frozen
 base, float32 adapters) and for full fine-tuning (float32 weights, bf16 autocast), each with
 the rollout engines side by side in one run: eager (policy.py, train.py --rollout eager), fast
-(engine.py, --rollout fast) and fast-stock (engine.py's static caches and CUDA graphs on
-transformers' stock attention, each cache read to its power of two, the host reading every
+(engine.py, --rollout fast), fast-unfused (the same without fused projections: what fusing q/k/v
+and gate/up saves) and fast-stock (engine.py's static caches and CUDA graphs on transformers'
+stock attention and projections, each cache read to its power of two, the host reading every
 token before the next step: what the fast engine's attention, read lengths and lookahead save).
 
 Each setting plays one step to warm up (compilation, CUDA graphs, allocator) and times the
@@ -72,7 +73,7 @@ SMALL = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_att
 @dataclass
 class GpuStepConfig:
     modes: str = arg("lora,full", "comma list: lora (the paper's r = 16 adapters) and/or full fine-tuning")
-    engines: str = arg("fast-stock,fast", "comma list of rollout engines: eager, fast-stock, fast")
+    engines: str = arg("fast-stock,fast", "comma list of rollout engines: eager, fast-stock, fast-unfused, fast")
     shape: str = arg("qwen2.5-1.5b", "qwen2.5-1.5b (the paper's model, 1.5B parameters) or small (a CPU smoke test)")
     tokenizer: str = arg("", "a tokenizer directory (e.g. SmolLM2's, a ChatML BPE like Qwen's); empty: a BPE trained here")
     secrets: int = arg(16, "B: secrets per step (the paper's generation batch: 16 groups)")
@@ -88,7 +89,7 @@ class GpuStepConfig:
     out: str = arg(os.path.join(RESULTS, "gpu_step.json"), "where the figures are written", writes="file")
 
 
-ENGINES = ("eager", "fast-stock", "fast")
+ENGINES = ("eager", "fast-stock", "fast-unfused", "fast")
 
 
 def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
@@ -111,7 +112,10 @@ def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
 def make_sampler(policy: LMPolicy, engine_name: str) -> LMPolicy:
     """What samples for an engine of ENGINES."""
     if engine_name == "fast-stock":   # the static caches and graphs alone: stock attention, no read lengths, no lookahead
-        return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(lookahead=0), attention="sdpa")
+        return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(lookahead=0), attention="sdpa",
+                                     fused=False)
+    if engine_name == "fast-unfused":
+        return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(), fused=False)
     return engine.sampler(policy, engine_name)
 
 
@@ -288,6 +292,12 @@ def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float,
             "parameters": sum(p.numel() for p in policy.model.parameters())}
 
 
+def setting_name(cfg: GpuStepConfig, mode: str, engine_name: str) -> str:
+    """A setting's key in the file: MODE/ENGINE, and the update's micro-batch where it is not the default."""
+    default = GpuStepConfig.__dataclass_fields__["micro_batch"].default
+    return f"{mode}/{engine_name}" + (f"/micro-batch-{cfg.micro_batch}" if cfg.micro_batch != default else "")
+
+
 def sync():
     if torch.cuda.is_available():
         torch.cuda.synchronize()
@@ -337,8 +347,8 @@ def main(argv=None):
                     with policy.autocast():
                         one = hf_generate_per_episode(policy, cfg.generate_episodes, max_new_tokens=cfg.max_new_tokens)
                     r["model_generate_one_episode_tokens_per_s"] = round(one["tokens"] / one["seconds"], 1)
-                results["modes"][f"{mode}/{name}"] = r
-                print(f"{results['device']}, {cfg.shape}, {mode}/{name}: {json.dumps(r)}", flush=True)
+                results["modes"][setting_name(cfg, mode, name)] = r
+                print(f"{results['device']}, {cfg.shape}, {setting_name(cfg, mode, name)}: {json.dumps(r)}", flush=True)
                 save_results(results | code, cfg.out, command)   # after each setting: a run cut short keeps what it timed
                 del sampler
             del policy
