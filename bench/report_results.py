@@ -72,8 +72,8 @@ that file.
   provenance.json's note gives the flags the script passed to train.py.
 - the speed files env_speed, eval_speed, rollouts, threads, ranks_speed, ranks_speed_gpu,
   gpu_step, gpu_step_h200, gpu_step_cpu_small, profile_step, profile_step_binary,
-  profile_step_binary_bf16, train_gpu (.json): as their bench scripts write them (train_gpu:
-  bench/device_runs.py, from the metrics of train.py runs on a GPU machine).
+  profile_step_binary_bf16, train_gpu, train_gpu_default (.json): as their bench scripts write them
+  (train_gpu*: bench/device_runs.py, from the metrics of train.py runs on a GPU machine).
 """
 import os
 import sys
@@ -280,10 +280,12 @@ def readme_summary() -> list[str]:
     smol = load("smollm2_learning.json")
     if smol:
         lines.append(smollm2_summary(smol) + older_code("smollm2_learning.json", smol))
-    step, runs = load("gpu_step.json"), load("train_gpu.json")
+    # the default run on the current engine where it has been measured, else the older file's
+    gpu_runs = "train_gpu_default.json" if load("train_gpu_default.json") else "train_gpu.json"
+    step, runs = load("gpu_step.json"), load(gpu_runs)
     if step and runs and step.get("device", "cpu") != "cpu":
         lines.append(gpu_summary(step, runs, load("train_speed_cold.json"))
-                     + (older_code("gpu_step.json", step) or older_code("train_gpu.json", runs)))
+                     + (older_code("gpu_step.json", step) or older_code(gpu_runs, runs)))
     return lines + ["", "Every figure, with its command, machine, date, protocol and whether its code has changed "
                     "since, is in `RESULTS.md`."]
 
@@ -294,8 +296,10 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
     default = next(r for r in runs["runs"] if r["command"] == "python train.py --estimator echo")
     cpu = (f", beside {cold['current']['process_wall']} s on {machine_text(meta('train_speed_cold.json', cold).get('machine'))}"
            if cold else "")
-    modes = {m: v for m, v in step["modes"].items() if m.endswith("/fast")}
-    timed = "; ".join(f"{m.split('/')[0].replace('full', 'full fine-tuning').replace('lora', 'LoRA')} {v['step_s']} s "
+    modes = {m: v for m, v in step["modes"].items() if m.split("/")[1] == "fast"}   # MODE/fast[/micro-batch-K]
+    label = lambda m: (m.split("/")[0].replace("full", "full fine-tuning").replace("lora", "LoRA")   # noqa: E731
+                       + "".join(f" (update micro-batch {k.removeprefix('micro-batch-')})" for k in m.split("/")[2:]))
+    timed = "; ".join(f"{label(m)} {v['step_s']} s "
                       f"(decode {v['decode_tokens_per_s']:,.0f} tokens/s, {v['percent_of_bandwidth_bound']:.0f}% of the "
                       f"memory-bandwidth bound; peak {v['peak_gpu_memory_gb']} GB; {paper_hours(v['step_s'])})"
                       for m, v in modes.items())
@@ -303,7 +307,8 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
             f"{default['steps']} steps, from an empty cache) reached held-out resolve {num(default['final_greedy_resolve'])} "
             f"greedy / {num(default['final_sampled_resolve'])} sampled in {default['process_wall']:.0f} s{cpu}. One step "
             f"of the paper's batch ({step['config']['secrets']} x {step['config']['group_size']}, up to "
-            f"{step['config']['max_new_tokens']} new tokens) on {step['shape']}'s shape with random weights, which write "
+            f"{step['config']['max_new_tokens']} new tokens, the update in micro-batches of "
+            f"{step['config']['micro_batch']} unless named) on {step['shape']}'s shape with random weights, which write "
             f"every token and play all 10 turns: {timed}. The paper's model itself has not been trained on a GPU.")
 
 

@@ -130,6 +130,7 @@ SPEED = {
     "gpu_step_h200.json": gpu_step_figure,
     "gpu_step_cpu_small.json": gpu_step_figure,
     "train_gpu.json": device_runs_figure,
+    "train_gpu_default.json": device_runs_figure,
 }
 
 

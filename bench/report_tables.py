@@ -107,7 +107,7 @@ DEPENDS = [
     ("profile_step*.json", ["bench/profile_step.py"] + TRAINING + GAME + POLICY),
     ("ranks_speed*.json", ["bench/ranks_speed.py", "ranks.py", "engine.py"] + TRAINING + GAME + POLICY),
     ("gpu_step*.json", ["bench/gpu_step.py", "bench/rollouts.py", "engine.py"] + TRAINING + GAME + POLICY),
-    ("train_gpu.json", ["bench/device_runs.py", "engine.py"] + TRAINING + GAME + POLICY),
+    ("train_gpu*.json", ["bench/device_runs.py", "engine.py"] + TRAINING + GAME + POLICY),
 ]
 
 
