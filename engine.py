@@ -17,7 +17,7 @@ Five pieces, each there because of a cost of decoding one token for every live r
   once. It is registered in transformers' attention interface under its own name and only the
   rollout copy is built with it: the trained model's scoring keeps the stock attention.
 - `FusedAttention`, `FusedMLP`: the rollout copy's projections fused, q/k/v into one matrix and
-  gate/up into one, so a decode step runs 2 GEMMs per layer where the stock layer runs 5: at 64
+  gate/up into one, so a decode step runs 4 GEMMs per layer where the stock layer runs 7: at 64
   rows the key/value projections' GEMMs (0.8 MB of weights each at Qwen2.5-1.5B's shape) took
   about 5 microseconds each in an H100 profile, where reading their weights takes well under one.
   `refresh` stacks the trained weights into them (`fused_state_dict`).
