@@ -26,12 +26,13 @@ Departures from the paper, and why:
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import cli  # before torch: it sets how idle threads wait
@@ -70,8 +71,9 @@ class EvalConfig:
     max_secrets: int = arg(0, "evaluate a seeded random subset of this many secrets of the set (0: all)", at_least=0)
     question_set: str = arg("paper", "paper: every question family; binary: only yes/no questions (App. C)")
     max_turns: int = arg(10, "horizon T (paper: 10)", at_least=1)
-    candidate_format: str = arg("list", "how prompts write the candidates: list (App. B) or runs; a checkpoint is played with "
-                                        "its run's train.py --candidate-format", choices=CANDIDATE_FORMATS)
+    candidate_format: str = arg("auto", "how prompts write the candidates: list (App. B) or runs; auto: a checkpoint in "
+                                        "its run's train.py --candidate-format, any other policy in list",
+                                choices=("auto", *CANDIDATE_FORMATS))
     runs: int = arg(3, "runs per policy, run r with seed r (paper: 3)", at_least=1)
     oracle: str = arg("rule", "clue holder: rule (offline, exact) or llm (OpenAI-compatible; paper: "
                               "gpt-4o-mini at T=0)")
@@ -120,7 +122,16 @@ def evaluation_set(cfg: EvalConfig) -> tuple[GameConfig, list[int]]:
     if 0 < cfg.max_secrets < len(secrets):
         secrets = sorted(random.Random(0).sample(secrets, cfg.max_secrets))
     return GameConfig(n_max=n_max, max_turns=cfg.max_turns, question_set=cfg.question_set,
-                      candidate_format=cfg.candidate_format), secrets
+                      candidate_format="list" if cfg.candidate_format == "auto" else cfg.candidate_format), secrets
+
+
+def game_of(base: str, cfg: EvalConfig, gcfg: GameConfig) -> GameConfig:
+    """The game one policy plays: with --candidate-format auto, a checkpoint reads the candidates as
+    its run wrote them in training (RUN/train_config.json beside it; list if there is none)."""
+    run_config = Path(base.removeprefix("checkpoint:")).parent / "train_config.json"
+    if cfg.candidate_format != "auto" or not base.startswith("checkpoint:") or not run_config.exists():
+        return gcfg
+    return replace(gcfg, candidate_format=json.loads(run_config.read_text()).get("candidate_format", "list"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,7 +302,8 @@ def play_all(cfg: EvalConfig, gcfg: GameConfig, secrets: list[int]) -> tuple[lis
                 if kind != "reference" and cfg.samples > 0 and cfg.temperature == 0:
                     plays.append((spec + SAMPLED, 1.0, secrets * cfg.samples))
                 for model_key, temperature, episode_secrets in plays:
-                    game = play(make_player(spec, cfg, run, loaded, temperature), episode_secrets, gcfg, oracle)
+                    game = play(make_player(spec, cfg, run, loaded, temperature), episode_secrets,
+                                game_of(base, cfg, gcfg), oracle)
                     new_turns, new_episodes = game_rows(game, model_key, kind, run)
                     rows_t += new_turns
                     rows_e += new_episodes

@@ -75,10 +75,20 @@ def kept_checkpoint(run_dir: Path) -> Path:
     return run_dir / "best" if (run_dir / "best").exists() else run_dir / "checkpoint"
 
 
+# Settings added to train.py after some runs were made: such a run's config lacks them, and it
+# played as the paper does (no refusals, every candidate listed).
+BEFORE_THE_FIELD = {"refusal_rate": 0.0, "candidate_format": "list", "prefix_turns": 0}
+
+
+def run_config(run_dir: Path) -> dict:
+    """A run's train_config.json, with the settings it predates at the values it played."""
+    return {**BEFORE_THE_FIELD, **json.loads((run_dir / "train_config.json").read_text())}
+
+
 def run_facts(run_dir: Path, samples: int) -> dict:
     """What identifies a finished run and how it is scored, read from its files (nothing played)."""
     summary = json.loads((run_dir / "summary.json").read_text())
-    config = json.loads((run_dir / "train_config.json").read_text())
+    config = run_config(run_dir)
     defaults = vars(config_from_flags(["--question-set", config["question_set"]]))   # with the set's preset
     changed = {k: v for k, v in config.items() if k in defaults and k not in PER_RUN_FIELDS and v != defaults[k]}
     return {"question_set": config["question_set"], "estimator": summary["estimator"], "seed": summary["seed"],
@@ -94,12 +104,12 @@ def heldout_of(config: dict) -> list[int]:
 
 def run_row(run_dir: Path, samples: int) -> dict:
     """The figures of one run's kept checkpoint on its held-out secrets and on 1..200."""
-    facts, config = run_facts(run_dir, samples), json.loads((run_dir / "train_config.json").read_text())
+    facts, config = run_facts(run_dir, samples), run_config(run_dir)
     if facts["samples"] < 1:
         fail("generalization.py", f"{run_dir} evaluated no sampled episodes: give --samples 1 or more")
     policy = models.load_policy_for("generalization.py", str(kept_checkpoint(run_dir)), "cpu", "fp32", trainable=False)
     s = heldout_and_n200(policy, heldout_of(config), facts["samples"], eval_seed(config["seed"], config["steps"]),
-                         facts["question_set"], config.get("candidate_format", "list"))
+                         facts["question_set"], config["candidate_format"])
     held, gen = s["heldout"], s["n200"]
     return {**facts, "heldout_greedy": held["greedy"], "heldout_sampled": held["sampled"],
             "gen200_greedy": gen["greedy"], "gen200_sampled": gen["sampled"],
@@ -120,8 +130,7 @@ def with_greedy_points(run_dir: Path, row: dict) -> dict:
     if "gen200_threshold_points_greedy" in row:
         return row
     policy = models.load_policy_for("generalization.py", str(kept_checkpoint(run_dir)), "cpu", "fp32", trainable=False)
-    game = GameConfig(question_set=row["question_set"], n_max=200,
-                      candidate_format=row["changed"].get("candidate_format", "list"))
+    game = GameConfig(question_set=row["question_set"], n_max=200, candidate_format=run_config(run_dir)["candidate_format"])
     greedy = behaviour(greedy_turns(policy, list(range(1, 201)), game))
     return {**row, "gen200_threshold_points_greedy": greedy["threshold_points"],
             "gen200_threshold_median_corr_greedy": greedy.get("threshold_median_corr", math.nan)}
@@ -138,9 +147,11 @@ def references(question_set: str, split_seed: int) -> list[dict]:
 
 def scored_before(facts: dict, previous: list[dict]) -> dict | None:
     """The row of the same finished run in an earlier output, if any: the same run, kept step and
-    samples (its train_seconds, to the digit, tell one training of a seed from another)."""
-    same = json.loads(json.dumps(facts))          # as the file holds it: tuples as lists, keys as strings
-    return next((r for r in previous if {k: r.get(k) for k in same} == same), None)
+    samples (its train_seconds, to the digit, tell one training of a seed from another), with
+    "changed" taken again against today's defaults (a run's flags are what it changed from them)."""
+    same = {k: v for k, v in json.loads(json.dumps(facts)).items() if k != "changed"}   # as the file holds it
+    row = next((r for r in previous if {k: r.get(k) for k in same} == same), None)
+    return row and {**row, "changed": facts["changed"]}
 
 
 def identity(row: dict) -> tuple:

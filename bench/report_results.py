@@ -294,8 +294,11 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
     """The README's line for the GPU files: the default run there (beside the CPU's, where measured)
     and the paper's step on its model's shape, with what that shape's random weights mean."""
     default = next(r for r in runs["runs"] if r["command"] == "python train.py --estimator echo")
-    cpu = (f", beside {cold['current']['process_wall']} s on {machine_text(meta('train_speed_cold.json', cold).get('machine'))}"
-           if cold else "")
+    # the CPU's cold run of the same command at the same number of steps (the defaults may have moved since)
+    same = next((r for r in (cold["current"], cold["baseline"]) if r["train_config"]["steps"] == default["steps"])
+                if cold else (), None)
+    cpu = (f", beside {same['process_wall']} s on {machine_text(meta('train_speed_cold.json', cold).get('machine'))}"
+           if same else "")
     modes = {m: v for m, v in step["modes"].items() if m.split("/")[1] == "fast"}   # MODE/fast[/micro-batch-K]
     label = lambda m: (m.split("/")[0].replace("full", "full fine-tuning").replace("lora", "LoRA")   # noqa: E731
                        + "".join(f" (update micro-batch {k.removeprefix('micro-batch-')})" for k in m.split("/")[2:]))
@@ -303,7 +306,7 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
                       f"(decode {v['decode_tokens_per_s']:,.0f} tokens/s, {v['percent_of_bandwidth_bound']:.0f}% of the "
                       f"memory-bandwidth bound; peak {v['peak_gpu_memory_gb']} GB; {paper_hours(v['step_s'])})"
                       for m, v in modes.items())
-    return (f"- **On one {step['device']}**, one run each: the default tiny run (`{default['command']}`, "
+    return (f"- **On one {step['device']}**, one run each: the tiny run `{default['command']}` ("
             f"{default['steps']} steps, from an empty cache) reached held-out resolve {num(default['final_greedy_resolve'])} "
             f"greedy / {num(default['final_sampled_resolve'])} sampled in {default['process_wall']:.0f} s{cpu}. One step "
             f"of the paper's batch ({step['config']['secrets']} x {step['config']['group_size']}, up to "

@@ -98,6 +98,21 @@ def test_evaluation_sets():
     assert evaluate.evaluation_set(evaluate.EvalConfig(candidate_format="runs"))[0].candidate_format == "runs"
 
 
+def test_a_checkpoint_reads_the_candidates_as_its_run_wrote_them(tmp_path):
+    """--candidate-format auto: a checkpoint plays in its run's format (train_config.json beside
+    it), a checkpoint with no run around it and every other policy in App. B's list; a format
+    given on the command line applies to every policy."""
+    (tmp_path / "run" / "best").mkdir(parents=True)
+    (tmp_path / "run" / "train_config.json").write_text('{"candidate_format": "runs"}')
+    (tmp_path / "alone").mkdir()
+    auto, given = evaluate.EvalConfig(), evaluate.EvalConfig(candidate_format="list")
+    gcfg = evaluate.evaluation_set(auto)[0]
+    assert evaluate.game_of(f"checkpoint:{tmp_path / 'run' / 'best'}", auto, gcfg).candidate_format == "runs"
+    assert evaluate.game_of(f"checkpoint:{tmp_path / 'alone'}", auto, gcfg).candidate_format == "list"
+    assert evaluate.game_of("tiny", auto, gcfg).candidate_format == "list"
+    assert evaluate.game_of(f"checkpoint:{tmp_path / 'run' / 'best'}", given, gcfg).candidate_format == "list"
+
+
 def test_language_model_path_and_prompting_variants(tmp_path, capsys, monkeypatch):
     """A fake LM through every prompting variant: the messages each variant builds (CoT prefix,
     ReAct system prompt, Full ReAct's growing Thought/Action/Observation chat), greedy decoding,
