@@ -28,13 +28,8 @@ Departures from the paper, and why:
 - It keeps the checkpoint that plays best on training secrets set aside (`validation_secrets` > 0;
   experiment.py says why); the paper reports its last checkpoint.
 - Eq. 1 is taken over the rollouts still active at turn t (echo.py says why).
-- A secret's rollouts start after 0..3 turns of random questions, and each family an arm owns goes
-  unanswered with chance 0.3 (experiment.episode_starts); prompts write runs of candidates as
-  FIRST-LAST (env.candidate_text). The paper starts every episode from 1..100 at turn 0, where one
-  fixed question sequence fits every episode and nothing rewards reading the history: policies
-  trained so replay that sequence on secrets up to 200 (RESULTS.md). `--prefix-turns 0
-  --refusal-rate 0 --candidate-format list` plays the paper's episodes; the binary preset keeps them.
-  Drawn universes (`--universe`) stay off.
+- Off by default: episodes may start from drawn universes, after random turns, or refuse families (experiment.episode_starts),
+  and prompts may write runs of candidates as FIRST-LAST (env.candidate_text).
 - On a GPU the rollouts are sampled from a bf16 copy of the weights, LoRA folded in (engine.py);
   pi_old is still scored on the trained model, and the two's gap is logged per token and action.
 """
@@ -87,7 +82,7 @@ class TrainConfig:
                                      "(not in the paper; env.expected_elimination)")
     oracle: str = arg("rule", "rule (offline, exact) or llm (OpenAI-compatible, OPENAI_API_KEY)")
     oracle_model: str = arg("gpt-4o-mini", "model of the LLM oracle (paper: gpt-4o-mini, T = 0)")
-    steps: int = arg(80, "RL steps (one batch of B x G episodes each)", at_least=1)
+    steps: int = arg(40, "RL steps (one batch of B x G episodes each)", at_least=1)
     secrets_per_step: int = arg(8, "B: training secrets per step", at_least=1)
     group_size: int = arg(4, "G: rollouts per secret, the group of Eq. 1 (paper: 4; one alone has nothing to compare with)", at_least=2)
     lr: float = arg(5e-4, "AdamW learning rate", above=0)
@@ -113,10 +108,10 @@ class TrainConfig:
                                 "subset (env.UNIVERSES; experiment.episode_starts)", choices=("full", *UNIVERSES))
     universe_least: int = arg(2, "the fewest numbers a random universe holds", at_least=1)
     universe_share: float = arg(1.0, "share of a step's secrets whose universe is random", at_least=0, at_most=1)
-    prefix_turns: int = arg(3, "K: a secret's rollouts start after 0..K turns of random questions (0: the paper)", at_least=0)
-    refusal_rate: float = arg(0.3, "chance that each family an arm owns (env.ARM_FAMILIES) goes unanswered in a training "
+    prefix_turns: int = arg(0, "K: a secret's rollouts start after 0..K turns of random questions (0: the paper)", at_least=0)
+    refusal_rate: float = arg(0.0, "chance that each family an arm owns (env.ARM_FAMILIES) goes unanswered in a training "
                                    "secret's episodes, unseen until asked (0: never, the paper)", at_least=0, at_most=1)
-    candidate_format: str = arg("runs", "how prompts write the candidates: list (App. B) or runs (3+ consecutive numbers as "
+    candidate_format: str = arg("list", "how prompts write the candidates: list (App. B) or runs (3+ consecutive numbers as "
                                         "FIRST-LAST; env.candidate_text)", choices=CANDIDATE_FORMATS)
     eval_every: int = arg(5, "evaluation on the held-out secrets every this many steps", at_least=1)
     eval_samples: int = arg(4, "sampled episodes (T = 1) per held-out secret at an evaluation, beside greedy (0: none)", at_least=0)
@@ -155,10 +150,8 @@ PRESETS = {
     "llm-full": Preset("--model is not tiny and --lora-rank 0 (full fine-tuning)",
                        lambda c: c.model != "tiny" and c.lora_rank == 0, dict(lr=1e-6, warmup_lr=1e-5)),
     "binary": Preset("--question-set binary (G, the checkpoint rule: split 1's validation secrets, bench/binary_defaults.py; "
-                     "Eq. 2's passes: split 0's held-out scores; all chosen with the paper's episode starts and list)",
-                     lambda c: c.question_set == "binary",
-                     dict(steps=200, ppo_epochs=4, group_size=8, validation_secrets=10, validation_window=5,
-                          prefix_turns=0, refusal_rate=0.0, candidate_format="list")),
+                     "Eq. 2's passes: split 0's held-out scores)", lambda c: c.question_set == "binary",
+                     dict(steps=200, ppo_epochs=4, group_size=8, validation_secrets=10, validation_window=5)),
 }
 
 

@@ -68,28 +68,30 @@ def test_rows_of_runs_not_scored_now_are_carried_over_per_question_set_and_flags
     assert carried_over(before, []) == before
 
 
-def test_a_run_is_named_by_what_it_changed_from_todays_defaults_even_where_it_predates_a_setting(tmp_path):
+def test_a_run_that_predates_a_setting_is_scored_as_it_played(tmp_path):
     """A run made before train.py had --refusal-rate and --candidate-format played without refusals
-    and with every candidate listed: its flags say so against today's defaults, and a run that
-    gave today's defaults explicitly shows none of them."""
-    from bench.generalization import run_config, run_facts
+    and with every candidate listed: it is scored so, and its flags (what it changed from today's
+    defaults) are taken again at each scoring, so a run that gave a default explicitly shows none."""
+    from bench.generalization import BEFORE_THE_FIELD, run_config, run_facts
     import train
     summary = {"estimator": "echo", "seed": 0, "steps": 40, "kept": {"step": 40}, "train_seconds": 1.0}
-    for name, config in (("old", {"question_set": "paper", "split_seed": 3, "threads": 1, "eval_samples": 4,
-                                  "steps": 40, "prefix_turns": 0}),
-                         ("new", {**vars(train.TrainConfig()), "split_seed": 3})):
+    for name, config in (("old", {"question_set": "paper", "split_seed": 3, "threads": 1, "eval_samples": 4}),
+                         ("runs", {**vars(train.TrainConfig()), "split_seed": 3, "candidate_format": "runs"})):
         (tmp_path / name).mkdir()
         (tmp_path / name / "summary.json").write_text(json.dumps(summary))
         (tmp_path / name / "train_config.json").write_text(json.dumps(config))
-    old, new = (run_facts(tmp_path / name, 0)["changed"] for name in ("old", "new"))
-    assert old == {"split_seed": 3, "steps": 40, "prefix_turns": 0, "refusal_rate": 0.0, "candidate_format": "list"}
-    assert new == {"split_seed": 3} and run_config(tmp_path / "old")["candidate_format"] == "list"
-    assert run_config(tmp_path / "new")["candidate_format"] == train.TrainConfig().candidate_format
+    old = run_config(tmp_path / "old")
+    assert {k: old[k] for k in BEFORE_THE_FIELD} == {"refusal_rate": 0.0, "candidate_format": "list", "prefix_turns": 0}
+    assert run_config(tmp_path / "runs")["candidate_format"] == "runs"
+    assert run_facts(tmp_path / "runs", 0)["changed"] == {"split_seed": 3, "candidate_format": "runs"}
+    changed = run_facts(tmp_path / "old", 0)["changed"]
+    assert changed == {k: v for k, v in {"split_seed": 3, **BEFORE_THE_FIELD}.items()
+                       if v != getattr(train.TrainConfig(), k, None)}
 
 
 def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, model_dir, monkeypatch):  # noqa: F811
     (summary,) = run(tmp_path / "runs", model_dir, "--steps", "1", "--split-seed", "3", "--eval-samples", "3",
-                     "--run-name", "echo-seed5", "--seed", "5", "--candidate-format", "list")
+                     "--run-name", "echo-seed5", "--seed", "5", "--candidate-format", "runs")
     import bench.generalization as gen
     played = []
 
@@ -103,7 +105,7 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     out = tmp_path / "generalization.json"
     generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
     # FAST: --n-heldout 4; the run's --eval-samples, the seed of its final evaluation (step 1), its prompts
-    assert played == [(secret_split(100, 4, seed=3)[1], 3, eval_seed(5, 1), "paper", "list")]
+    assert played == [(secret_split(100, 4, seed=3)[1], 3, eval_seed(5, 1), "paper", "runs")]
     written = json.loads(out.read_text())
     assert referenced == [("paper", 3)] and written["references"][0]["split_seed"] == 3
     (row,) = written["runs"]
@@ -139,7 +141,7 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     rewritten = json.loads(out.read_text())
     assert len(played) == 2 and len(rewritten["runs"]) == 3 and referenced == [("paper", 3)]
     flags = flags_of(row)                                   # FAST's settings, beyond the split
-    assert "--split-seed" not in flags and "`--steps 1`" in flags and "`--candidate-format list`" in flags
+    assert "--split-seed" not in flags and "`--steps 1`" in flags and "`--candidate-format runs`" in flags
     assert list(rewritten["paired"]["paper"][flags]) == ["grpo"] and rewritten["paired"]["binary"] == {flags: {}}
     assert rewritten["paired"]["paper"][flags]["grpo"]["gen200_greedy"]["mean_difference"] == 0.0
     # a run with more flags is its own group: paired with no run without them

@@ -215,10 +215,7 @@ def test_presets_set_what_the_flags_do_not_give_and_are_recorded(tmp_path, model
     defaults, binary = train.config_from_flags([]), train.config_from_flags(["--question-set", "binary"])
     assert defaults == train.TrainConfig()
     assert all(v != -1 for v in vars(defaults).values())
-    assert (defaults.steps, defaults.ppo_epochs, defaults.group_size, defaults.validation_secrets) == (80, 2, 4, 0)
-    starts = ("prefix_turns", "refusal_rate", "candidate_format")     # the paper's episodes: (0, 0, list)
-    assert [getattr(defaults, k) for k in starts] == [3, 0.3, "runs"]
-    assert [getattr(binary, k) for k in starts] == [0, 0.0, "list"]
+    assert (defaults.steps, defaults.ppo_epochs, defaults.group_size, defaults.validation_secrets) == (40, 2, 4, 0)
     assert {k: getattr(binary, k) for k in train.PRESETS["binary"].values} == train.PRESETS["binary"].values
     mine = train.config_from_flags(["--question-set", "binary", "--steps", "3", "--ppo-epochs", "2",
                                     "--time-limit-min", "0", "--validation-secrets", "0"])
@@ -237,7 +234,7 @@ def test_help_shows_each_default_and_the_presets(capsys):
     with pytest.raises(SystemExit):
         train.main(["--help"])
     text = capsys.readouterr().out
-    assert "-1" not in text and f"(default: {train.TrainConfig().steps}; binary: 200)" in " ".join(text.split())
+    assert "-1" not in text and "(default: 40; binary: 200)" in " ".join(text.split())
     assert all(f"  {name} " in text for name in train.PRESETS)
 
 
@@ -317,8 +314,7 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
     families = {f for owned in ARM_FAMILIES.values() for f in owned}
     batches, replayed = run_watching_replays(
         tmp_path, model_dir, lambda game, start, turn: game.episodes[0].refused == start.refused,
-        "--steps", "2", "--refusal-rate", "0.5", "--credit-probe", "4", "--group-size", "3", "--secrets-per-step", "8",
-        "--prefix-turns", "0")
+        "--steps", "2", "--refusal-rate", "0.5", "--credit-probe", "4", "--group-size", "3", "--secrets-per-step", "8")
     assert replayed and all(replayed)
     refused = [b.starts[3 * k].refused for b in batches for k in range(8)]
     assert all(b.starts[3 * k + g].refused == b.starts[3 * k].refused for b in batches for k in range(8) for g in range(3))
@@ -326,8 +322,8 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
     assert 0.25 < sum(map(len, refused)) / (len(refused) * len(families)) < 0.75 and len(set(refused)) > 4
     for b in batches:
         assert all(r.hint == DEFLECTION for r in b.records if r.question_type in b.starts[r.episode].refused)
-    cfg = replace(train.TrainConfig(), prefix_turns=0, refusal_rate=0.0)     # the paper's episode starts
-    game_cfg, rngs = train.game_config(cfg), [random.Random(5), random.Random(5)]
+    cfg, game_cfg = train.TrainConfig(), train.game_config(train.TrainConfig())
+    rngs = [random.Random(5), random.Random(5)]
     assert episode_starts(cfg, rngs[0], [3, 9], 0, game_cfg, None)[1] is None
     assert rngs[0].random() == rngs[1].random()         # p = 0 draws nothing of its own
     _, starts = episode_starts(replace(cfg, refusal_rate=1.0), rngs[0], [3, 9], 0, game_cfg, None)
@@ -341,7 +337,7 @@ def test_the_run_plays_the_game_its_settings_describe():
     cfg = train.config_from_flags(["--candidate-format", "runs", "--question-set", "binary", "--n-max", "60"])
     game = train.game_config(replace(cfg, expected_info=True))
     assert (game.candidate_format, game.question_set, game.n_max, game.expected_info) == ("runs", "binary", 60, True)
-    assert train.game_config(replace(train.TrainConfig(), candidate_format="list")) == GameConfig()
+    assert train.game_config(train.TrainConfig()) == GameConfig()
 
 
 def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them(tmp_path, model_dir):
