@@ -295,8 +295,8 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
     and the paper's step on its model's shape, with what that shape's random weights mean."""
     default = next(r for r in runs["runs"] if r["command"] == "python train.py --estimator echo")
     # the CPU's cold run of the same command at the same number of steps (the defaults may have moved since)
-    same = next((r for r in (cold["current"], cold["baseline"]) if r["train_config"]["steps"] == default["steps"])
-                if cold else (), None)
+    same = next((r for r in (cold["current"], cold["baseline"])
+                 if (r.get("train_config") or {}).get("steps") == default["steps"]) if cold else (), None)
     cpu = (f", beside {same['process_wall']} s on {machine_text(meta('train_speed_cold.json', cold).get('machine'))}"
            if same else "")
     modes = {m: v for m, v in step["modes"].items() if m.split("/")[1] == "fast"}   # MODE/fast[/micro-batch-K]
