@@ -28,10 +28,18 @@ Departures from the paper, and why:
 - It keeps the checkpoint that plays best on training secrets set aside (`validation_secrets` > 0;
   experiment.py says why); the paper reports its last checkpoint.
 - Eq. 1 is taken over the rollouts still active at turn t (echo.py says why).
-- Off by default: episodes may start from drawn universes, after random turns, or refuse families (experiment.episode_starts),
-  and prompts may write runs of candidates as FIRST-LAST (env.candidate_text).
+- A secret's rollouts start after 0..3 turns of random questions, and each family an arm owns goes
+  unanswered with chance 0.3 (experiment.episode_starts); prompts write runs of candidates as
+  FIRST-LAST (env.candidate_text). The paper starts every episode from 1..100 at turn 0, where one
+  fixed question sequence fits every episode and nothing rewards reading the history: policies
+  trained so replay that sequence on secrets up to 200 (RESULTS.md). `--prefix-turns 0
+  --refusal-rate 0 --candidate-format list` plays the paper's episodes; the binary and llm presets keep them.
+  Drawn universes (`--universe`) stay off. The tiny model's step takes B = 6 secrets, for 80 steps:
+  a run from an empty cache then fits in 5 minutes on 2 CPU cores (the presets keep B = 8).
 - On a GPU the rollouts are sampled from a bf16 copy of the weights, LoRA folded in (engine.py);
   pi_old is still scored on the trained model, and the two's gap is logged per token and action.
+  Where the trained model samples in float32 (a CPU run), pi_old is the log-probs it sampled with
+  (sampled_logprobs_are_old): the same numbers up to rounding, without a pass to score them again.
 """
 from __future__ import annotations
 
@@ -82,8 +90,8 @@ class TrainConfig:
                                      "(not in the paper; env.expected_elimination)")
     oracle: str = arg("rule", "rule (offline, exact) or llm (OpenAI-compatible, OPENAI_API_KEY)")
     oracle_model: str = arg("gpt-4o-mini", "model of the LLM oracle (paper: gpt-4o-mini, T = 0)")
-    steps: int = arg(40, "RL steps (one batch of B x G episodes each)", at_least=1)
-    secrets_per_step: int = arg(8, "B: training secrets per step", at_least=1)
+    steps: int = arg(80, "RL steps (one batch of B x G episodes each)", at_least=1)
+    secrets_per_step: int = arg(6, "B: training secrets per step", at_least=1)
     group_size: int = arg(4, "G: rollouts per secret, the group of Eq. 1 (paper: 4; one alone has nothing to compare with)", at_least=2)
     lr: float = arg(5e-4, "AdamW learning rate", above=0)
     ppo_epochs: int = arg(2, "passes of Eq. 2 over each batch", at_least=1)
@@ -108,10 +116,10 @@ class TrainConfig:
                                 "subset (env.UNIVERSES; experiment.episode_starts)", choices=("full", *UNIVERSES))
     universe_least: int = arg(2, "the fewest numbers a random universe holds", at_least=1)
     universe_share: float = arg(1.0, "share of a step's secrets whose universe is random", at_least=0, at_most=1)
-    prefix_turns: int = arg(0, "K: a secret's rollouts start after 0..K turns of random questions (0: the paper)", at_least=0)
-    refusal_rate: float = arg(0.0, "chance that each family an arm owns (env.ARM_FAMILIES) goes unanswered in a training "
+    prefix_turns: int = arg(3, "K: a secret's rollouts start after 0..K turns of random questions (0: the paper)", at_least=0)
+    refusal_rate: float = arg(0.3, "chance that each family an arm owns (env.ARM_FAMILIES) goes unanswered in a training "
                                    "secret's episodes, unseen until asked (0: never, the paper)", at_least=0, at_most=1)
-    candidate_format: str = arg("list", "how prompts write the candidates: list (App. B) or runs (3+ consecutive numbers as "
+    candidate_format: str = arg("runs", "how prompts write the candidates: list (App. B) or runs (3+ consecutive numbers as "
                                         "FIRST-LAST; env.candidate_text)", choices=CANDIDATE_FORMATS)
     eval_every: int = arg(5, "evaluation on the held-out secrets every this many steps", at_least=1)
     eval_samples: int = arg(4, "sampled episodes (T = 1) per held-out secret at an evaluation, beside greedy (0: none)", at_least=0)
@@ -138,6 +146,9 @@ class TrainConfig:
     rollout: str = arg("auto", "what samples: eager (the trained model, policy.py's decoder) or fast (engine.py: a bf16 "
                                "copy, LoRA folded in, a static KV cache, compiled on CUDA); auto: fast on CUDA",
                            choices=("auto", "eager", "fast"))
+    old_logprobs: str = arg("auto", "pi_old of Eq. 2. auto: the log-probs the tokens were sampled with, where they are "
+                                    "pi_old's own (train.sampled_logprobs_are_old), else a scoring pass over the batch "
+                                    "before the update; recompute: that pass always", choices=("auto", "recompute"))
     behaviour_is_cap: float = arg(0.0, "C: each action's Eq. 2 term times min(C, pi_old / pi_rollout_copy) (0: off)", at_least=0)
     device: str = arg("", "cpu | cuda; default: cuda if there is one")
     threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)", at_least=0)
@@ -145,13 +156,17 @@ class TrainConfig:
 
 # The tiny model's defaults on the paper's set, above; presets change a few, a given flag wins (cli.parse_config).
 PRESETS = {
-    "llm": Preset("--model is not tiny (the paper's code: LoRA r16 on q/k/v/o, lr 5e-6)", lambda c: c.model != "tiny",
-                  dict(lora_rank=16, lr=5e-6, micro_batch=16, warmup_episodes=64, warmup_epochs=1, warmup_lr=5e-4)),
+    "llm": Preset("--model is not tiny (the paper's code: LoRA r16 on q/k/v/o, lr 5e-6; the paper's episodes and B)",
+                  lambda c: c.model != "tiny",
+                  dict(lora_rank=16, lr=5e-6, micro_batch=16, warmup_episodes=64, warmup_epochs=1, warmup_lr=5e-4,
+                       prefix_turns=0, refusal_rate=0.0, candidate_format="list", secrets_per_step=8)),
     "llm-full": Preset("--model is not tiny and --lora-rank 0 (full fine-tuning)",
                        lambda c: c.model != "tiny" and c.lora_rank == 0, dict(lr=1e-6, warmup_lr=1e-5)),
     "binary": Preset("--question-set binary (G, the checkpoint rule: split 1's validation secrets, bench/binary_defaults.py; "
-                     "Eq. 2's passes: split 0's held-out scores)", lambda c: c.question_set == "binary",
-                     dict(steps=200, ppo_epochs=4, group_size=8, validation_secrets=10, validation_window=5)),
+                     "Eq. 2's passes: split 0's held-out scores; all chosen with the paper's episode starts and list)",
+                     lambda c: c.question_set == "binary",
+                     dict(steps=200, ppo_epochs=4, group_size=8, validation_secrets=10, validation_window=5,
+                          prefix_turns=0, refusal_rate=0.0, candidate_format="list", secrets_per_step=8)),
 }
 
 
@@ -186,16 +201,21 @@ def split_secrets(cfg: TrainConfig) -> tuple[list[int], list[int], list[int]]:
     return [s for s in train_secrets if s not in set(validation)], validation, heldout
 
 
-def old_logprobs(policy, ref_policy, batch: RolloutBatch, micro: list, cfg: TrainConfig) -> tuple[list, list, tuple, dict]:
+def old_logprobs(policy, ref_policy, batch: RolloutBatch, micro: list, cfg: TrainConfig,
+                 sampled_are_old: bool = False) -> tuple[list, list, tuple, dict]:
     """log pi_old (and log pi_ref) of every action token, (tokens,) per turn, recomputed with the
     update's padded passes, so that Eq. 2's first ratio is exactly 1; and how far the sampled
     log-probs are from them, per token and per action (largest; sums for means): apart only where
-    sampling and scoring compute differently (engine.py's bf16 rollout copy, other kernels)."""
+    sampling and scoring compute differently (engine.py's bf16 rollout copy, other kernels).
+    sampled_are_old (`sampled_logprobs_are_old`): pi_old is the sampled log-probs, no pass is run
+    for it, and the gaps are 0."""
     P, C = batch.prompt_ids, batch.completion_ids
     b_logprobs, b_ref_logprobs = [None] * len(P), [None] * len(P)
+    if sampled_are_old:
+        b_logprobs = [torch.tensor(lp, dtype=torch.float32, device=policy.device) for lp in batch.logprobs]
     with torch.no_grad():
         for mb in [m for m in micro if m]:
-            for store, pol in ((b_logprobs, policy), (b_ref_logprobs, ref_policy)):
+            for store, pol in ((b_logprobs, None if sampled_are_old else policy), (b_ref_logprobs, ref_policy)):
                 if pol is not None:
                     logp = pol.score([P[i] for i in mb], [C[i] for i in mb], cfg.temperature, cfg.top_p)[0]
                     for row, i in enumerate(mb):
@@ -207,14 +227,24 @@ def old_logprobs(policy, ref_policy, batch: RolloutBatch, micro: list, cfg: Trai
         "drift": gaps.sum().item(), "drift_tokens": len(gaps), "action_drift": per_action.sum().item(), "actions": len(per_action)}
 
 
+def sampled_logprobs_are_old(cfg: TrainConfig, sampler, policy, online: bool) -> bool:
+    """Whether the log-probs a batch was sampled with are pi_old's, so that Eq. 2 can read them
+    instead of scoring the batch again: the batch was played now (not an offline dataset), by the
+    trained model itself (not engine.py's bf16 copy), in float32. Sampling (a KV-cached decode)
+    and scoring (one padded pass) then differ only by float rounding, about 1e-6 per token, and the
+    pass they would cost is about a tenth of a CPU step (bench/profile_step.py)."""
+    return cfg.old_logprobs == "auto" and online and sampler is policy and policy.compute_dtype is None
+
+
 def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor, cfg: TrainConfig,
-               shuffle: torch.Generator, ref_policy=None, ranks: Ranks = Ranks()) -> dict:
+               shuffle: torch.Generator, ref_policy=None, ranks: Ranks = Ranks(), sampled_are_old: bool = False) -> dict:
     """Eq. 2: `ppo_epochs` passes over the batch's turns, `num_minibatches` optimizer steps each.
     advantages: (N,) one per turn of `batch`, in play order. On several ranks `batch` is this
-    rank's share and each minibatch spans every rank's turns (ranks.py). Returns train/ metrics."""
+    rank's share and each minibatch spans every rank's turns (ranks.py). sampled_are_old: pi_old is
+    the batch's sampled log-probs (`sampled_logprobs_are_old`). Returns train/ metrics."""
     P, C = batch.prompt_ids, batch.completion_ids
     micro, sizes = batch.micro_batches(cfg.micro_batch, ranks)   # turns per forward pass; minibatches are made of these
-    b_logprobs, b_ref_logprobs, gap, drift = old_logprobs(policy, ref_policy, batch, micro, cfg)
+    b_logprobs, b_ref_logprobs, gap, drift = old_logprobs(policy, ref_policy, batch, micro, cfg, sampled_are_old)
     b_advantages, params = advantages.to(policy.device), [p for p in policy.model.parameters() if p.requires_grad]
     if cfg.behaviour_is_cap > 0:   # sampled from the rollout copy, not pi_old (engine.py): truncated importance weights
         b_advantages = b_advantages * behaviour_weights(b_logprobs, batch.logprobs, cfg.behaviour_is_cap).to(policy.device)
@@ -295,6 +325,7 @@ def train(cfg: TrainConfig) -> dict:
         sample = SampleConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens)
         offline = None if estimator.online else OfflineData(cfg, run.dir, policy, train_secrets, game_cfg, sample, oracle, ranks)
         ctx.turn_stats = offline.turn_stats if offline else None
+        sampled_are_old = sampled_logprobs_are_old(cfg, sampler, policy, offline is None)
         for step in range(start, cfg.steps):
             started = time.time()
             # 1. play: G rollouts of each of B training secrets, sampled from pi_old (section 4)
@@ -320,7 +351,8 @@ def train(cfg: TrainConfig) -> dict:
             row = {"step": step + 1, "train/lr": lr_now, **batch_metrics(batch, credit, advantages, ranks)}
             if cfg.credit_probe > 0 and offline is None and (step + 1) % cfg.eval_every == 0:   # run: under pi_old
                 row.update(credit_probe(policy, batch, advantages, game_cfg, cfg.credit_probe, cfg.seed * 100_003 + step))
-            row.update(ppo_update(policy, optimizer, batch, advantages, cfg, run.shuffle, ref_policy, ranks))
+            row.update(ppo_update(policy, optimizer, batch, advantages, cfg, run.shuffle, ref_policy, ranks,
+                                  sampled_are_old))
             engine.refresh(sampler, policy)                # the next batch is sampled from the updated weights
             row.update({"train/seconds_rollout": played - started, "train/seconds_update": time.time() - played})
             # 4. log: evaluate, keep the best checkpoint on the validation secrets, save (run: experiment.py)

@@ -269,7 +269,8 @@ def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float,
     resumed = time.perf_counter()
     with profiled(profile, "update"):
         advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit_from_batch(batch, 100), EstimatorContext())).float()
-        update = train.ppo_update(policy, opt, batch, advantages, tcfg, torch.Generator().manual_seed(0))
+        update = train.ppo_update(policy, opt, batch, advantages, tcfg, torch.Generator().manual_seed(0),
+                                  sampled_are_old=train.sampled_logprobs_are_old(tcfg, sampler, policy, online=True))
         engine.refresh(sampler, policy)
     sync()
     updated = time.perf_counter()

@@ -96,7 +96,7 @@ def instrument(policy, opt):
 
 
 def one_step(policy, opt, cfg, rng, gen, shuffle):
-    game_cfg = env.GameConfig(n_max=cfg.n_max, question_set=cfg.question_set)
+    game_cfg = train.game_config(cfg)   # prefix turns and refusals (experiment.episode_starts) are not played here
     secrets = rng.sample(env.secret_split(cfg.n_max, cfg.n_heldout)[0], cfg.secrets_per_step)
     sample = policy_module.SampleConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens)
     with timed("rollout (total)"):
@@ -105,7 +105,8 @@ def one_step(policy, opt, cfg, rng, gen, shuffle):
         credit = credit_from_batch(batch, cfg.n_max)
         advantages = batch.from_grid(ESTIMATORS[cfg.estimator].advantages(credit, EstimatorContext())).float()
     with timed("update (total)"):
-        train.ppo_update(policy, opt, batch, advantages, cfg, shuffle)
+        train.ppo_update(policy, opt, batch, advantages, cfg, shuffle,
+                         sampled_are_old=train.sampled_logprobs_are_old(cfg, policy, policy, online=True))
     return batch
 
 

@@ -268,7 +268,7 @@ def test_training_on_the_rollout_copy_keeps_eq2_first_ratio_one(tmp_path, model_
     """train.py --rollout fast samples from the bf16 copy: pi_old is still scored on the trained
     model, so Eq. 2's first ratio is exactly 1; what sampling and scoring differ by is logged
     (zero-ish for eager, the bf16 copy's rounding for fast)."""
-    (summary,) = run(tmp_path, model_dir, "--steps", "2", "--rollout", rollout)
+    (summary,) = run(tmp_path, model_dir, "--steps", "2", "--rollout", rollout, "--old-logprobs", "recompute")
     rows = [json.loads(line) for line in open(tmp_path / summary["run_name"] / "metrics.jsonl")]
     assert all(r["train/first_step_log_ratio_max"] == 0.0 for r in rows)
     drift = [r["train/behaviour_logprob_drift"] for r in rows]

@@ -8,7 +8,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+import engine
 import experiment
+import models
 import tinylm
 import train
 from baselines import ESTIMATORS
@@ -50,15 +52,48 @@ def test_two_step_run_has_no_nan_and_writes_logs_and_a_checkpoint(tmp_path, mode
 
 
 def test_first_ppo_epoch_ratio_is_exactly_one(tmp_path, model_dir):
-    """pi_old is recomputed with the same padded passes as the first epoch: before any optimizer
-    step log rho == 0 exactly; with one minibatch per epoch the whole first epoch has rho == 1."""
-    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--ppo-epochs", "1", "--num-minibatches", "1")
+    """--old-logprobs recompute: pi_old is scored with the same padded passes as the first epoch, so
+    before any optimizer step log rho == 0 exactly; with one minibatch per epoch the whole first
+    epoch has rho == 1."""
+    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--ppo-epochs", "1", "--num-minibatches", "1",
+                     "--old-logprobs", "recompute")
     row = json.loads(open(tmp_path / summary["run_name"] / "metrics.jsonl").readline())
     assert row["train/first_step_log_ratio_max"] == 0.0
     assert row["train/ratio_mean"] == 1.0 and row["train/clip_fraction"] == 0.0
-    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--num-minibatches", "4", "--run-name", "mb")
+    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--num-minibatches", "4", "--run-name", "mb",
+                     "--old-logprobs", "recompute")
     row = json.loads(open(tmp_path / "mb" / "metrics.jsonl").readline())
     assert row["train/first_step_log_ratio_max"] == 0.0
+
+
+def test_sampled_logprobs_serve_as_pi_old_where_they_are_its_own(tmp_path, model_dir):
+    """The default reads pi_old from the log-probs the eager fp32 rollout sampled with: its first
+    ratio is 1 up to float rounding, and one step moves the weights as scoring pi_old again does.
+    Were the sampled log-probs of another turn or token read, rho would be far from 1."""
+    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--ppo-epochs", "1", "--num-minibatches", "1",
+                     "--run-name", "sampled")
+    row = json.loads(open(tmp_path / "sampled" / "metrics.jsonl").readline())
+    assert row["train/first_step_log_ratio_max"] < 1e-4
+    assert abs(row["train/ratio_mean"] - 1.0) < 1e-5 and row["train/clip_fraction"] == 0.0
+    assert row["train/behaviour_logprob_drift"] == 0.0      # no scoring pass: nothing to differ from
+    run(tmp_path, model_dir, "--steps", "1", "--ppo-epochs", "1", "--num-minibatches", "1",
+        "--run-name", "scored", "--old-logprobs", "recompute")
+    a = load_file(tmp_path / "sampled" / "checkpoint" / "model.safetensors")
+    b = load_file(tmp_path / "scored" / "checkpoint" / "model.safetensors")
+    assert max((a[k] - b[k]).abs().max().item() for k in a) < 1e-4
+
+
+def test_pi_old_is_scored_again_wherever_the_sampler_is_not_the_trained_model_in_fp32(model_dir):
+    """Offline data, engine.py's bf16 rollout copy, bf16 autocast and --old-logprobs recompute all
+    score pi_old before the update; only the online eager fp32 rollout reads its own log-probs."""
+    cfg = train.config_from_flags(["--model", model_dir])
+    policy = models.load_policy(model_dir, "cpu", precision="fp32")
+    assert train.sampled_logprobs_are_old(cfg, policy, policy, online=True)
+    assert not train.sampled_logprobs_are_old(cfg, policy, policy, online=False)
+    assert not train.sampled_logprobs_are_old(cfg, engine.sampler(policy, "fast"), policy, online=True)
+    assert not train.sampled_logprobs_are_old(replace(cfg, old_logprobs="recompute"), policy, policy, online=True)
+    bf16 = models.load_policy(model_dir, "cpu", precision="bf16")
+    assert not train.sampled_logprobs_are_old(cfg, bf16, bf16, online=True)
 
 
 def test_resume_reaches_the_same_state_as_an_uninterrupted_run(tmp_path, model_dir):
@@ -215,7 +250,10 @@ def test_presets_set_what_the_flags_do_not_give_and_are_recorded(tmp_path, model
     defaults, binary = train.config_from_flags([]), train.config_from_flags(["--question-set", "binary"])
     assert defaults == train.TrainConfig()
     assert all(v != -1 for v in vars(defaults).values())
-    assert (defaults.steps, defaults.ppo_epochs, defaults.group_size, defaults.validation_secrets) == (40, 2, 4, 0)
+    assert (defaults.steps, defaults.ppo_epochs, defaults.group_size, defaults.validation_secrets) == (80, 2, 4, 0)
+    starts = ("prefix_turns", "refusal_rate", "candidate_format")     # the paper's episodes: (0, 0, list)
+    assert [getattr(defaults, k) for k in starts] == [3, 0.3, "runs"]
+    assert [getattr(binary, k) for k in starts] == [0, 0.0, "list"]
     assert {k: getattr(binary, k) for k in train.PRESETS["binary"].values} == train.PRESETS["binary"].values
     mine = train.config_from_flags(["--question-set", "binary", "--steps", "3", "--ppo-epochs", "2",
                                     "--time-limit-min", "0", "--validation-secrets", "0"])
@@ -234,7 +272,7 @@ def test_help_shows_each_default_and_the_presets(capsys):
     with pytest.raises(SystemExit):
         train.main(["--help"])
     text = capsys.readouterr().out
-    assert "-1" not in text and "(default: 40; binary: 200)" in " ".join(text.split())
+    assert "-1" not in text and f"(default: {train.TrainConfig().steps}; binary: 200)" in " ".join(text.split())
     assert all(f"  {name} " in text for name in train.PRESETS)
 
 
@@ -314,7 +352,8 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
     families = {f for owned in ARM_FAMILIES.values() for f in owned}
     batches, replayed = run_watching_replays(
         tmp_path, model_dir, lambda game, start, turn: game.episodes[0].refused == start.refused,
-        "--steps", "2", "--refusal-rate", "0.5", "--credit-probe", "4", "--group-size", "3", "--secrets-per-step", "8")
+        "--steps", "2", "--refusal-rate", "0.5", "--credit-probe", "4", "--group-size", "3", "--secrets-per-step", "8",
+        "--prefix-turns", "0")
     assert replayed and all(replayed)
     refused = [b.starts[3 * k].refused for b in batches for k in range(8)]
     assert all(b.starts[3 * k + g].refused == b.starts[3 * k].refused for b in batches for k in range(8) for g in range(3))
@@ -322,8 +361,8 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
     assert 0.25 < sum(map(len, refused)) / (len(refused) * len(families)) < 0.75 and len(set(refused)) > 4
     for b in batches:
         assert all(r.hint == DEFLECTION for r in b.records if r.question_type in b.starts[r.episode].refused)
-    cfg, game_cfg = train.TrainConfig(), train.game_config(train.TrainConfig())
-    rngs = [random.Random(5), random.Random(5)]
+    cfg = replace(train.TrainConfig(), prefix_turns=0, refusal_rate=0.0)     # the paper's episode starts
+    game_cfg, rngs = train.game_config(cfg), [random.Random(5), random.Random(5)]
     assert episode_starts(cfg, rngs[0], [3, 9], 0, game_cfg, None)[1] is None
     assert rngs[0].random() == rngs[1].random()         # p = 0 draws nothing of its own
     _, starts = episode_starts(replace(cfg, refusal_rate=1.0), rngs[0], [3, 9], 0, game_cfg, None)
@@ -337,7 +376,7 @@ def test_the_run_plays_the_game_its_settings_describe():
     cfg = train.config_from_flags(["--candidate-format", "runs", "--question-set", "binary", "--n-max", "60"])
     game = train.game_config(replace(cfg, expected_info=True))
     assert (game.candidate_format, game.question_set, game.n_max, game.expected_info) == ("runs", "binary", 60, True)
-    assert train.game_config(train.TrainConfig()) == GameConfig()
+    assert train.game_config(replace(train.TrainConfig(), candidate_format="list")) == GameConfig()
 
 
 def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them(tmp_path, model_dir):
