@@ -86,6 +86,7 @@ from bench.common import RESULTS  # noqa: E402
 from bench.report_binary import section_binary  # noqa: E402
 from bench.report_generalization import FILE, generalization_summary, section_generalization  # noqa: E402
 from bench.report_speed import paper_hours, section_speed  # noqa: E402
+import train  # noqa: E402
 from bench.report_tables import (RESOLVE, code_changes, load, machine_text, meta, missing, ms, named,  # noqa: E402
                                  nan, num, per_seed, provenance_line, seeds_text, table)
 from cli import arg, parse_config  # noqa: E402
@@ -299,6 +300,11 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
                  if (r.get("train_config") or {}).get("steps") == default["steps"]) if cold else (), None)
     cpu = (f", beside {same['process_wall']} s on {machine_text(meta('train_speed_cold.json', cold).get('machine'))}"
            if same else "")
+    # the settings of that run that are not today's defaults: the command alone no longer plays it
+    today, then = vars(train.TrainConfig()), (same or {}).get("train_config") or {}
+    moved = [f"`--{k.replace('_', '-')} {then[k]}`" for k in ("secrets_per_step", "prefix_turns", "refusal_rate",
+                                                               "candidate_format") if k in then and then[k] != today[k]]
+    settings = f" with {' '.join(moved)}, the defaults of the code it ran" if moved else ""
     modes = {m: v for m, v in step["modes"].items() if m.split("/")[1] == "fast"}   # MODE/fast[/micro-batch-K]
     label = lambda m: (m.split("/")[0].replace("full", "full fine-tuning").replace("lora", "LoRA")   # noqa: E731
                        + "".join(f" (update micro-batch {k.removeprefix('micro-batch-')})" for k in m.split("/")[2:]))
@@ -307,7 +313,7 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
                       f"memory-bandwidth bound; peak {v['peak_gpu_memory_gb']} GB; {paper_hours(v['step_s'])})"
                       for m, v in modes.items())
     return (f"- **On one {step['device']}**, one run each: the tiny run `{default['command']}` ("
-            f"{default['steps']} steps, from an empty cache) reached held-out resolve {num(default['final_greedy_resolve'])} "
+            f"{default['steps']} steps{settings}; from an empty cache) reached held-out resolve {num(default['final_greedy_resolve'])} "
             f"greedy / {num(default['final_sampled_resolve'])} sampled in {default['process_wall']:.0f} s{cpu}. One step "
             f"of the paper's batch ({step['config']['secrets']} x {step['config']['group_size']}, up to "
             f"{step['config']['max_new_tokens']} new tokens, the update in micro-batches of "

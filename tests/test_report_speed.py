@@ -41,3 +41,26 @@ def test_device_runs_summarise_a_metrics_file_and_fill_one_speed_row(tmp_path):
         text = "\n".join(section_speed())
     assert "(default): 3 steps, 20 s the whole command, RL phase 15.0 s (median step 3.0 s, fastest 2.0 s)" in text
     assert "held-out resolve greedy 1.00, sampled 1.00" in text and "mean |.| 0.03, largest 0.5" in text
+
+
+def test_the_gpu_line_names_the_settings_its_default_run_had_that_are_no_longer_the_defaults(tmp_path):
+    """The README's GPU line sets the GPU's `python train.py --estimator echo` beside the CPU's cold
+    run of as many steps, and names that run's settings that today's defaults no longer have, so the
+    command can be played again as it ran; a run of today's defaults names none."""
+    import train
+    from bench.report_results import gpu_summary
+    today = vars(train.TrainConfig())
+    older = {**today, "steps": 40, "secrets_per_step": today["secrets_per_step"] + 2, "candidate_format": "list"}
+    cold = {"machine": "2 CPU cores", "date": "2026-01-01", "command": "python bench/train_speed.py --cold",
+            "baseline": {"process_wall": 150.0, "train_config": older},
+            "current": {"process_wall": 250.0, "train_config": today}}
+    step = {"device": "one GPU", "shape": "qwen", "config": {"secrets": 16, "group_size": 4, "max_new_tokens": 128,
+                                                          "micro_batch": 32}, "modes": {}}
+    run = lambda steps: {"runs": [{"command": "python train.py --estimator echo", "steps": steps,  # noqa: E731
+                                    "final_greedy_resolve": 1.0, "final_sampled_resolve": 1.0, "process_wall": 200.0}]}
+    with report_tables.reading(str(tmp_path)):
+        line = gpu_summary(step, run(40), cold)
+        assert f"40 steps with `--secrets-per-step {older['secrets_per_step']}` `--candidate-format list`" in line
+        assert "beside 150.0 s on" in line
+        line = gpu_summary(step, run(today["steps"]), cold)
+    assert f"({today['steps']} steps; from an empty cache)" in line and "beside 250.0 s on" in line
