@@ -145,12 +145,18 @@ def references(question_set: str, split_seed: int) -> list[dict]:
                 for key, (secrets, cfg) in sets.items()}} for name, make in REFERENCES.items()]
 
 
-def scored_before(facts: dict, previous: list[dict]) -> dict | None:
-    """The row of the same finished run in an earlier output, if any: the same run, kept step and
-    samples (its train_seconds, to the digit, tell one training of a seed from another), with
-    "changed" taken again against today's defaults (a run's flags are what it changed from them)."""
+def same_run(facts: dict, row: dict) -> bool:
+    """Whether an earlier output's row is of this finished run: the same run, kept step and samples
+    (its train_seconds, to the digit, tell one training of a seed from another). Not "changed": that
+    is taken against the defaults of the day it was written."""
     same = {k: v for k, v in json.loads(json.dumps(facts)).items() if k != "changed"}   # as the file holds it
-    row = next((r for r in previous if {k: r.get(k) for k in same} == same), None)
+    return {k: row.get(k) for k in same} == same
+
+
+def scored_before(facts: dict, previous: list[dict]) -> dict | None:
+    """The row of the same finished run in an earlier output, if any, with "changed" taken again
+    against today's defaults (a run's flags are what it changed from them)."""
+    row = next((r for r in previous if same_run(facts, r)), None)
     return row and {**row, "changed": facts["changed"]}
 
 
@@ -159,10 +165,10 @@ def identity(row: dict) -> tuple:
     return row["question_set"], flags_of(row), row["estimator"], row["seed"]
 
 
-def carried_over(previous: list[dict], rows: list[dict]) -> list[dict]:
-    """The earlier rows of runs not scored now: runs whose directories are gone."""
-    now = {identity(r) for r in rows}
-    return [r for r in previous if identity(r) not in now]
+def carried_over(previous: list[dict], facts: list[dict]) -> list[dict]:
+    """The earlier rows of runs not scored now (`facts`: run_facts of those that are): runs whose
+    directories are gone."""
+    return [r for r in previous if not any(same_run(f, r) for f in facts)]
 
 
 def main(argv=None):
@@ -172,13 +178,14 @@ def main(argv=None):
     before = json.loads(Path(cfg.out).read_text()) if os.path.exists(cfg.out) else {"runs": [], "references": []}
     if not run_dirs and not before["runs"]:
         fail("generalization.py", f"no finished runs (ESTIMATOR-seedS/summary.json) in {cfg.runs}")
-    rows = []
+    rows, scored = [], []
     for run_dir in run_dirs:      # a run scored before is not played again
         facts = run_facts(run_dir, cfg.samples)
+        scored.append(facts)
         earlier = not cfg.rescore and scored_before(facts, before["runs"])
         rows.append(with_greedy_points(run_dir, earlier) if earlier else run_row(run_dir, cfg.samples))
         print(", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()), flush=True)
-    for row in carried_over(before["runs"], rows):
+    for row in carried_over(before["runs"], scored):
         print(f"{row['question_set']} {row['estimator']}-seed{row['seed']}: no directory under {cfg.runs}, "
               f"its row kept from {cfg.out}")
         rows.append(row)

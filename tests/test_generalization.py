@@ -14,6 +14,10 @@ from experiment import eval_seed
 from reference import FixedSequencePolicy
 from stats import paired_by_seed, paired_t_test
 from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
+from train import TrainConfig
+
+# a candidate format the defaults do not play: a run given it names it among its flags
+OTHER_FORMAT = next(f for f in ("list", "runs") if f != TrainConfig().candidate_format)
 
 
 def test_references_bound_a_run_on_both_question_sets():
@@ -60,11 +64,17 @@ def test_pairing_is_by_seed_within_the_rows_given():
     assert (g["t"], g["p"]) == pytest.approx(paired_t_test([0.5, 0.7, 0.9], [0.4, 0.5, 0.6]))
 
 
-def test_rows_of_runs_not_scored_now_are_carried_over_per_question_set_and_flags():
-    before = [{"question_set": q, "estimator": "echo", "seed": 0, "changed": {"split_seed": 3, **c}, "v": v}
-              for q, c, v in (("paper", {}, 1), ("binary", {}, 2), ("paper", {"refusal_rate": 0.3}, 3))]
-    now = {"question_set": "paper", "estimator": "echo", "seed": 0, "changed": {"split_seed": 4}}   # another split
-    assert carried_over(before, [now]) == before[1:]
+def test_rows_of_runs_not_scored_now_are_carried_over_and_a_run_scored_now_is_not_whatever_its_flags():
+    """An earlier row is carried over only where no run scored now is that run (same set, estimator,
+    seed, split, steps, kept step, train seconds): its "changed" was taken against the defaults of
+    its day, so a run scored again after the defaults moved replaces its row, not adds a second."""
+    run = lambda q, secs, **changed: {"question_set": q, "estimator": "echo", "seed": 0, "split_seed": 3,  # noqa: E731
+                                      "steps": 80, "kept_step": 80, "train_seconds": secs, "changed": changed}
+    before = [{**run("paper", 10.0), "v": 1}, {**run("binary", 20.0), "v": 2},
+              {**run("paper", 30.0, refusal_rate=0.3), "v": 3}]
+    assert carried_over(before, [run("paper", 10.0, steps=80)]) == before[1:]      # flags now named against new defaults
+    assert carried_over(before, [run("paper", 11.0)]) == before                    # another training of the seed
+    assert carried_over(before, [run("paper", 30.0, refusal_rate=0.3), run("binary", 20.0)]) == before[:1]
     assert carried_over(before, []) == before
 
 
@@ -76,14 +86,14 @@ def test_a_run_that_predates_a_setting_is_scored_as_it_played(tmp_path):
     import train
     summary = {"estimator": "echo", "seed": 0, "steps": 40, "kept": {"step": 40}, "train_seconds": 1.0}
     for name, config in (("old", {"question_set": "paper", "split_seed": 3, "threads": 1, "eval_samples": 4}),
-                         ("runs", {**vars(train.TrainConfig()), "split_seed": 3, "candidate_format": "runs"})):
+                         ("runs", {**vars(train.TrainConfig()), "split_seed": 3, "candidate_format": OTHER_FORMAT})):
         (tmp_path / name).mkdir()
         (tmp_path / name / "summary.json").write_text(json.dumps(summary))
         (tmp_path / name / "train_config.json").write_text(json.dumps(config))
     old = run_config(tmp_path / "old")
     assert {k: old[k] for k in BEFORE_THE_FIELD} == {"refusal_rate": 0.0, "candidate_format": "list", "prefix_turns": 0}
-    assert run_config(tmp_path / "runs")["candidate_format"] == "runs"
-    assert run_facts(tmp_path / "runs", 0)["changed"] == {"split_seed": 3, "candidate_format": "runs"}
+    assert run_config(tmp_path / "runs")["candidate_format"] == OTHER_FORMAT
+    assert run_facts(tmp_path / "runs", 0)["changed"] == {"split_seed": 3, "candidate_format": OTHER_FORMAT}
     changed = run_facts(tmp_path / "old", 0)["changed"]
     assert changed == {k: v for k, v in {"split_seed": 3, **BEFORE_THE_FIELD}.items()
                        if v != getattr(train.TrainConfig(), k, None)}
@@ -91,7 +101,7 @@ def test_a_run_that_predates_a_setting_is_scored_as_it_played(tmp_path):
 
 def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, model_dir, monkeypatch):  # noqa: F811
     (summary,) = run(tmp_path / "runs", model_dir, "--steps", "1", "--split-seed", "3", "--eval-samples", "3",
-                     "--run-name", "echo-seed5", "--seed", "5", "--candidate-format", "runs")
+                     "--run-name", "echo-seed5", "--seed", "5", "--candidate-format", OTHER_FORMAT)
     import bench.generalization as gen
     played = []
 
@@ -105,7 +115,7 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     out = tmp_path / "generalization.json"
     generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
     # FAST: --n-heldout 4; the run's --eval-samples, the seed of its final evaluation (step 1), its prompts
-    assert played == [(secret_split(100, 4, seed=3)[1], 3, eval_seed(5, 1), "paper", "runs")]
+    assert played == [(secret_split(100, 4, seed=3)[1], 3, eval_seed(5, 1), "paper", OTHER_FORMAT)]
     written = json.loads(out.read_text())
     assert referenced == [("paper", 3)] and written["references"][0]["split_seed"] == 3
     (row,) = written["runs"]
@@ -141,7 +151,7 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     rewritten = json.loads(out.read_text())
     assert len(played) == 2 and len(rewritten["runs"]) == 3 and referenced == [("paper", 3)]
     flags = flags_of(row)                                   # FAST's settings, beyond the split
-    assert "--split-seed" not in flags and "`--steps 1`" in flags and "`--candidate-format runs`" in flags
+    assert "--split-seed" not in flags and "`--steps 1`" in flags and f"`--candidate-format {OTHER_FORMAT}`" in flags
     assert list(rewritten["paired"]["paper"][flags]) == ["grpo"] and rewritten["paired"]["binary"] == {flags: {}}
     assert rewritten["paired"]["paper"][flags]["grpo"]["gen200_greedy"]["mean_difference"] == 0.0
     # a run with more flags is its own group: paired with no run without them
