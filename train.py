@@ -273,7 +273,7 @@ def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor,
                     loss, sums["kl_ref"] = loss + cfg.kl_beta * kl_ref, sums["kl_ref"] + kl_ref.item() * n_terms
                 loss.backward()
                 mb_loss += loss.item()
-                if epoch == 0 and not grad_norms:    # before the first optimizer step rho must be exactly 1
+                if epoch == 0 and not grad_norms:    # before the first optimizer step rho is 1 (to rounding, where pi_old was sampled)
                     first_logratio_max = max(first_logratio_max, float(logratio.sum(-1).abs().max()))
                 sums.update({k: sums[k] + stats[k] for k in ("clipped", "ratio_sum", "terms")})
                 ratio_max = max(ratio_max, stats["ratio_max"])
