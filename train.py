@@ -32,7 +32,8 @@ Departures from the paper, and why:
   unanswered with chance 0.3 (experiment.episode_starts); prompts write runs of candidates as
   FIRST-LAST (env.candidate_text). The paper starts every episode from 1..100 at turn 0, where one
   fixed question sequence fits every episode and nothing rewards reading the history: policies
-  trained so replay that sequence on secrets up to 200 (RESULTS.md). `--prefix-turns 0
+  trained so replay that sequence on secrets up to 200. Trained with these starts they hold there
+  when sampled; greedy play holds on some seeds only (RESULTS.md). `--prefix-turns 0
   --refusal-rate 0 --candidate-format list` plays the paper's episodes; the binary and llm presets keep them.
   Drawn universes (`--universe`) stay off. The tiny model's step takes B = 6 secrets, for 80 steps:
   a run from an empty cache then fits in 5 minutes on 2 CPU cores (the presets keep B = 8).
