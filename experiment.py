@@ -1,6 +1,7 @@
 """What a research run adds around train.py's loop: the run's directory and logs, checkpoints
 and --resume, the checkpoint the run keeps (chosen on validation secrets), the `offline`
-estimator's dataset, the policy's set-up, and the closing summary with its curves.
+estimator's dataset, the config's checks, the secrets' split, the policy's set-up, and the closing
+summary with its curves.
 
 train.py calls this module at the points marked `# run:`; the paper's loop itself (play,
 credit, Eq. 2, log) stays in train.py. Several processes (torchrun) are handled by the
@@ -29,9 +30,9 @@ from pathlib import Path
 import torch
 
 import models
-from baselines import Credit, EstimatorContext, credit_from_batch, episode_returns, turn_stats
-from cli import fail, save_config
-from env import ARM_FAMILIES, CSG, UNIVERSES, explored
+from baselines import ESTIMATORS, Credit, EstimatorContext, credit_from_batch, episode_returns, turn_stats
+from cli import config_problem, fail, save_config
+from env import ARM_FAMILIES, CSG, UNIVERSES, explored, secret_split
 from evaluate import evaluate_policy
 from metrics import training_metrics
 from policy import RolloutBatch, episode_seed, play_rollouts
@@ -81,6 +82,29 @@ def eval_seed(seed: int, step: int) -> int:
     is cfg.steps, whichever checkpoint the run keeps), so that the evaluation can be played again
     exactly (bench/generalization.py)."""
     return seed * 100_003 + step
+
+
+def check_config(cfg) -> None:
+    """Fail at once, with one sentence, on train.py settings that cannot work: a value out of its
+    field's range (cli.config_problem, as parse_config; here for a config built in Python), or
+    settings at odds."""
+    n_train = cfg.n_max - cfg.n_heldout
+    problems = [
+        (cfg.estimator not in ESTIMATORS, f"unknown estimator {cfg.estimator!r}; choose one of {', '.join(ESTIMATORS)}"),
+        (cfg.n_heldout >= cfg.n_max, f"n_heldout must be between 1 and n_max - 1 = {cfg.n_max - 1}"),
+        (cfg.secrets_per_step > n_train - cfg.validation_secrets,
+         f"secrets_per_step {cfg.secrets_per_step} exceeds the {n_train - cfg.validation_secrets} training secrets"),
+    ]
+    if problem := config_problem(cfg) or next((f"{message}." for bad, message in problems if bad), None):
+        fail("train.py", problem)
+
+
+def split_secrets(cfg) -> tuple[list[int], list[int], list[int]]:
+    """(training, validation, held-out) secrets of 1..n_max. The held-out ones (env.secret_split, as
+    evaluate.py) only report; the validation ones, set aside from training, choose the kept checkpoint."""
+    train_secrets, heldout = secret_split(cfg.n_max, cfg.n_heldout, cfg.split_seed)
+    validation = sorted(random.Random(12345 + cfg.split_seed).sample(train_secrets, cfg.validation_secrets))
+    return [s for s in train_secrets if s not in set(validation)], validation, heldout
 
 
 def load_policy(cfg, quiet: bool = False):

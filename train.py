@@ -16,41 +16,34 @@ model on 2 CPU cores in minutes; `--model DIR` runs the same loop on the paper's
 
 Departures from the paper, and why:
 - A format warm-up (warmup.py) first teaches a model that cannot yet write the JSON action to write
-  one (on a random policy's actions): with every action unreadable, a group's rewards are all the
-  same and Eq. 1 gives no credit. The paper's model needed none.
+  one: with every action unreadable, a group's rewards are all the same and Eq. 1 gives no credit.
 - Eq. 2 runs `ppo_epochs` passes over each batch, `num_minibatches` optimizer steps each (as PPO
   does); one step over the whole batch was unstable at the tiny model's lr.
-- log pi_old is recomputed with the update's padded passes (not taken from sampling): the first ratio is exactly 1.
 - Adam's beta2 is 0.99 and eps 1e-5 (PPO practice: it reacts to spikes; tiny gradients, tiny steps).
-- The learning rate decays linearly to 0 (CleanRL's anneal_lr) over `steps` or `time_limit_min`,
-  whichever runs out first, so a time-limited run ends cool.
+- The learning rate decays linearly to 0 (CleanRL's anneal_lr) over `steps` or `time_limit_min`.
 - A step whose gradient is not finite is skipped and counted (one would make every weight NaN).
 - It keeps the checkpoint that plays best on training secrets set aside (`validation_secrets` > 0;
   experiment.py says why); the paper reports its last checkpoint.
 - Eq. 1 is taken over the rollouts still active at turn t (echo.py says why).
-- A secret's rollouts start after 0..3 turns of random questions, and each family an arm owns goes
-  unanswered with chance 0.3 (experiment.episode_starts); prompts write runs of candidates as
-  FIRST-LAST (env.candidate_text). The paper starts every episode from 1..100 at turn 0, where one
-  fixed question sequence fits every episode and nothing rewards reading the history: policies
-  trained so replay that sequence on secrets up to 200. Trained with these starts they hold there
-  when sampled; greedy play holds on some seeds only (RESULTS.md). `--prefix-turns 0
-  --refusal-rate 0 --candidate-format list` plays the paper's episodes; the binary and llm presets keep them.
-  Drawn universes (`--universe`) stay off. The tiny model's step takes B = 6 secrets, for 80 steps:
-  a run from an empty cache then fits in 5 minutes on 2 CPU cores (the presets keep B = 8).
-- On a GPU the rollouts are sampled from a bf16 copy of the weights, LoRA folded in (engine.py);
-  pi_old is still scored on the trained model, and the two's gap is logged per token and action.
-  Where the trained model samples in float32 (a CPU run), pi_old is the log-probs it sampled with
-  (sampled_logprobs_are_old): the same numbers up to rounding, without a pass to score them again.
+- Rollouts start after 0..3 random questions, each family an arm owns goes unanswered with chance
+  0.3 (experiment.episode_starts), and candidates are written as runs FIRST-LAST (env.candidate_text).
+  From the paper's starts (1..100, turn 0) one fixed question sequence fits every episode, and the
+  policies replay it on secrets up to 200; from these, sampled play holds there and greedy play on
+  some seeds (RESULTS.md). B = 6 secrets a step for 80 steps fits a run from an empty cache in 5
+  minutes on 2 cores. The binary and llm presets keep the paper's episodes and B = 8.
+- pi_old is scored again with the update's padded passes (first ratio exactly 1) unless the trained
+  model itself sampled in float32 (a CPU run): then it is the sampled log-probs, equal to rounding
+  (sampled_logprobs_are_old). On a GPU a bf16 copy samples, LoRA folded in (engine.py), and the gap
+  between the two is logged per token and action.
 """
 from __future__ import annotations
 
 import math
-import random
 import sys
 import time
 from dataclasses import dataclass, replace
 
-from cli import Preset, applied_presets, arg, config_problem, fail, parse_config, use_threads  # before torch: how idle threads wait
+from cli import Preset, applied_presets, arg, fail, parse_config, use_threads  # before torch: how idle threads wait
 
 import torch
 
@@ -58,8 +51,8 @@ import engine
 import models
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
 from echo import approx_kl, behaviour_weights, clipped_objective
-from env import CANDIDATE_FORMATS, QUESTION_SETS, UNIVERSES, GameConfig, secret_split
-from experiment import OfflineData, Run, batch_metrics, episode_starts, load_policy
+from env import CANDIDATE_FORMATS, QUESTION_SETS, UNIVERSES, GameConfig
+from experiment import OfflineData, Run, batch_metrics, check_config, episode_starts, load_policy, split_secrets
 from fidelity import credit_probe
 from oracle import OracleConfigError, make_oracle
 from policy import RolloutBatch, SampleConfig, episode_seed, play_rollouts
@@ -180,36 +173,11 @@ def game_config(cfg: TrainConfig) -> GameConfig:
     return GameConfig(**{k: getattr(cfg, k) for k in ("n_max", "question_set", "expected_info", "candidate_format")})
 
 
-def check_config(cfg: TrainConfig) -> None:
-    """Fail at once, with one sentence, on settings that cannot work: a value out of its field's range
-    (cli.config_problem, as parse_config; here for a config built in Python), or settings at odds."""
-    n_train = cfg.n_max - cfg.n_heldout
-    problems = [
-        (cfg.estimator not in ESTIMATORS, f"unknown estimator {cfg.estimator!r}; choose one of {', '.join(ESTIMATORS)}"),
-        (cfg.n_heldout >= cfg.n_max, f"n_heldout must be between 1 and n_max - 1 = {cfg.n_max - 1}"),
-        (cfg.secrets_per_step > n_train - cfg.validation_secrets,
-         f"secrets_per_step {cfg.secrets_per_step} exceeds the {n_train - cfg.validation_secrets} training secrets"),
-    ]
-    if problem := config_problem(cfg) or next((f"{message}." for bad, message in problems if bad), None):
-        fail("train.py", problem)
-
-
-def split_secrets(cfg: TrainConfig) -> tuple[list[int], list[int], list[int]]:
-    """(training, validation, held-out) secrets of 1..n_max. The held-out ones (env.secret_split, as
-    evaluate.py) only report; the validation ones, set aside from training, choose the kept checkpoint."""
-    train_secrets, heldout = secret_split(cfg.n_max, cfg.n_heldout, cfg.split_seed)
-    validation = sorted(random.Random(12345 + cfg.split_seed).sample(train_secrets, cfg.validation_secrets))
-    return [s for s in train_secrets if s not in set(validation)], validation, heldout
-
-
 def old_logprobs(policy, ref_policy, batch: RolloutBatch, micro: list, cfg: TrainConfig,
                  sampled_are_old: bool = False) -> tuple[list, list, tuple, dict]:
-    """log pi_old (and log pi_ref) of every action token, (tokens,) per turn, recomputed with the
-    update's padded passes, so that Eq. 2's first ratio is exactly 1; and how far the sampled
-    log-probs are from them, per token and per action (largest; sums for means): apart only where
-    sampling and scoring compute differently (engine.py's bf16 rollout copy, other kernels).
-    sampled_are_old (`sampled_logprobs_are_old`): pi_old is the sampled log-probs, no pass is run
-    for it, and the gaps are 0."""
+    """log pi_old (and log pi_ref) of every action token, (tokens,) per turn, scored with the update's
+    padded passes (Eq. 2's first ratio exactly 1), or the sampled ones where `sampled_are_old`; and
+    how far the sampled log-probs are from them, per token and per action (largest; sums for means)."""
     P, C = batch.prompt_ids, batch.completion_ids
     b_logprobs, b_ref_logprobs = [None] * len(P), [None] * len(P)
     if sampled_are_old:
@@ -229,11 +197,9 @@ def old_logprobs(policy, ref_policy, batch: RolloutBatch, micro: list, cfg: Trai
 
 
 def sampled_logprobs_are_old(cfg: TrainConfig, sampler, policy, online: bool) -> bool:
-    """Whether the log-probs a batch was sampled with are pi_old's, so that Eq. 2 can read them
-    instead of scoring the batch again: the batch was played now (not an offline dataset), by the
-    trained model itself (not engine.py's bf16 copy), in float32. Sampling (a KV-cached decode)
-    and scoring (one padded pass) then differ only by float rounding, about 1e-6 per token, and the
-    pass they would cost is about a tenth of a CPU step (bench/profile_step.py)."""
+    """Whether a batch's sampled log-probs are pi_old's: played now (not offline data), by the trained
+    model itself (not engine.py's bf16 copy), in float32. Sampling (a KV-cached decode) and scoring (a
+    padded pass) then differ by rounding, ~1e-6 a token; the pass saved is ~1/10 of a CPU step."""
     return cfg.old_logprobs == "auto" and online and sampler is policy and policy.compute_dtype is None
 
 

@@ -14,6 +14,7 @@ import models
 import tinylm
 import train
 from baselines import ESTIMATORS
+from env import secret_split
 
 FAST = ["--secrets-per-step", "2", "--group-size", "2", "--max-new-tokens", "8", "--eval-every", "2", "--warmup", "never",
         "--lora-rank", "0",
@@ -279,12 +280,12 @@ def test_help_shows_each_default_and_the_presets(capsys):
 def test_split_seed_chooses_another_held_out_split():
     """--split-seed: another held-out split (and validation secrets carved from the rest), the
     three sets disjoint and covering 1..n_max; the default split is the seed-0 one."""
-    splits = [train.split_secrets(train.TrainConfig(split_seed=s, validation_secrets=10)) for s in (0, 1)]
+    splits = [experiment.split_secrets(train.TrainConfig(split_seed=s, validation_secrets=10)) for s in (0, 1)]
     for training, validation, heldout in splits:
         assert sorted(training + validation + heldout) == list(range(1, 101))
         assert len(heldout) == 20 and len(validation) == 10
     assert splits[0][2] != splits[1][2] and splits[0][1] != splits[1][1]
-    assert splits[0][2] == train.secret_split(100, 20)[1]
+    assert splits[0][2] == secret_split(100, 20)[1]
 
 
 @pytest.mark.parametrize("universe,share", [("interval", 1.0), ("subset", 0.5)])
