@@ -473,3 +473,18 @@ def training_metrics(turn_rows: list, episode_rows: list, max_turns: int) -> dic
         "diversity_rate": per_turn["novel"], "invalid_rate": per_turn["invalid"],
         "inconsistent_rate": per_turn["inconsistent"], "zero_rate": zero([turn_rows]),
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# History reading (not in the paper): does the policy ask again what it has just been answered?
+# ---------------------------------------------------------------------------------------------
+
+def repeat_ratio(before, after) -> float:
+    """sum_t pi(a_t | h_{t+1}) / sum_t pi(a_t | h_t), over the turns t whose action a_t was read and
+    that the episode followed with another: how likely the policy is to take the action it just
+    took once more, now that its answer sits in the history (now redundant), relative to how likely
+    it took it. 1: the history changes nothing (a belief-agnostic policy, one that asks a mixture
+    of good questions whatever it was told); 0: it never asks again. Resolve at T = 1 cannot tell
+    the two apart: a history-blind mixture of good questions also resolves, by drawing new ones."""
+    total = sum(before)
+    return sum(after) / total if total > 0 else NAN

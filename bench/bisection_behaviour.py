@@ -28,6 +28,7 @@ import models  # noqa: E402
 from cli import arg, parse_config  # noqa: E402
 from env import CSG, GameConfig, play, secret_split  # noqa: E402
 from evaluate import evaluate_policy  # noqa: E402
+from metrics import repeat_ratio  # noqa: E402
 from oracle import RuleOracle  # noqa: E402
 from policy import SampleConfig, play_rollouts  # noqa: E402
 from questions import parse_question  # noqa: E402
@@ -84,10 +85,26 @@ def replayed_turns(policy, secrets, cfg):
     return pairs
 
 
-def sampled_turns(policy, secrets, cfg, samples: int, seed: int):
-    """(record, C_t) of every turn of `samples` episodes per secret at T = 1, seeds seed, seed + 1, ..."""
-    batch = play_rollouts(policy, secrets, samples, cfg, SampleConfig(), seeds=[seed + i for i in range(len(secrets) * samples)])
-    return zip(batch.records, batch.beliefs)
+def sampled_batch(policy, secrets, cfg, samples: int, seed: int):
+    """`samples` episodes per secret at T = 1, seeds seed, seed + 1, ... (a policy.RolloutBatch)."""
+    return play_rollouts(policy, secrets, samples, cfg, SampleConfig(), seeds=[seed + i for i in range(len(secrets) * samples)])
+
+
+def again_probabilities(policy, batch) -> tuple[list[float], list[float]]:
+    """For every turn t of the batch whose action was read and that its episode followed with
+    another: pi(a_t | h_t), as sampled, and pi(a_t | h_{t+1}), the same tokens scored under the
+    next turn's prompt, which holds a_t's answer (metrics.repeat_ratio)."""
+    last, pairs = {}, []
+    for i, record in enumerate(batch.records):       # play order: an episode's turns in turn order
+        j = last.get(record.episode)
+        if j is not None and not batch.records[j].invalid:
+            pairs.append((j, i))
+        last[record.episode] = i
+    if not pairs:
+        return [], []
+    with torch.no_grad():
+        logp, _ = policy.score([batch.prompt_ids[i] for _, i in pairs], [batch.completion_ids[j] for j, _ in pairs])
+    return [math.exp(sum(batch.logprobs[j])) for j, _ in pairs], logp.double().sum(-1).exp().tolist()
 
 
 def halving_share(policy, secrets, cfg: GameConfig, universes=None) -> float:
@@ -137,9 +154,11 @@ def scored(policy, secrets, cfg: GameConfig, samples: int, seed: int) -> dict:
     """A policy on these secrets, greedy and sampled at T = 1: its resolve rate (evaluate.py) and
     its behaviour (`behaviour`)."""
     ev = evaluate_policy(policy, secrets, cfg, RuleOracle(), samples, seed)
+    batch = sampled_batch(policy, secrets, cfg, samples, seed)
     return {"greedy": ev["eval/resolve_rate"], "sampled": ev.get("eval/sampled_resolve_rate"),
             "behaviour_greedy": behaviour(greedy_turns(policy, secrets, cfg)),
-            "behaviour_sampled": behaviour(sampled_turns(policy, secrets, cfg, samples, seed))}
+            "behaviour_sampled": behaviour(zip(batch.records, batch.beliefs)),
+            "repeat_ratio_sampled": repeat_ratio(*again_probabilities(policy, batch))}
 
 
 def heldout_and_n200(policy, heldout, samples: int, seed: int, question_set: str = "binary",
@@ -175,7 +194,8 @@ def main(argv=None):
     results = {}
     comp, elim = turns_of(greedy_turns(policy, secrets, game_cfg))
     results["policy greedy"] = summary(comp, elim) | {"points": comp}
-    comp, elim = turns_of(sampled_turns(policy, secrets, game_cfg, cfg.samples, 0))
+    batch = sampled_batch(policy, secrets, game_cfg, cfg.samples, 0)
+    comp, elim = turns_of(zip(batch.records, batch.beliefs))
     results["policy sampled"] = summary(comp, elim) | {"points": comp}
     for name, reference in (("bisection (Bayes)", BayesPolicy()), ("random", RandomPolicy(0))):
         comp, elim = turns_of(replayed_turns(reference, secrets, game_cfg))

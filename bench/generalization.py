@@ -10,7 +10,9 @@ last, RUN/checkpoint) is played on the held-out secrets of its own split (train.
 secret, seeded as its final evaluation, so the held-out figures are train.py's). Beside resolve:
 the share of turns that repeat a question already asked to the same arm, and the comparison
 thresholds against the median of C_t and the fraction of C_t eliminated per turn
-(bench/bisection_behaviour.py; the binary set's measure of bisection). The reference policies
+(bench/bisection_behaviour.py; the binary set's measure of bisection), and whether the policy
+reads its history at all: the repeat ratio of its sampled play (metrics.repeat_ratio; 1: the
+answer it was just given changes nothing about asking the same again). The reference policies
 (reference.py, greedy) on the same secrets bound it: the Bayes policy (bisection on the binary
 set), the best belief-agnostic fixed sequence (fitted to each universe), random questions. Per
 question set and flags, ECHO minus each other estimator, paired by seed (stats.paired_t_test).
@@ -28,22 +30,25 @@ Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "k
 "gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled", "gen200_eliminated_fraction_greedy",
 "gen200_threshold_median_corr_greedy", "gen200_threshold_median_corr_sampled",
 "gen200_threshold_points_greedy", "gen200_threshold_points_sampled" (the distinct (threshold,
-median) pairs each correlation rests on; bisection_behaviour.summary)}, ...],
+median) pairs each correlation rests on; bisection_behaviour.summary), "heldout_repeat_ratio",
+"gen200_repeat_ratio" (sampled play; metrics.repeat_ratio)}, ...],
 "references": [{"question_set", "policy", "split_seed", "heldout", "gen200"}, ...],
 "paired": {question_set: {flags: {other estimator: {figure: {mean_difference, t, p, seeds}}}}}}, rates
 as fractions; flags: the train.py settings beyond the split that a run changed (runs are paired only
 with runs of the same flags; "-": none). A run whose directory is gone keeps its row from the output
-file, so runs can be trained and scored a few at a time; delete the file to drop such rows.
+file, so runs can be trained and scored a few at a time, unless a run scored now is the same
+training again (set, estimator, seed, split, steps, flags): its row replaces the older one.
+Delete the file to drop the rest.
 """
 import json
 import math
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.bisection_behaviour import behaviour, greedy_turns, heldout_and_n200  # noqa: E402
+from bench.bisection_behaviour import again_probabilities, behaviour, greedy_turns, heldout_and_n200, sampled_batch  # noqa: E402
 from bench.common import RESULTS, save_results  # noqa: E402
 from bench.report_generalization import by_flags, flags_of  # noqa: E402
 from bench.reproduce import PER_RUN_FIELDS  # noqa: E402
@@ -52,6 +57,7 @@ from cli import arg, fail, parse_config, use_threads  # noqa: E402
 import models  # noqa: E402
 from experiment import eval_seed  # noqa: E402
 from env import GameConfig, play, secret_split  # noqa: E402
+from metrics import repeat_ratio  # noqa: E402
 from reference import BayesPolicy, FixedSequencePolicy, RandomPolicy  # noqa: E402
 from stats import paired_by_seed  # noqa: E402
 from train import config_from_flags  # noqa: E402
@@ -119,21 +125,28 @@ def run_row(run_dir: Path, samples: int) -> dict:
             "gen200_threshold_median_corr_greedy": gen["behaviour_greedy"].get("threshold_median_corr", math.nan),
             "gen200_threshold_median_corr_sampled": gen["behaviour_sampled"].get("threshold_median_corr", math.nan),
             "gen200_threshold_points_greedy": gen["behaviour_greedy"]["threshold_points"],
-            "gen200_threshold_points_sampled": gen["behaviour_sampled"]["threshold_points"]}
+            "gen200_threshold_points_sampled": gen["behaviour_sampled"]["threshold_points"],
+            "heldout_repeat_ratio": held["repeat_ratio_sampled"], "gen200_repeat_ratio": gen["repeat_ratio_sampled"]}
 
 
-def with_greedy_points(run_dir: Path, row: dict) -> dict:
-    """A row scored before the correlation counted its points: the greedy play on 1..200 again
-    (deterministic, so the other greedy figures stay as they are), for its distinct (threshold,
-    median) pairs and the correlation under that rule. The sampled count stays unknown: its
-    episodes are not played again."""
-    if "gen200_threshold_points_greedy" in row:
+def with_later_figures(run_dir: Path, row: dict) -> dict:
+    """A row scored before some figures were: the greedy play on 1..200 again (deterministic, so
+    the other greedy figures stay as they are) for the correlation's distinct (threshold, median)
+    pairs, and the repeat ratios from sampled play on the row's seeds. The sampled count of
+    points stays unknown."""
+    if "gen200_threshold_points_greedy" in row and "gen200_repeat_ratio" in row:
         return row
+    config = run_config(run_dir)
     policy = models.load_policy_for("generalization.py", str(kept_checkpoint(run_dir)), "cpu", "fp32", trainable=False)
-    game = GameConfig(question_set=row["question_set"], n_max=200, candidate_format=run_config(run_dir)["candidate_format"])
-    greedy = behaviour(greedy_turns(policy, list(range(1, 201)), game))
-    return {**row, "gen200_threshold_points_greedy": greedy["threshold_points"],
-            "gen200_threshold_median_corr_greedy": greedy.get("threshold_median_corr", math.nan)}
+    game = GameConfig(question_set=row["question_set"], candidate_format=config["candidate_format"])
+    if "gen200_threshold_points_greedy" not in row:
+        greedy = behaviour(greedy_turns(policy, list(range(1, 201)), replace(game, n_max=200)))
+        row = {**row, "gen200_threshold_points_greedy": greedy["threshold_points"],
+               "gen200_threshold_median_corr_greedy": greedy.get("threshold_median_corr", math.nan)}
+    seed = eval_seed(config["seed"], config["steps"])
+    ratio = lambda secrets, g: repeat_ratio(*again_probabilities(policy, sampled_batch(policy, secrets, g, row["samples"], seed)))  # noqa: E731
+    return {**row, "heldout_repeat_ratio": ratio(heldout_of(config), game),
+            "gen200_repeat_ratio": ratio(list(range(1, 201)), replace(game, n_max=200))}
 
 
 def references(question_set: str, split_seed: int) -> list[dict]:
@@ -165,10 +178,17 @@ def identity(row: dict) -> tuple:
     return row["question_set"], flags_of(row), row["estimator"], row["seed"]
 
 
+def trained_again(facts: dict, row: dict) -> bool:
+    """Whether a run scored now is the same training as an earlier row's, played again (the same
+    command: set, estimator, seed, split, steps and flags), so that it replaces that row."""
+    keys = ("question_set", "estimator", "seed", "split_seed", "steps")
+    return all(facts[k] == row.get(k) for k in keys) and flags_of(facts) == flags_of(row)
+
+
 def carried_over(previous: list[dict], facts: list[dict]) -> list[dict]:
     """The earlier rows of runs not scored now (`facts`: run_facts of those that are): runs whose
-    directories are gone."""
-    return [r for r in previous if not any(same_run(f, r) for f in facts)]
+    directories are gone and that were not trained again."""
+    return [r for r in previous if not any(same_run(f, r) or trained_again(f, r) for f in facts)]
 
 
 def main(argv=None):
@@ -183,7 +203,7 @@ def main(argv=None):
         facts = run_facts(run_dir, cfg.samples)
         scored.append(facts)
         earlier = not cfg.rescore and scored_before(facts, before["runs"])
-        rows.append(with_greedy_points(run_dir, earlier) if earlier else run_row(run_dir, cfg.samples))
+        rows.append(with_later_figures(run_dir, earlier) if earlier else run_row(run_dir, cfg.samples))
         print(", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()), flush=True)
     for row in carried_over(before["runs"], scored):
         print(f"{row['question_set']} {row['estimator']}-seed{row['seed']}: no directory under {cfg.runs}, "

@@ -66,6 +66,9 @@ def section_generalization() -> list[str]:
               "at T = 1 on the held-out secrets of its own split and on every secret of 1..200, numbers and a universe "
               "no training prompt held (the paper's generalization test). Redundant: the share of turns that ask an arm "
               "what it was already asked, which is how a policy replaying a sequence fitted to 1..100 fails there. "
+              "Repeat ratio: in sampled play, the probability of asking once more the action just answered, over "
+              "the probability it had when taken (metrics.repeat_ratio): 1 when the history changes nothing, 0 when "
+              "the policy never asks again; n/a for rows scored before it was measured. "
               "Flags: the train.py settings of a run that differ from its question set's defaults.", ""]
     for question_set, title in SETS.items():
         runs = [r for r in d["runs"] if r["question_set"] == question_set]
@@ -74,14 +77,15 @@ def section_generalization() -> list[str]:
         binary = question_set == "binary"
         header = ["Estimator", "Seed", "Split", "Flags", "Steps (kept)", "Train min (threads)",
                   "Held-out resolve %, greedy / sampled", "1..200 resolve %, greedy / sampled",
-                  "1..200 redundant %, greedy / sampled"]
+                  "1..200 redundant %, greedy / sampled", "Repeat ratio, held-out / 1..200"]
         header += ["1..200 threshold-median corr., greedy / sampled", "1..200 eliminated per turn, greedy"] if binary else []
         rows = []
         for r in runs:
             row = [r["estimator"], r["seed"], r["split_seed"], changed_text(r["changed"]),
                    f"{r['steps']} ({r['kept_step']})", f"{r['train_seconds'] / 60:.0f} ({r['threads'] or 'all'})",
                    pair(r, "heldout_greedy", "heldout_sampled"), pair(r, "gen200_greedy", "gen200_sampled"),
-                   pair(r, "gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled")]
+                   pair(r, "gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled"),
+                   f"{num(r.get('heldout_repeat_ratio'))} / {num(r.get('gen200_repeat_ratio'))}"]
             if binary:
                 row += [f"{correlation(r, 'greedy')} / {correlation(r, 'sampled')}",
                         num(r["gen200_eliminated_fraction_greedy"])]
@@ -97,7 +101,8 @@ def section_generalization() -> list[str]:
         means, paired = [], []
         for flags, group in by_flags(runs).items():
             means += [[e.upper(), flags, seeds_text(sorted(r["seed"] for r in rs))] + [ms([r[k] for r in rs]) for k, _ in FIGURES]
-                      + [ms([r["gen200_redundant_rate_greedy"] for r in rs])] for e, rs in by_estimator(group).items()]
+                      + [ms([r["gen200_redundant_rate_greedy"] for r in rs]),
+                         ms([r.get("gen200_repeat_ratio") for r in rs], 2, 1.0)] for e, rs in by_estimator(group).items()]
             for other, figures in paired_by_seed(group, "echo", [k for k, _ in FIGURES]).items():
                 parts = [f"{name} {num(figures[k]['mean_difference'], 1, 100)} points "
                          f"({t_test_text(figures[k]['t'], figures[k]['p'])})" for k, name in FIGURES if k in figures]
@@ -106,7 +111,7 @@ def section_generalization() -> list[str]:
                            + "; ".join(parts) + ".", ""]
         lines += ["Mean ± SEM over seeds (%), per estimator and flags beyond the split:", ""]
         lines += table(["Estimator", "Flags", "Seeds"] + [f"Resolve, {name}" for _, name in FIGURES]
-                       + ["1..200 redundant, greedy"], means)
+                       + ["1..200 redundant, greedy", "Repeat ratio, 1..200"], means)
         lines += paired
         refs = [r for r in d["references"] if r["question_set"] == question_set]
         lines += ["Reference policies (greedy), on the same secrets:", ""]
@@ -129,7 +134,9 @@ def generalization_summary(d: dict) -> str:
             cells = [f"{e.upper()} {ms([r['gen200_greedy'] for r in rs])} greedy / "
                      f"{ms([r['gen200_sampled'] for r in rs])} sampled (held-out 1..100: "
                      f"{ms([r['heldout_greedy'] for r in rs])} / {ms([r['heldout_sampled'] for r in rs])}; "
-                     f"seeds {seeds_text(sorted(r['seed'] for r in rs))})" for e, rs in by_estimator(runs).items()]
+                     + (f"repeat ratio on 1..200 {ms([r['gen200_repeat_ratio'] for r in rs], 2, 1.0)}; "
+                        if all("gen200_repeat_ratio" in r for r in rs) else "")
+                     + f"seeds {seeds_text(sorted(r['seed'] for r in rs))})" for e, rs in by_estimator(runs).items()]
             steps = "/".join(str(s) for s in sorted({r["steps"] for r in runs}))
             parts.append(f"{question_set} set" + (f" with {flags}" if flags != "-" else "") + f" ({steps} steps): "
                          + "; ".join(cells) + (refs if flags == "-" else ""))

@@ -67,13 +67,15 @@ def test_pairing_is_by_seed_within_the_rows_given():
 def test_rows_of_runs_not_scored_now_are_carried_over_and_a_run_scored_now_is_not_whatever_its_flags():
     """An earlier row is carried over only where no run scored now is that run (same set, estimator,
     seed, split, steps, kept step, train seconds): its "changed" was taken against the defaults of
-    its day, so a run scored again after the defaults moved replaces its row, not adds a second."""
+    its day, so a run scored again after the defaults moved replaces its row, not adds a second;
+    nor where a run scored now is the same command trained again (a seed is one row, the newest)."""
     run = lambda q, secs, **changed: {"question_set": q, "estimator": "echo", "seed": 0, "split_seed": 3,  # noqa: E731
                                       "steps": 80, "kept_step": 80, "train_seconds": secs, "changed": changed}
     before = [{**run("paper", 10.0), "v": 1}, {**run("binary", 20.0), "v": 2},
               {**run("paper", 30.0, refusal_rate=0.3), "v": 3}]
     assert carried_over(before, [run("paper", 10.0, steps=80)]) == before[1:]      # flags now named against new defaults
-    assert carried_over(before, [run("paper", 11.0)]) == before                    # another training of the seed
+    assert carried_over(before, [run("paper", 11.0)]) == before[1:]                # the same command trained again
+    assert carried_over(before, [{**run("paper", 11.0), "seed": 1}, run("paper", 11.0, steps=120)]) == before
     assert carried_over(before, [run("paper", 30.0, refusal_rate=0.3), run("binary", 20.0)]) == before[:1]
     assert carried_over(before, []) == before
 
@@ -127,14 +129,17 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
         assert 0.0 <= row[key] <= 1.0
     assert "commit" in written and "command" in written
     assert row["gen200_threshold_points_greedy"] >= 0 and row["gen200_threshold_points_sampled"] >= 0
-    # a row written before the points were counted gets them from greedy play alone, the same as a full scoring
-    out.write_text(json.dumps({**written, "runs": [{k: v for k, v in row.items() if "threshold" not in k} | {
+    assert {"heldout_repeat_ratio", "gen200_repeat_ratio"} <= set(row)   # NaN here: a random model reads no action
+    # a row written before the points and the repeat ratios were counted gets them, the same as a full scoring
+    out.write_text(json.dumps({**written, "runs": [{k: v for k, v in row.items() if "threshold" not in k and "repeat" not in k} | {
         "gen200_threshold_median_corr_greedy": 0.5, "gen200_threshold_median_corr_sampled": 0.25}]}))
     generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
     (filled,) = json.loads(out.read_text())["runs"]
     assert len(played) == 1 and filled["gen200_threshold_points_greedy"] == row["gen200_threshold_points_greedy"]
     assert json.dumps(filled["gen200_threshold_median_corr_greedy"]) == json.dumps(row["gen200_threshold_median_corr_greedy"])
     assert filled["gen200_threshold_median_corr_sampled"] == 0.25 and "gen200_threshold_points_sampled" not in filled
+    assert [json.dumps(filled[k]) for k in ("heldout_repeat_ratio", "gen200_repeat_ratio")] == \
+        [json.dumps(row[k]) for k in ("heldout_repeat_ratio", "gen200_repeat_ratio")]
     out.write_text(json.dumps(written))
     # scored again: the row is reused, not played; --rescore plays it again
     generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
@@ -178,8 +183,8 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
                 "heldout_sampled": 0.9, "gen200_greedy": g, "gen200_sampled": 0.5, "gen200_redundant_rate_greedy": 0.25,
                 "gen200_redundant_rate_sampled": 0.0, "gen200_eliminated_fraction_greedy": 0.4,
                 "gen200_threshold_median_corr_greedy": 0.8, "gen200_threshold_median_corr_sampled": float("nan")}
-    runs = [row("paper", "echo", 0, 0.5), row("paper", "echo", 1, 0.7), row("paper", "grpo", 0, 0.1),
-            row("binary", "echo", 0, 0.3)]
+    runs = [{**row("paper", "echo", s, g), "heldout_repeat_ratio": 0.5, "gen200_repeat_ratio": g + 0.2}
+            for s, g in ((0, 0.5), (1, 0.7))] + [row("paper", "grpo", 0, 0.1), row("binary", "echo", 0, 0.3)]
     refs = [{"question_set": qs, "policy": p, "split_seed": 9, "heldout": 1.0, "gen200": v}
             for qs in ("paper", "binary") for p, v in (("bayes", 1.0), ("fixed_sequence", 0.85))]
     data = {"command": "python bench/generalization.py", "machine": "2 CPU cores", "date": "2026-01-01", "runs": runs,
@@ -187,14 +192,15 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     (tmp_path / "generalization.json").write_text(json.dumps(data))
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_generalization())
-    assert "| echo | 1 | 9 | `--split-seed 9` | 40 (35) | 2 (1) | 100.0 / 90.0 | 70.0 / 50.0 | 25.0 / 0.0 |" in text
-    assert "| ECHO | - | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 | 50.0 ± 0.0 | 25.0 ± 0.0 |" in text
-    assert "| echo | 0 | 9 | `--split-seed 9` | 40 (35) | 2 (1) | 100.0 / 90.0 | 30.0 / 50.0 | 25.0 / 0.0 | 0.80 / n/a | 0.40 |" in text
+    assert "| echo | 1 | 9 | `--split-seed 9` | 40 (35) | 2 (1) | 100.0 / 90.0 | 70.0 / 50.0 | 25.0 / 0.0 | 0.50 / 0.90 |" in text
+    assert "| ECHO | - | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 | 50.0 ± 0.0 | 25.0 ± 0.0 | 0.80 ± 0.10 |" in text
+    assert "| GRPO | - | 0 | 100.0 | 90.0 | 10.0 | 50.0 | 25.0 | n/a |" in text        # scored before the ratio was
+    assert "| 30.0 / 50.0 | 25.0 / 0.0 | n/a / n/a | 0.80 / n/a | 0.40 |" in text
     counted = {**row("binary", "rloo", 0, 0.3), "gen200_threshold_points_greedy": 4, "gen200_threshold_points_sampled": 0}
     (tmp_path / "generalization.json").write_text(json.dumps({**data, "runs": runs + [counted]}))
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_generalization())
-    assert "| 25.0 / 0.0 | 0.80 (4) / n/a (0) | 0.40 |" in text and "fewer than 3 distinct pairs" in text
+    assert "| n/a / n/a | 0.80 (4) / n/a (0) | 0.40 |" in text and "fewer than 3 distinct pairs" in text
     assert "ECHO minus GRPO, paired over seeds 0: " in text and "1..200 greedy 40.0 points" in text
     assert text.index("### Paper question set") < text.index("### Binary question set")
     assert text.count("| fixed_sequence | 9 | 100.0 | 85.0 |") == 2
@@ -216,3 +222,39 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     line = generalization_summary(data)
     assert "Paper set (40 steps): ECHO 60.0 ± 10.0 greedy" in line
     assert "Paper set with `--refusal-rate 0.3` (80 steps): ECHO 90.0 greedy" in line
+
+
+def test_the_repeat_ratio_scores_each_action_under_its_own_episodes_next_prompt():
+    """again_probabilities pairs turn t of an episode with turn t + 1 of the same episode (rollouts
+    interleave in play order), skips an unreadable action and an episode's last turn, and scores
+    a_t's tokens under h_{t+1}: a policy that never asks what its prompt shows was asked scores 0
+    there; one its history does not move scores what it sampled."""
+    import math
+    import torch
+    from bench.bisection_behaviour import again_probabilities
+    from metrics import repeat_ratio
+    from policy import RolloutBatch
+
+    class Turn:
+        def __init__(self, episode, invalid=False):
+            self.episode, self.invalid = episode, invalid
+
+    class Stub:
+        """log pi of a completion: log 0.5 per token, or -inf where the prompt already holds it."""
+        def __init__(self, reads):
+            self.reads = reads
+
+        def score(self, prompts, completions):
+            asked = [self.reads and any(p[k:k + len(c)] == c for k in range(len(p))) for p, c in zip(prompts, completions)]
+            return torch.tensor([[-math.inf if a else math.log(0.5)] * 2 for a in asked]), None
+
+    # two episodes interleaved; each prompt holds the actions its episode took before it
+    b = RolloutBatch(secrets=[1], group_size=2, max_turns=10)
+    b.records = [Turn(0), Turn(1), Turn(0, invalid=True), Turn(1), Turn(0), Turn(1)]
+    b.completion_ids = [[10, 11], [20, 21], [12, 13], [22, 23], [14, 15], [24, 25]]
+    b.prompt_ids = [[0], [0], [0, 10, 11], [0, 20, 21], [0, 10, 11, 12, 13], [0, 20, 21, 22, 23]]
+    b.logprobs = [[math.log(0.5)] * 2] * 3 + [[math.log(0.25)] * 2] * 3
+    before, after = again_probabilities(Stub(reads=True), b)
+    assert before == pytest.approx([0.25, 0.25, 0.25 ** 2]) and after == [0.0, 0.0, 0.0]   # (0,2) (1,3) (3,5); not (2,4)
+    before, after = again_probabilities(Stub(reads=False), b)
+    assert after == pytest.approx([0.25] * 3) and repeat_ratio(before, after) == pytest.approx(0.75 / (2 * 0.25 + 0.0625))

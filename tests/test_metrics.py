@@ -244,3 +244,12 @@ def test_training_metrics_by_hand():
     empty = M.training_metrics([], [], max_turns=10)
     assert all(math.isnan(v) for v in empty.values())
     assert math.isnan(M.training_metrics(e2, episodes[1:], 3)["mean_turn"])  # nothing resolved
+
+
+def test_repeat_ratio_by_hand():
+    """sum of pi(a_t | h_{t+1}) over sum of pi(a_t | h_t): 1 for a policy its history does not
+    move, 0 for one that never asks again, NaN with nothing to compare."""
+    assert M.repeat_ratio([0.2, 0.1], [0.2, 0.1]) == pytest.approx(1.0)
+    assert M.repeat_ratio([0.2, 0.1], [0.0, 0.0]) == 0.0
+    assert M.repeat_ratio([0.5, 0.1], [0.1, 0.05]) == pytest.approx(0.25)
+    assert math.isnan(M.repeat_ratio([], []))
