@@ -13,8 +13,12 @@ from safetensors.torch import load_file
 from warmup import warmed_up
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# --lr 5e-5: small steps. At the default lr the first step here moves pi by a KL of 1.3 with 36% of the
+# tokens clipped; summing the gradients over two ranks in another order then flips which, and pbrs's two
+# runs part by 3% of how far they moved (0.02% between 1 and 2 threads), though their credit agrees.
 FLAGS = ["--steps", "2", "--secrets-per-step", "4", "--group-size", "2", "--n-heldout", "4", "--micro-batch", "8",
-         "--eval-every", "100", "--eval-samples", "0", "--credit-probe", "0", "--save-every", "1", "--threads", "1"]
+         "--eval-every", "100", "--eval-samples", "0", "--credit-probe", "0", "--save-every", "1", "--threads", "1",
+         "--lr", "5e-5"]
 
 
 def train_run(out, name, estimator, ranks):
