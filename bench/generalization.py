@@ -143,6 +143,8 @@ def with_later_figures(run_dir: Path, row: dict) -> dict:
         greedy = behaviour(greedy_turns(policy, list(range(1, 201)), replace(game, n_max=200)))
         row = {**row, "gen200_threshold_points_greedy": greedy["threshold_points"],
                "gen200_threshold_median_corr_greedy": greedy.get("threshold_median_corr", math.nan)}
+    if "gen200_repeat_ratio" in row:
+        return row
     seed = eval_seed(config["seed"], config["steps"])
     ratio = lambda secrets, g: repeat_ratio(*again_probabilities(policy, sampled_batch(policy, secrets, g, row["samples"], seed)))  # noqa: E731
     return {**row, "heldout_repeat_ratio": ratio(heldout_of(config), game),
