@@ -216,6 +216,9 @@ def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor,
     if cfg.behaviour_is_cap > 0:   # sampled from the rollout copy, not pi_old (engine.py): truncated importance weights
         b_advantages = b_advantages * behaviour_weights(b_logprobs, batch.logprobs, cfg.behaviour_is_cap).to(policy.device)
     padded = lambda per_turn, mb: torch.nn.utils.rnn.pad_sequence([per_turn[i] for i in mb], batch_first=True)  # noqa: E731
+    # A turn of advantage 0 adds exactly 0 to Eq. 2 and to its gradient (min(rho 0, clip(rho) 0) = 0): with no
+    # KL term to score it for, it is not scored at all (n_terms still counts it); train/kl is then over the rest.
+    live = (b_advantages != 0).tolist() if ref_policy is None and cfg.target_kl == 0 else [True] * len(P)
     sums = dict.fromkeys(["clipped", "ratio_sum", "terms", "kl_ref", "loss"], 0.0) | drift   # over the update
     grad_norms, kl_old, first_logratio_max, ratio_max, early_stop, skipped = [], 0.0, 0.0, 0.0, False, 0
     policy.model.train()
@@ -227,7 +230,7 @@ def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor,
                 continue
             optimizer.zero_grad(set_to_none=True)
             kl_sum, mb_loss = torch.zeros(1, dtype=torch.float64), 0.0
-            for mb in [micro[j] for j in mb_chunks if micro[j]]:
+            for mb in [m for m in ([i for i in micro[j] if live[i]] for j in mb_chunks) if m]:
                 newlogprob, mask = policy.score([P[i] for i in mb], [C[i] for i in mb], cfg.temperature, cfg.top_p)
                 oldlogprob = padded(b_logprobs, mb)
                 objective, stats = clipped_objective(newlogprob, oldlogprob, mask, b_advantages[mb], cfg.clip_eta,
@@ -248,6 +251,9 @@ def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor,
             if cfg.target_kl > 0 and kl_old > cfg.target_kl:
                 early_stop = True          # pi has moved far enough from pi_old on this batch
                 break
+            if all(p.grad is None for p in params):   # nothing scored (every advantage 0): Adam steps on zeros
+                for p in params:
+                    p.grad = torch.zeros_like(p)
             ranks.sum_gradients(params)    # every rank's share of the minibatch: the same step everywhere
             grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip))
             if not math.isfinite(grad_norm):   # one such step would make every weight NaN: skip it, count it

@@ -393,3 +393,32 @@ def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them
     assert max(starts) > 0 and all(s.turn <= 4 for b in batches for s in b.starts)
     for b in batches:
         assert all(r.turn >= b.starts[r.episode].turn for r in b.records)
+
+
+def test_turns_of_advantage_zero_are_not_scored_and_the_update_is_the_same(model_dir):
+    """Eq. 2's term of a turn whose advantage is 0 is 0, and so is its gradient: the update skips
+    scoring those turns yet ends on the weights of one that scores every turn (a KL stop that never
+    fires, --target-kl 1e9, makes it score them all), also when a whole update's advantages are 0
+    and only Adam's momentum moves the weights."""
+    from policy import SampleConfig, play_rollouts
+    from env import GameConfig
+    start = models.load_policy(model_dir, "cpu", "fp32")
+    batch = play_rollouts(start, [3, 4, 5], 2, GameConfig(), SampleConfig(max_new_tokens=8), seeds=list(range(6)))
+    n = len(batch.prompt_ids)
+    advantages = torch.randn(n, generator=torch.Generator().manual_seed(1)) * (torch.arange(n) % 2)
+
+    def updates(target_kl):
+        policy = models.load_policy(model_dir, "cpu", "fp32")
+        cfg = replace(train.TrainConfig(), target_kl=target_kl, micro_batch=4)
+        optimizer = torch.optim.AdamW(policy.model.parameters(), lr=1e-3, weight_decay=0.0)
+        scored, score = [], policy.score
+        policy.score = lambda p, c, *a: scored.append(len(p) * torch.is_grad_enabled()) or score(p, c, *a)
+        train.ppo_update(policy, optimizer, batch, advantages, cfg, torch.Generator().manual_seed(0))
+        after_one = torch.cat([p.detach().flatten() for p in policy.model.parameters()])
+        train.ppo_update(policy, optimizer, batch, torch.zeros(n), cfg, torch.Generator().manual_seed(0))
+        return sum(scored), after_one, torch.cat([p.detach().flatten() for p in policy.model.parameters()])
+    scored, one, two = updates(0.0)
+    all_scored, want_one, want_two = updates(1e9)
+    assert all_scored == 2 * 2 * n and scored == 2 * (n - n // 2)    # Eq. 2's passes with gradient: 2 each
+    assert torch.allclose(one, want_one, atol=1e-6) and torch.allclose(two, want_two, atol=1e-6)
+    assert not torch.allclose(one, two, atol=1e-5)   # the all-zero update still stepped, on momentum alone
