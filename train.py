@@ -218,7 +218,9 @@ def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor,
     padded = lambda per_turn, mb: torch.nn.utils.rnn.pad_sequence([per_turn[i] for i in mb], batch_first=True)  # noqa: E731
     # A turn of advantage 0 adds exactly 0 to Eq. 2 and to its gradient (min(rho 0, clip(rho) 0) = 0): with no
     # KL term to score it for, it is not scored at all (n_terms still counts it); train/kl is then over the rest.
-    live = (b_advantages != 0).tolist() if ref_policy is None and cfg.target_kl == 0 else [True] * len(P)
+    # Not where pi_old was scored: its passes must stay the update's own, padding and all, for rho = 1 exactly.
+    skip = ref_policy is None and cfg.target_kl == 0 and sampled_are_old
+    live = (b_advantages != 0).tolist() if skip else [True] * len(P)
     sums = dict.fromkeys(["clipped", "ratio_sum", "terms", "kl_ref", "loss"], 0.0) | drift   # over the update
     grad_norms, kl_old, first_logratio_max, ratio_max, early_stop, skipped = [], 0.0, 0.0, 0.0, False, 0
     policy.model.train()
@@ -268,7 +270,7 @@ def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor,
     sums = dict(zip(sums, ranks.sum(torch.tensor(list(sums.values()), dtype=torch.float64)).tolist()))
     n, steps = max(sums["terms"], 1), len(grad_norms)
     return {"train/loss": sums["loss"] / steps if steps else math.nan, "train/clip_fraction": sums["clipped"] / n,
-            "train/ratio_mean": sums["ratio_sum"] / n, "train/ratio_max": ranks.max(ratio_max), "train/kl": kl_old,
+            "train/ratio_mean": sums["ratio_sum"] / sums["terms"] if sums["terms"] else math.nan, "train/ratio_max": ranks.max(ratio_max), "train/kl": kl_old,
             "train/kl_ref": sums["kl_ref"] / n, "train/optimizer_steps": steps, "train/nonfinite_steps_skipped": skipped,
             "train/early_stop": float(early_stop), "train/grad_norm": sum(grad_norms) / steps if steps else math.nan,
             "train/first_step_log_ratio_max": ranks.max(first_logratio_max), "train/behaviour_logprob_gap": ranks.max(gap[0]),

@@ -72,7 +72,7 @@ def test_sampled_logprobs_serve_as_pi_old_where_they_are_its_own(tmp_path, model
     ratio is 1 up to float rounding, and one step moves the weights as scoring pi_old again does.
     Were the sampled log-probs of another turn or token read, rho would be far from 1."""
     (summary,) = run(tmp_path, model_dir, "--steps", "1", "--ppo-epochs", "1", "--num-minibatches", "1",
-                     "--run-name", "sampled")
+                     "--run-name", "sampled", "--target-kl", "1e9")   # a stop that never fires: every turn scored
     row = json.loads(open(tmp_path / "sampled" / "metrics.jsonl").readline())
     assert row["train/first_step_log_ratio_max"] < 1e-4
     assert abs(row["train/ratio_mean"] - 1.0) < 1e-5 and row["train/clip_fraction"] == 0.0
@@ -236,7 +236,8 @@ def test_a_non_finite_gradient_skips_the_step_and_leaves_the_weights(tmp_path, m
     weight NaN and the rest of the run sample from NaN probabilities."""
     objective = train.clipped_objective
     monkeypatch.setattr(train, "clipped_objective", lambda *a, **k: (lambda o, st: (o * float("nan"), st))(*objective(*a, **k)))
-    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--ppo-epochs", "2", "--num-minibatches", "2")
+    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--ppo-epochs", "2", "--num-minibatches", "2",
+                     "--target-kl", "1e9")   # a KL stop that never fires: every turn is scored, none skipped for A = 0
     row = json.loads(open(tmp_path / summary["run_name"] / "metrics.jsonl").readline())
     assert row["train/nonfinite_steps_skipped"] == 4 and row["train/optimizer_steps"] == 0
     before = load_file(f"{model_dir}/model.safetensors")
@@ -396,8 +397,9 @@ def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them
 
 
 def test_turns_of_advantage_zero_are_not_scored_and_the_update_is_the_same(model_dir):
-    """Eq. 2's term of a turn whose advantage is 0 is 0, and so is its gradient: the update skips
-    scoring those turns yet ends on the weights of one that scores every turn (a KL stop that never
+    """Eq. 2's term of a turn whose advantage is 0 is 0, and so is its gradient: where pi_old is the
+    sampled log-probs, the update skips scoring those turns yet ends on the weights of one that
+    scores every turn (a KL stop that never
     fires, --target-kl 1e9, makes it score them all), also when a whole update's advantages are 0
     and only Adam's momentum moves the weights."""
     from policy import SampleConfig, play_rollouts
@@ -413,9 +415,9 @@ def test_turns_of_advantage_zero_are_not_scored_and_the_update_is_the_same(model
         optimizer = torch.optim.AdamW(policy.model.parameters(), lr=1e-3, weight_decay=0.0)
         scored, score = [], policy.score
         policy.score = lambda p, c, *a: scored.append(len(p) * torch.is_grad_enabled()) or score(p, c, *a)
-        train.ppo_update(policy, optimizer, batch, advantages, cfg, torch.Generator().manual_seed(0))
+        train.ppo_update(policy, optimizer, batch, advantages, cfg, torch.Generator().manual_seed(0), sampled_are_old=True)
         after_one = torch.cat([p.detach().flatten() for p in policy.model.parameters()])
-        train.ppo_update(policy, optimizer, batch, torch.zeros(n), cfg, torch.Generator().manual_seed(0))
+        train.ppo_update(policy, optimizer, batch, torch.zeros(n), cfg, torch.Generator().manual_seed(0), sampled_are_old=True)
         return sum(scored), after_one, torch.cat([p.detach().flatten() for p in policy.model.parameters()])
     scored, one, two = updates(0.0)
     all_scored, want_one, want_two = updates(1e9)
