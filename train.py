@@ -15,26 +15,20 @@ model on 2 CPU cores in minutes; `--model DIR` runs the same loop on the paper's
 (presets set its LoRA and lr; not yet run on a GPU).
 
 Departures from the paper, and why:
-- A format warm-up (warmup.py) first teaches a model that cannot yet write the JSON action to write
-  one: with every action unreadable, a group's rewards are all the same and Eq. 1 gives no credit.
-- Eq. 2 runs `ppo_epochs` passes over each batch, `num_minibatches` optimizer steps each (as PPO
-  does); one step over the whole batch was unstable at the tiny model's lr.
-- Adam's beta2 is 0.99 and eps 1e-5 (PPO practice: it reacts to spikes; tiny gradients, tiny steps).
-- The learning rate decays linearly to 0 (CleanRL's anneal_lr) over `steps` or `time_limit_min`.
+- A format warm-up (warmup.py) first teaches the JSON action: were all unreadable, Eq. 1 would give no credit.
+- Eq. 2 runs `ppo_epochs` passes, `num_minibatches` optimizer steps each (PPO); one step was unstable.
+- Adam's beta2 is 0.99 and eps 1e-5 (PPO practice), and the lr decays linearly to 0 (CleanRL's anneal_lr).
 - A step whose gradient is not finite is skipped and counted (one would make every weight NaN).
 - It keeps the checkpoint that plays best on training secrets set aside (`validation_secrets` > 0;
   experiment.py says why); the paper reports its last checkpoint.
 - Eq. 1 is taken over the rollouts still active at turn t (echo.py says why).
-- Rollouts start after 0..3 random questions, each family an arm owns goes unanswered with chance
-  0.3 (experiment.episode_starts), and candidates are written as runs FIRST-LAST (env.candidate_text).
-  From the paper's starts (1..100, turn 0) one fixed question sequence fits every episode, and the
-  policies replay it on secrets up to 200; from these, sampled play holds there and greedy play on
-  some seeds (RESULTS.md). B = 6 secrets a step for 80 steps fits a run from an empty cache in 5
-  minutes on 2 cores. The binary and llm presets keep the paper's episodes and B = 8.
-- pi_old is scored again with the update's padded passes (first ratio exactly 1) unless the trained
-  model itself sampled in float32 (a CPU run): then it is the sampled log-probs, equal to rounding
-  (sampled_logprobs_are_old). On a GPU a bf16 copy samples, LoRA folded in (engine.py), and the gap
-  between the two is logged per token and action.
+- Rollouts start after 0..3 random questions, a family an arm owns goes unanswered with chance 0.3
+  (experiment.episode_starts), candidates are written as runs FIRST-LAST (env.candidate_text): from the
+  paper's starts one fixed question sequence fits every episode of 1..100, and policies replay it on 1..200
+  (RESULTS.md). B = 6 for 80 steps fits a run from an empty cache in 5 minutes on 2 cores (binary, llm: B = 8).
+- pi_old is scored again with the update's padded passes (first ratio exactly 1) unless the trained model
+  itself sampled in float32 (a CPU run; sampled_logprobs_are_old). On a GPU a bf16 copy samples, LoRA
+  folded in (engine.py), and the gap between the two is logged per token and action.
 """
 from __future__ import annotations
 
@@ -216,11 +210,9 @@ def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor,
     if cfg.behaviour_is_cap > 0:   # sampled from the rollout copy, not pi_old (engine.py): truncated importance weights
         b_advantages = b_advantages * behaviour_weights(b_logprobs, batch.logprobs, cfg.behaviour_is_cap).to(policy.device)
     padded = lambda per_turn, mb: torch.nn.utils.rnn.pad_sequence([per_turn[i] for i in mb], batch_first=True)  # noqa: E731
-    # A turn of advantage 0 adds exactly 0 to Eq. 2 and to its gradient (min(rho 0, clip(rho) 0) = 0): with no
-    # KL term to score it for, it is not scored at all (n_terms still counts it); train/kl is then over the rest.
-    # Not where pi_old was scored: its passes must stay the update's own, padding and all, for rho = 1 exactly.
-    skip = ref_policy is None and cfg.target_kl == 0 and sampled_are_old
-    live = (b_advantages != 0).tolist() if skip else [True] * len(P)
+    # A turn of advantage 0 adds exactly 0 to Eq. 2 and its gradient: with no KL term to score it for, it is skipped
+    # (n_terms still counts it), but not where pi_old was scored: those passes must stay the update's, for rho = 1.
+    live = (b_advantages != 0).tolist() if ref_policy is None and cfg.target_kl == 0 and sampled_are_old else [True] * len(P)
     sums = dict.fromkeys(["clipped", "ratio_sum", "terms", "kl_ref", "loss"], 0.0) | drift   # over the update
     grad_norms, kl_old, first_logratio_max, ratio_max, early_stop, skipped = [], 0.0, 0.0, 0.0, False, 0
     policy.model.train()
@@ -270,9 +262,10 @@ def ppo_update(policy, optimizer, batch: RolloutBatch, advantages: torch.Tensor,
     sums = dict(zip(sums, ranks.sum(torch.tensor(list(sums.values()), dtype=torch.float64)).tolist()))
     n, steps = max(sums["terms"], 1), len(grad_norms)
     return {"train/loss": sums["loss"] / steps if steps else math.nan, "train/clip_fraction": sums["clipped"] / n,
-            "train/ratio_mean": sums["ratio_sum"] / sums["terms"] if sums["terms"] else math.nan, "train/ratio_max": ranks.max(ratio_max), "train/kl": kl_old,
-            "train/kl_ref": sums["kl_ref"] / n, "train/optimizer_steps": steps, "train/nonfinite_steps_skipped": skipped,
-            "train/early_stop": float(early_stop), "train/grad_norm": sum(grad_norms) / steps if steps else math.nan,
+            "train/ratio_mean": sums["ratio_sum"] / sums["terms"] if sums["terms"] else math.nan,
+            "train/ratio_max": ranks.max(ratio_max), "train/kl": kl_old, "train/kl_ref": sums["kl_ref"] / n,
+            "train/optimizer_steps": steps, "train/nonfinite_steps_skipped": skipped, "train/early_stop": float(early_stop),
+            "train/grad_norm": sum(grad_norms) / steps if steps else math.nan,
             "train/first_step_log_ratio_max": ranks.max(first_logratio_max), "train/behaviour_logprob_gap": ranks.max(gap[0]),
             "train/behaviour_logprob_drift": sums["drift"] / max(sums["drift_tokens"], 1),
             "train/behaviour_action_log_ratio_max_abs": ranks.max(gap[1]),
