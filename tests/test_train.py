@@ -14,7 +14,8 @@ import models
 import tinylm
 import train
 from baselines import ESTIMATORS
-from env import secret_split
+from env import GameConfig, secret_split
+from policy import SampleConfig, play_rollouts
 
 FAST = ["--secrets-per-step", "2", "--group-size", "2", "--max-new-tokens", "8", "--eval-every", "2", "--warmup", "never",
         "--lora-rank", "0",
@@ -374,7 +375,6 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
 def test_the_run_plays_the_game_its_settings_describe():
     """game_config carries every game setting of the run (the prompt's candidate format too, which
     evaluation then reads from the run's train_config.json)."""
-    from env import GameConfig
     cfg = train.config_from_flags(["--candidate-format", "runs", "--question-set", "binary", "--n-max", "60"])
     game = train.game_config(replace(cfg, expected_info=True))
     assert (game.candidate_format, game.question_set, game.n_max, game.expected_info) == ("runs", "binary", 60, True)
@@ -399,11 +399,8 @@ def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them
 def test_turns_of_advantage_zero_are_not_scored_and_the_update_is_the_same(model_dir):
     """Eq. 2's term of a turn whose advantage is 0 is 0, and so is its gradient: where pi_old is the
     sampled log-probs, the update skips scoring those turns yet ends on the weights of one that
-    scores every turn (a KL stop that never
-    fires, --target-kl 1e9, makes it score them all), also when a whole update's advantages are 0
-    and only Adam's momentum moves the weights."""
-    from policy import SampleConfig, play_rollouts
-    from env import GameConfig
+    scores every turn (a KL stop that never fires, --target-kl 1e9, makes it score them all), also
+    when a whole update's advantages are 0 and only Adam's momentum moves the weights."""
     start = models.load_policy(model_dir, "cpu", "fp32")
     batch = play_rollouts(start, [3, 4, 5], 2, GameConfig(), SampleConfig(max_new_tokens=8), seeds=list(range(6)))
     n = len(batch.prompt_ids)
