@@ -57,7 +57,7 @@ from properties import Fact
 BINARY_DEFLECTION = "Please ask a yes-or-no question about a specific property."
 REDUNDANT_HINT = "You already asked this. No new information."
 QUESTION_SETS = ("paper", "binary")
-CANDIDATE_FORMATS = ("list", "runs")
+CANDIDATE_FORMATS = ("list", "runs", "padded")
 
 
 @dataclass(frozen=True)
@@ -137,15 +137,18 @@ def candidate_text(candidates, candidate_format: str = "list") -> str:
     """C_t as the prompt writes it. "list": every number, as App. B's prompt does. "runs": a run of
     three or more consecutive numbers as FIRST-LAST (1..200 is "1-200"), so the prompt's length
     follows the belief's shape, not the width of the universe: the paper's model reads a list of
-    200 numbers, but a model trained from scratch on 1..100 has never attended over one that long."""
+    200 numbers, but a model trained from scratch on 1..100 has never attended over one that long.
+    "padded": those runs, every number in three digits (007), so that 101..200 are written like the
+    001..100 a model trained on 1..100 has read, not as a word longer than any it has seen."""
     numbers = sorted(candidates)
     if candidate_format == "list":
         return ", ".join(map(str, numbers))
+    write = (lambda n: f"{n:03d}") if candidate_format == "padded" else str
     parts, start = [], 0
     for end in range(len(numbers)):             # a run closes where the next number is not end + 1
         if end + 1 == len(numbers) or numbers[end + 1] != numbers[end] + 1:
             run = numbers[start:end + 1]
-            parts += [f"{run[0]}-{run[-1]}"] if len(run) >= 3 else [str(n) for n in run]
+            parts += [f"{write(run[0])}-{write(run[-1])}"] if len(run) >= 3 else [write(n) for n in run]
             start = end + 1
     return ", ".join(parts)
 

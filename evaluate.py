@@ -71,7 +71,7 @@ class EvalConfig:
     max_secrets: int = arg(0, "evaluate a seeded random subset of this many secrets of the set (0: all)", at_least=0)
     question_set: str = arg("paper", "paper: every question family; binary: only yes/no questions (App. C)")
     max_turns: int = arg(10, "horizon T (paper: 10)", at_least=1)
-    candidate_format: str = arg("auto", "how prompts write the candidates: list (App. B) or runs; auto: a checkpoint in "
+    candidate_format: str = arg("auto", "how prompts write the candidates: list (App. B), runs or padded; auto: a checkpoint in "
                                         "its run's train.py --candidate-format, any other policy in list",
                                 choices=("auto", *CANDIDATE_FORMATS))
     runs: int = arg(3, "runs per policy, run r with seed r (paper: 3)", at_least=1)

@@ -107,8 +107,8 @@ class TrainConfig:
     prefix_turns: int = arg(3, "K: a secret's rollouts start after 0..K turns of random questions (0: the paper)", at_least=0)
     refusal_rate: float = arg(0.3, "chance that each family an arm owns (env.ARM_FAMILIES) goes unanswered in a training "
                                    "secret's episodes, unseen until asked (0: never, the paper)", at_least=0, at_most=1)
-    candidate_format: str = arg("runs", "how prompts write the candidates: list (App. B) or runs (3+ consecutive numbers as "
-                                        "FIRST-LAST; env.candidate_text)", choices=CANDIDATE_FORMATS)
+    candidate_format: str = arg("runs", "how prompts write the candidates: list (App. B), runs (3+ consecutive numbers as "
+                                        "FIRST-LAST) or padded (runs, numbers in 3 digits; env.candidate_text)", choices=CANDIDATE_FORMATS)
     eval_every: int = arg(5, "evaluation on the held-out secrets every this many steps", at_least=1)
     eval_samples: int = arg(4, "sampled episodes (T = 1) per held-out secret at an evaluation, beside greedy (0: none)", at_least=0)
     credit_probe: int = arg(32, "turns whose credit is set against the one-step A_B at each evaluation (0: off)", at_least=0)

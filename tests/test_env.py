@@ -1,6 +1,7 @@
 """The game: hand-worked rewards (App. C "CSG Reward Composition"), the action reader, the batch, and hostile input."""
 import json
 import random
+import re
 
 import pytest
 
@@ -173,6 +174,19 @@ def test_runs_of_candidates_are_written_first_to_last_and_read_back():
                     for n in (200, 100))
     assert "Remaining candidates (200): [1-200]" in wide and len(wide) == len(narrow)
     assert CSG([5], GameConfig(candidate_format="runs")).messages()[0][1]["content"].count("[1-100]") == 1
+
+
+def test_padded_runs_write_every_number_with_three_digits():
+    """--candidate-format padded: the runs of `runs`, each number in three digits, so that a list
+    holding 101..200 has the shape of training's lists of 001..100: no number is a longer word."""
+    assert candidate_text([40, 13, 4, 22, 31, 103, 112, 121, 130], "padded") == "004, 013, 022, 031, 040, 103, 112, 121, 130"
+    assert (candidate_text(range(1, 201), "padded"), candidate_text([5, 6, 7, 9], "padded")) == ("001-200", "005-007, 009")
+    rng = random.Random(1)
+    for _ in range(200):
+        c = rng.sample(range(1, 201), rng.randint(1, 200))
+        padded = candidate_text(c, "padded")
+        assert all(len(n) == 3 for part in padded.split(", ") for n in part.split("-"))
+        assert re.sub(r"\b0+(?=\d)", "", padded) == candidate_text(c, "runs")
 
 
 def test_bad_configuration_fails_at_once():
