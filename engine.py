@@ -8,7 +8,7 @@ should take about as long as reading them does, not the tens of milliseconds tha
 kernel launches from Python take (bench/gpu_step.py measures both; RESULTS.md's speed table gives
 the machines it has run on).
 
-Five pieces, each there because of a cost of decoding one token for every live rollout:
+Six pieces, each there because of a cost of decoding one token for every live rollout:
 - `grouped_query_attention`: the rollout copy's attention. Qwen2.5-1.5B has 12 query heads and 2
   key/value heads. transformers' stock path copies each key/value head out to its 6 query heads
   (`repeat_kv`) before attention whenever a mask is given or the step is compiled, as it is here,
@@ -29,11 +29,16 @@ Five pieces, each there because of a cost of decoding one token for every live r
   fixed addresses. Padding rows repeat the first prompt; their tokens are never read. Attention
   reads a cache only as far as this call can fill it (`read_length`: at most a quarter more), not
   to the power of two, so a batch pays for the positions it has.
+- `FLEX` (`flex_decode_attention`, `decode_block_mask`): the same attention on flex_attention's
+  block-sparse decoding kernel, which also skips each row's blocks of left padding and of
+  positions not yet written (bench/gpu_step.py's fast-flex engine measures it against GROUPED).
 - `StaticDecoder.generate`: LMPolicy.generate's loop with the host `lookahead` steps behind the
   device: each step's tokens are copied to the host without waiting, and the host reads them (the
   JSON scan, which rows ended) while the device computes the next steps, instead of stopping the
   device at every token. Once every row has ended it has run at most `lookahead` steps too many,
-  whose tokens are cut off; the tokens and log-probs are those of the reference loop.
+  whose tokens are cut off; the tokens and log-probs are those of the reference loop. Where it
+  compiles (CUDA) it draws with `blocked_inverse_cdf`, compiled: the sampling step's thirty-odd
+  small kernels over the whole vocabulary become a few.
 - `rollout_policy` / `refresh`: the policy sampling runs on. With LoRA, a separate plain model
   holding W + s * B @ A (computed in float32, then stored in bf16), rather than merging the
   adapter into the frozen base and unmerging it again: in bf16 each round trip rounds the base,
@@ -46,25 +51,29 @@ Five pieces, each there because of a cost of decoding one token for every live r
   train.py --behaviour-is-cap can weight each action's term of Eq. 2 by the truncated ratio
   min(C, pi_old / pi_copy) (echo.behaviour_weights).
 
-Still paid per token: the sampling distribution's cumulative sum over the whole vocabulary (a
-cheaper prefix sum adds in another order, and a token whose uniform falls within rounding of a
-boundary would change) and, with top-p < 1, its sort.
+Still paid per token, with top-p < 1: the sort of the whole vocabulary. On a CPU the engine
+draws with policy.sample_next itself, so its tokens are the reference's bit for bit; compiled,
+its sums add in another order, and a uniform within rounding of a boundary can take the
+neighbouring token (on a GPU the bf16 copy's logits already differ from the trained model's by
+far more).
 """
 from __future__ import annotations
 
 import time
 from copy import deepcopy
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.attention.flex_attention import BlockMask, flex_attention
 from transformers import AttentionInterface
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb, eager_attention_forward
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
-from policy import JsonScanner, LMPolicy, SampleConfig, positions, sample_next
+from policy import JsonScanner, LMPolicy, SampleConfig, inverse_cdf, positions, sample_next
 
 GROUPED = "echo_grouped_query"   # the rollout copy's attention, by the name transformers knows it under
 
@@ -97,6 +106,52 @@ def grouped_query_attention(module, query: torch.Tensor, key: torch.Tensor, valu
 # masks are SDPA's (boolean, (B, 1, Lq, L)).
 AttentionInterface.register(GROUPED, grouped_query_attention)
 AttentionMaskInterface.register(GROUPED, sdpa_mask)
+
+
+FLEX = "echo_flex_decode"   # the same, a decode step's attention on flex_attention's block-sparse kernel
+
+
+def decode_block_mask(keep: torch.Tensor, size: int = 128) -> BlockMask:
+    """A decode step's positions to attend, keep (B, L) boolean, as flex_attention's BlockMask:
+    for each row, the blocks of `size` positions holding any position to attend (those partly
+    held are masked within by `keep`), listed first, so the kernel never reads a block of left
+    padding or of positions not yet written. L is a multiple of `size`."""
+    B, L = keep.shape
+    tiles = keep.view(B, L // size, size)                                  # (B, blocks, size)
+    full, part = tiles.all(-1), tiles.any(-1) & ~tiles.all(-1)
+
+    def listed(flags: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:   # (B, 1, 1), (B, 1, 1, blocks)
+        order = flags.int().argsort(dim=-1, descending=True, stable=True)      # the flagged blocks first, in order
+        return flags.sum(-1, dtype=torch.int32)[:, None, None], order.int()[:, None, None]
+    return BlockMask.from_kv_blocks(*listed(part), *listed(full), BLOCK_SIZE=size, seq_lengths=(1, L),
+                                    mask_mod=lambda b, h, q, kv: keep[b, kv], compute_q_blocks=False)
+
+
+def flex_decode_mask(*args, q_length: int, **kwargs):
+    """FLEX's mask: SDPA's boolean (B, 1, Lq, L); for one token, with its BlockMask beside it,
+    made once per step for every layer."""
+    kwargs["allow_is_causal_skip"] = False
+    dense = sdpa_mask(*args, q_length=q_length, **kwargs)
+    if q_length != 1 or dense.shape[-1] % 128:
+        return dense
+    return dense, decode_block_mask(dense[:, 0, 0])
+
+
+def flex_decode_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attention_mask,
+                          scaling: float | None = None, dropout: float = 0.0, read_length: int | None = None,
+                          **kwargs) -> tuple[torch.Tensor, None]:
+    """grouped_query_attention, but one token's attention runs on flex_attention over the block
+    mask (flex_decode_mask): its decoding kernel takes a query head group against its key/value
+    head (enable_gqa), splits each row's blocks across the chip, and skips the blocks the mask
+    leaves out, so a row reads its own context, not the batch's longest padded to read_length."""
+    if not isinstance(attention_mask, tuple):   # a prompt's prefill
+        return grouped_query_attention(module, query, key, value, attention_mask, scaling, dropout, read_length, **kwargs)
+    out = flex_attention(query, key, value, block_mask=attention_mask[1], scale=scaling, enable_gqa=True)
+    return out.transpose(1, 2), None                                         # (B, 1, H, D)
+
+
+AttentionInterface.register(FLEX, flex_decode_attention)
+AttentionMaskInterface.register(FLEX, flex_decode_mask)
 
 
 class FusedAttention(nn.Module):
@@ -183,15 +238,40 @@ def read_length(n: int, least: int = 64) -> int:
     return -(-n // step) * step
 
 
+def blocked_inverse_cdf(probs: torch.Tensor, uniforms: torch.Tensor, width: int = 128) -> torch.Tensor:
+    """policy.inverse_cdf's token found in two levels: the block of `width` tokens where the
+    target (u x the total) falls, from the blocks' cumulative sums, then the token within it.
+    (B, V), (B,) -> (B,). Why: torch's cumulative sum over a 152k vocabulary runs each row on one
+    thread block, so at 64 rows it took 0.25 ms of a 3.7 ms decode step on an H100; here the only
+    long pass is a sum, which a GPU splits across the whole chip. Its sums add in another order,
+    so a uniform within rounding (about 1e-7) of a boundary can take the neighbouring token."""
+    B, V = probs.shape
+    blocks = F.pad(probs, (0, -V % width)).view(B, -1, width)                 # (B, n, w): no mass past V
+    block_cdf = blocks.sum(-1).cumsum(-1)                                     # (B, n)
+    target = uniforms[:, None] * block_cdf[:, -1:]                            # (B, 1)
+    j = torch.searchsorted(block_cdf, target).clamp(max=block_cdf.shape[1] - 1)   # (B, 1): the first block reaching it
+    before = block_cdf.gather(1, (j - 1).clamp(min=0)) * (j > 0)              # (B, 1): the mass of the blocks before j
+    inner = blocks.gather(1, j[:, :, None].expand(B, 1, width))[:, 0]         # (B, w)
+    k = torch.searchsorted(before + inner.cumsum(-1), target)                 # (B, 1): the first token reaching it
+    # Where rounding leaves the target past the block's own running sum, its last token with mass
+    # (never a token of probability 0, whose log-prob would be -inf).
+    last = (torch.arange(width, device=probs.device) * (inner > 0)).amax(-1, keepdim=True)
+    return (j * width + torch.where(k < width, k, last))[:, 0].clamp(max=V - 1)
+
+
 class StaticDecoder:
     """`LMPolicy.decoder` over static KV caches, one per (rows, positions) shape, kept for reuse.
     One decoder serves one model: its caches and its compiled forward are that model's.
     `compile`: None compiles on CUDA only (on a CPU the graphs would save nothing); True/False force it.
     `lookahead`: decode steps the device may run ahead of the host's reading of the tokens (0: the
-    host reads every step's tokens before the next step starts, as LMPolicy.generate does)."""
+    host reads every step's tokens before the next step starts, as LMPolicy.generate does).
+    `fast_sampling`: each step's draw (policy.sample_next) with blocked_inverse_cdf, compiled into a
+    few fused kernels; None: where the forward is compiled. Off, the draw is the reference's own."""
 
-    def __init__(self, compile: bool | None = None, min_positions: int = 256, lookahead: int = 2):
+    def __init__(self, compile: bool | None = None, min_positions: int = 256, lookahead: int = 2,
+                 fast_sampling: bool | None = None):
         self.compile, self.min_positions, self.lookahead = compile, min_positions, lookahead
+        self.fast_sampling, self.draw = fast_sampling, None   # the draw: sample_next, or its fast form
         self.buffers = {}        # (rows, positions) -> the cache and the step's inputs, at fixed addresses
         self.forward = None      # the model's forward, compiled on first use when compiling
         self.compiled = False
@@ -220,6 +300,17 @@ class StaticDecoder:
             else:
                 self.forward = policy.model.forward
         return self.forward
+
+    def _draw(self):
+        """sample_next as this decoder draws: the reference's, or (fast_sampling) with
+        blocked_inverse_cdf, compiled when the forward is (about 30 eager kernels a step fused into
+        a few; any number of rows, one compilation)."""
+        if self.draw is None:
+            fast = self.compiled if self.fast_sampling is None else self.fast_sampling
+            self.draw = partial(sample_next, draw=blocked_inverse_cdf) if fast else sample_next
+            if fast and self.compiled:
+                self.draw = torch.compile(self.draw, dynamic=True)
+        return self.draw
 
     def start(self, policy: LMPolicy, prompt_ids: list[list[int]], max_new_tokens: int):
         """(next-token logits (B, V), advance), as `LMPolicy.eager_decoder`."""
@@ -292,9 +383,10 @@ class StaticDecoder:
                 if not length[b] and (t in policy.stop_ids or scanners[b].feed(texts[t])):
                     length[b] = j + 1     # this turn's action ends with step j's token
 
+        # A generator shared by the batch is torch.multinomial's: drawn by the reference's own code.
+        draw = self._draw() if per_row or sample.greedy else sample_next
         for k in range(steps):
-            tok, logp, ent = sample_next(logits, sample, uniforms[:, k] if per_row else None,
-                                         None if per_row else generator)
+            tok, logp, ent = draw(logits, sample, uniforms[:, k] if per_row else None, None if per_row else generator)
             tokens[:, k], logps[:, k], ents[:, k] = tok, logp, ent
             on_host[k].copy_(tok, non_blocking=True)
             if dev.type == "cuda":

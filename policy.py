@@ -84,13 +84,20 @@ def process_logits(logits: torch.Tensor, temperature: float = 1.0, top_p: float 
     return torch.log_softmax(logp.masked_fill(drop, float("-inf")), dim=-1)
 
 
+def inverse_cdf(probs: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
+    """Inverse-CDF sampling: each row's first token whose cumulative probability reaches its
+    uniform x the row's total. (B, V), (B,) -> (B,). A row's token depends on its own uniform
+    alone (engine.blocked_inverse_cdf finds the same token in two levels)."""
+    cdf = probs.cumsum(-1)
+    return (cdf < uniforms[:, None] * cdf[:, -1:]).sum(-1).clamp(max=probs.shape[-1] - 1)
+
+
 def sample_next(logits: torch.Tensor, sample: SampleConfig, uniforms: torch.Tensor | None = None,
-                generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                generator: torch.Generator | None = None, draw=inverse_cdf) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One decoding step's draw from next-token logits (B, V): the tokens (B,), their log-probs
     under the sampling distribution (B,), and its entropy in nats (B,). Greedy takes the argmax;
-    given `uniforms` (B,), each row takes the token where its uniform falls in the distribution's
-    cumulative sum (inverse-CDF sampling: a row's token depends on its own uniform alone);
-    otherwise torch.multinomial draws from `generator`."""
+    given `uniforms` (B,), each row takes the token `draw` finds (inverse_cdf); otherwise
+    torch.multinomial draws from `generator`."""
     if sample.greedy:
         logp = torch.log_softmax(logits.float(), dim=-1)
     else:
@@ -98,9 +105,8 @@ def sample_next(logits: torch.Tensor, sample: SampleConfig, uniforms: torch.Tens
     probs = logp.exp()
     if sample.greedy:
         tok = logp.argmax(-1)
-    elif uniforms is not None:   # the first token whose cumulative probability passes u x the total
-        cdf = probs.cumsum(-1)
-        tok = (cdf < uniforms[:, None] * cdf[:, -1:]).sum(-1).clamp(max=logp.shape[-1] - 1)
+    elif uniforms is not None:
+        tok = draw(probs, uniforms)
     else:
         tok = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
     entropy = -(probs * logp.clamp(min=-1e9)).sum(-1)

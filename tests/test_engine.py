@@ -12,10 +12,10 @@ import models
 import tinylm
 import train
 from echo import behaviour_weights
-from engine import (GROUPED, FusedAttention, FusedMLP, StaticDecoder, folded_state_dict, fused_state_dict,
-                    next_power_of_two, read_length, refresh, rollout_policy)
+from engine import (FLEX, GROUPED, FusedAttention, FusedMLP, StaticDecoder, blocked_inverse_cdf, decode_block_mask,
+                    folded_state_dict, fused_state_dict, next_power_of_two, read_length, refresh, rollout_policy)
 from env import GameConfig
-from policy import LMPolicy, SampleConfig, play_rollouts
+from policy import LMPolicy, SampleConfig, inverse_cdf, play_rollouts, process_logits
 from test_lora import qwen_dir  # noqa: F401  (a fixture: a random Qwen2 and a BPE tokenizer, saved)
 from test_policy import mixed_prompts, random_policy, tokenizer  # noqa: F401  (tokenizer: a fixture)
 from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
@@ -77,6 +77,48 @@ def test_grouped_query_attention_gives_the_eager_logits(gqa_policy, monkeypatch)
     assert any(k[2] == read_length(max(map(len, prompts)) + steps) < 1024 for _, k in decode)
 
 
+def test_decode_block_mask_lists_the_blocks_each_row_attends():
+    """Rows with left padding, unwritten positions, a whole cache and a few positions: each row
+    lists exactly the blocks holding a position it attends, the wholly attended ones apart (no
+    mask within them), and its BlockMask is that occupancy. (flex_attention's eager form reads
+    every block, so this is what keeps the compiled kernel from skipping a needed one.)"""
+    keep = torch.zeros(4, 512, dtype=torch.bool)
+    for row, (a, b) in enumerate([(100, 300), (0, 512), (250, 260), (128, 384)]):
+        keep[row, a:b] = True
+    mask = decode_block_mask(keep)
+    tiles = keep.view(4, 4, 128)
+    for row in range(4):
+        part, full = mask.kv_num_blocks[row, 0, 0], mask.full_kv_num_blocks[row, 0, 0]
+        assert set(mask.kv_indices[row, 0, 0, :part].tolist()) == set(torch.nonzero(tiles[row].any(-1) & ~tiles[row].all(-1)).view(-1).tolist())
+        assert set(mask.full_kv_indices[row, 0, 0, :full].tolist()) == set(torch.nonzero(tiles[row].all(-1)).view(-1).tolist())
+    assert mask.kv_num_blocks.view(-1).tolist() == [2, 0, 2, 0] and mask.full_kv_num_blocks.view(-1).tolist() == [1, 4, 0, 2]
+    assert torch.equal(mask.to_dense().view(4, 4).bool(), tiles.any(-1))
+
+
+def test_flex_decode_attention_gives_the_eager_logits_and_tokens(gqa_policy, monkeypatch):
+    """The FLEX rollout copy, float32 (flex_attention eager here, its compiled kernel on CUDA), on
+    left-padded rows of different lengths: transformers' eager attention's next-token logits
+    within 1e-5 at each of 8 decode steps, every decode step on a block mask; and through the
+    engine's loop the reference's tokens and log-probs under the same seeds."""
+    import engine
+    reference = rollout_policy(gqa_policy, torch.float32, attention="eager")
+    flex = rollout_policy(gqa_policy, torch.float32, StaticDecoder(min_positions=1024), attention=FLEX)
+    calls, kernel = [], engine.flex_attention
+    monkeypatch.setattr(engine, "flex_attention", lambda q, k, v, block_mask, **kw: calls.append(block_mask) or kernel(q, k, v, block_mask=block_mask, **kw))
+    prompts, steps = mixed_prompts(gqa_policy), 8
+    want, want_advance = LMPolicy.eager_decoder(reference, prompts, steps)
+    got, advance = flex.decoder(flex, prompts, steps)
+    for k in range(steps):
+        assert (got - want).abs().max() < 1e-5
+        tok = torch.multinomial(want.softmax(-1), 1, generator=torch.Generator().manual_seed(k))[:, 0]
+        want, got = want_advance(tok), advance(tok)
+    assert len(calls) == 2 * steps and len({id(m) for m in calls}) == steps      # 2 layers; one mask a step
+    sample = SampleConfig(max_new_tokens=16)
+    want, got = generations(gqa_policy, prompts, sample), generations(flex, prompts, sample)
+    assert [g.completion_ids for g in got] == [w.completion_ids for w in want]
+    assert max(abs(a - b) for g, w in zip(got, want) for a, b in zip(g.logprobs, w.logprobs)) < 1e-5
+
+
 def test_reading_the_cache_only_as_far_as_filled_never_changes_a_sampled_token(gqa_policy):
     """The rollout copy as --rollout fast builds it, in float32 (grouped attention, caches read
     to read_length, the host reading the tokens steps behind): with the same per-rollout seeds,
@@ -92,6 +134,49 @@ def test_reading_the_cache_only_as_far_as_filled_never_changes_a_sampled_token(g
         assert max(abs(g.entropy - w.entropy) for g, w in zip(got, want)) < 1e-5
     assert len({read for _, _, read in fast.decoder.shapes}) >= 3
     assert all(read < positions for _, positions, read in fast.decoder.shapes)
+
+
+def test_blocked_inverse_cdf_hand_worked():
+    """probs 0.1, 0.2, 0.3, 0.4 in blocks of 2 (cumulative 0.1, 0.3 | 0.6, 1.0): each uniform takes
+    the first token whose cumulative probability reaches it, across the block boundary too; a
+    vocabulary that is no multiple of the block (3 tokens in blocks of 2) never yields the padding."""
+    probs = torch.tensor([[0.1, 0.2, 0.3, 0.4]]).expand(6, 4)
+    u = torch.tensor([0.05, 0.2, 0.29, 0.31, 0.7, 0.999])
+    assert blocked_inverse_cdf(probs, u, width=2).tolist() == [0, 1, 1, 2, 3, 3] == inverse_cdf(probs, u).tolist()
+    odd = torch.tensor([[0.5, 0.25, 0.25]]).expand(3, 3)
+    assert blocked_inverse_cdf(odd, torch.tensor([0.4, 0.6, 0.9999]), width=2).tolist() == [0, 1, 2]
+
+
+@pytest.mark.parametrize("V", [1000, 1024, 4099])
+def test_blocked_inverse_cdf_finds_the_reference_token(V):
+    """Against policy.inverse_cdf on 64 rows of flat, peaked and top-p-truncated distributions
+    (many tokens of probability 0): the same token wherever the target is not within rounding
+    (1e-6) of a cumulative boundary, and never a token of probability 0."""
+    torch.manual_seed(V)
+    for scale, top_p in ((1.0, 1.0), (8.0, 1.0), (3.0, 0.5)):
+        probs = process_logits(torch.randn(64, V) * scale, top_p=top_p).exp()
+        cdf = probs.double().cumsum(-1)
+        u = torch.rand(64)
+        got, want = blocked_inverse_cdf(probs, u), inverse_cdf(probs, u)
+        near = ((cdf - (u.double() * cdf[:, -1])[:, None]).abs() < 1e-6).any(-1)
+        assert (~near).sum() > 48 and torch.equal(got[~near], want[~near])
+        for ends in (u, 1 - u * 1e-6, u * 1e-9):   # the top and bottom of the distribution too
+            assert (probs.gather(1, blocked_inverse_cdf(probs, ends)[:, None]) > 0).all()
+
+
+@pytest.mark.parametrize("sample", [SampleConfig(max_new_tokens=24), SampleConfig(max_new_tokens=24, greedy=True),
+                                    SampleConfig(max_new_tokens=24, temperature=0.7, top_p=0.9)])
+def test_fast_sampling_gives_the_reference_generations(gqa_policy, sample):
+    """The engine's fast sampling (blocked_inverse_cdf; compiled on CUDA, eager here), float32:
+    the reference's tokens, log-probs and entropies (within 1e-5) under the same per-rollout
+    seeds, sampled, greedy, and with a temperature and top-p."""
+    fast = rollout_policy(gqa_policy, torch.float32, StaticDecoder(fast_sampling=True))
+    prompts = mixed_prompts(gqa_policy)
+    want, got = generations(gqa_policy, prompts, sample), generations(fast, prompts, sample)
+    assert fast.decoder.draw.keywords["draw"] is blocked_inverse_cdf
+    assert [g.completion_ids for g in got] == [w.completion_ids for w in want]
+    assert max(abs(a - b) for g, w in zip(got, want) for a, b in zip(g.logprobs, w.logprobs)) < 1e-5
+    assert max(abs(g.entropy - w.entropy) for g, w in zip(got, want)) < 1e-5
 
 
 @pytest.mark.parametrize("seeding", ["per-rollout", "shared"])
@@ -335,10 +420,12 @@ def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):
     out = tmp_path / "gpu_step.json"
     tiny = ["--shape", "small", "--device", "cpu", "--secrets", "2", "--group-size", "2", "--max-new-tokens", "4",
             "--generate-episodes", "0", "--out", str(out)]
-    gpu_step.main(tiny + ["--modes", "lora", "--engines", "eager,fast-unfused,fast", "--profile-turns", "1"])
+    gpu_step.main(tiny + ["--modes", "lora", "--engines", "eager,fast-unfused,fast-eager-sampling,fast,fast-flex",
+                          "--profile-turns", "1"])
     gpu_step.main(tiny + ["--modes", "full", "--engines", "fast", "--merge"])
     d = json.loads(out.read_text())
-    assert set(d["modes"]) == {"lora/eager", "lora/fast-unfused", "lora/fast", "full/fast"}
+    assert set(d["modes"]) == {"lora/eager", "lora/fast-unfused", "lora/fast-eager-sampling", "lora/fast", "lora/fast-flex",
+                               "full/fast"}
     for phase in ("rollout", "update"):   # the profiled one-turn step: its phases, no GPU kernels on a CPU
         p = d["modes"]["lora/fast"]["profile"][phase]
         assert p["wall_s"] > 0 and p["gpu_busy_s"] == 0 and p["kernels"] == [] and len(p["host"]) == 12
@@ -362,8 +449,8 @@ def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):
 @pytest.mark.slow
 @pytest.mark.parametrize("sampler", ["trained", "copy"])
 def test_compiled_static_decoder_gives_the_eager_tokens(tokenizer, sampler):  # noqa: F811
-    """torch.compile of the decode step (inductor on a CPU; on CUDA the same call captures CUDA
-    graphs): the same tokens as eager, across batch sizes (a recompile, then shapes reused), on
+    """torch.compile of the decode step and of the fast draw (inductor on a CPU; on CUDA the same
+    call captures CUDA graphs): the same tokens as eager, across batch sizes (a recompile, then shapes reused), on
     the trained model's stock attention and on the rollout copy's grouped attention with its
     read lengths (float32), which the compiled graph takes as an argument."""
     eager = random_policy(tokenizer, "qwen2")
@@ -374,4 +461,4 @@ def test_compiled_static_decoder_gives_the_eager_tokens(tokenizer, sampler):  # 
         want, got = generations(eager, batch, sample), generations(fast, batch, sample)
         assert [g.completion_ids for g in got] == [w.completion_ids for w in want]
         assert max(abs(a - b) for g, w in zip(got, want) for a, b in zip(g.logprobs, w.logprobs)) < 1e-5
-    assert decoder.compiled and decoder.compile_seconds > 0
+    assert decoder.compiled and decoder.compile_seconds > 0 and hasattr(decoder.draw, "_torchdynamo_orig_callable")
