@@ -8,7 +8,7 @@ should take about as long as reading them does, not the tens of milliseconds tha
 kernel launches from Python take (bench/gpu_step.py measures both; RESULTS.md's speed table gives
 the machines it has run on).
 
-Six pieces, each there because of a cost of decoding one token for every live rollout:
+Five pieces, each there because of a cost of decoding one token for every live rollout:
 - `grouped_query_attention`: the rollout copy's attention. Qwen2.5-1.5B has 12 query heads and 2
   key/value heads. transformers' stock path copies each key/value head out to its 6 query heads
   (`repeat_kv`) before attention whenever a mask is given or the step is compiled, as it is here,
@@ -29,9 +29,6 @@ Six pieces, each there because of a cost of decoding one token for every live ro
   fixed addresses. Padding rows repeat the first prompt; their tokens are never read. Attention
   reads a cache only as far as this call can fill it (`read_length`: at most a quarter more), not
   to the power of two, so a batch pays for the positions it has.
-- `FLEX` (`flex_decode_attention`, `decode_block_mask`): the same attention on flex_attention's
-  block-sparse decoding kernel, which also skips each row's blocks of left padding and of
-  positions not yet written (bench/gpu_step.py's fast-flex engine measures it against GROUPED).
 - `StaticDecoder.generate`: LMPolicy.generate's loop with the host `lookahead` steps behind the
   device: each step's tokens are copied to the host without waiting, and the host reads them (the
   JSON scan, which rows ended) while the device computes the next steps, instead of stopping the
@@ -66,7 +63,6 @@ from functools import partial
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.nn.attention.flex_attention import BlockMask, flex_attention
 from transformers import AttentionInterface
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb, eager_attention_forward
@@ -106,52 +102,6 @@ def grouped_query_attention(module, query: torch.Tensor, key: torch.Tensor, valu
 # masks are SDPA's (boolean, (B, 1, Lq, L)).
 AttentionInterface.register(GROUPED, grouped_query_attention)
 AttentionMaskInterface.register(GROUPED, sdpa_mask)
-
-
-FLEX = "echo_flex_decode"   # the same, a decode step's attention on flex_attention's block-sparse kernel
-
-
-def decode_block_mask(keep: torch.Tensor, size: int = 128) -> BlockMask:
-    """A decode step's positions to attend, keep (B, L) boolean, as flex_attention's BlockMask:
-    for each row, the blocks of `size` positions holding any position to attend (those partly
-    held are masked within by `keep`), listed first, so the kernel never reads a block of left
-    padding or of positions not yet written. L is a multiple of `size`."""
-    B, L = keep.shape
-    tiles = keep.view(B, L // size, size)                                  # (B, blocks, size)
-    full, part = tiles.all(-1), tiles.any(-1) & ~tiles.all(-1)
-
-    def listed(flags: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:   # (B, 1, 1), (B, 1, 1, blocks)
-        order = flags.int().argsort(dim=-1, descending=True, stable=True)      # the flagged blocks first, in order
-        return flags.sum(-1, dtype=torch.int32)[:, None, None], order.int()[:, None, None]
-    return BlockMask.from_kv_blocks(*listed(part), *listed(full), BLOCK_SIZE=size, seq_lengths=(1, L),
-                                    mask_mod=lambda b, h, q, kv: keep[b, kv], compute_q_blocks=False)
-
-
-def flex_decode_mask(*args, q_length: int, **kwargs):
-    """FLEX's mask: SDPA's boolean (B, 1, Lq, L); for one token, with its BlockMask beside it,
-    made once per step for every layer."""
-    kwargs["allow_is_causal_skip"] = False
-    dense = sdpa_mask(*args, q_length=q_length, **kwargs)
-    if q_length != 1 or dense.shape[-1] % 128:
-        return dense
-    return dense, decode_block_mask(dense[:, 0, 0])
-
-
-def flex_decode_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attention_mask,
-                          scaling: float | None = None, dropout: float = 0.0, read_length: int | None = None,
-                          **kwargs) -> tuple[torch.Tensor, None]:
-    """grouped_query_attention, but one token's attention runs on flex_attention over the block
-    mask (flex_decode_mask): its decoding kernel takes a query head group against its key/value
-    head (enable_gqa), splits each row's blocks across the chip, and skips the blocks the mask
-    leaves out, so a row reads its own context, not the batch's longest padded to read_length."""
-    if not isinstance(attention_mask, tuple):   # a prompt's prefill
-        return grouped_query_attention(module, query, key, value, attention_mask, scaling, dropout, read_length, **kwargs)
-    out = flex_attention(query, key, value, block_mask=attention_mask[1], scale=scaling, enable_gqa=True)
-    return out.transpose(1, 2), None                                         # (B, 1, H, D)
-
-
-AttentionInterface.register(FLEX, flex_decode_attention)
-AttentionMaskInterface.register(FLEX, flex_decode_mask)
 
 
 class FusedAttention(nn.Module):

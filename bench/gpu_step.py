@@ -5,8 +5,7 @@ base, float32 adapters) and for full fine-tuning (float32 weights, bf16 autocast
 the rollout engines side by side in one run: eager (policy.py, train.py --rollout eager), fast
 (engine.py, --rollout fast), fast-unfused (the same without fused projections: what fusing q/k/v
 and gate/up saves), fast-eager-sampling (the same drawing with policy.sample_next's eager
-kernels: what the compiled blocked draw saves), fast-flex (the same on engine.FLEX's block-sparse
-attention) and fast-stock (engine.py's static caches and CUDA graphs on transformers'
+kernels: what the compiled blocked draw saves) and fast-stock (engine.py's static caches and CUDA graphs on transformers'
 stock attention and projections, each cache read to its power of two, the host reading every
 token before the next step: what the fast engine's attention, read lengths and lookahead save).
 
@@ -91,7 +90,7 @@ class GpuStepConfig:
     out: str = arg(os.path.join(RESULTS, "gpu_step.json"), "where the figures are written", writes="file")
 
 
-ENGINES = ("eager", "fast-stock", "fast-unfused", "fast-eager-sampling", "fast", "fast-flex")
+ENGINES = ("eager", "fast-stock", "fast-unfused", "fast-eager-sampling", "fast")
 
 
 def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
@@ -116,8 +115,6 @@ def make_sampler(policy: LMPolicy, engine_name: str) -> LMPolicy:
     if engine_name == "fast-stock":   # the static caches and graphs alone: stock attention, no read lengths, no lookahead
         return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(lookahead=0, fast_sampling=False),
                                      attention="sdpa", fused=False)
-    if engine_name == "fast-flex":
-        return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(), attention=engine.FLEX)
     if engine_name == "fast-eager-sampling":
         return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(fast_sampling=False))
     if engine_name == "fast-unfused":

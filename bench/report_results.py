@@ -71,7 +71,7 @@ that file.
   [{"step", "seconds", "valid_action_rate", "reward", ...}]}; where "train_flags" is missing,
   provenance.json's note gives the flags the script passed to train.py.
 - the speed files env_speed, eval_speed, rollouts, threads, ranks_speed, ranks_speed_gpu,
-  gpu_step, gpu_step_h200, gpu_step_cpu_small, profile_step, profile_step_binary,
+  gpu_step, gpu_step_fused, gpu_step_h200, gpu_step_cpu_small, profile_step, profile_step_binary,
   profile_step_binary_bf16, train_gpu, train_gpu_default (.json): as their bench scripts write them
   (train_gpu*: bench/device_runs.py, from the metrics of train.py runs on a GPU machine).
 """
@@ -309,12 +309,14 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
     label = lambda m: (m.split("/")[0].replace("full", "full fine-tuning").replace("lora", "LoRA")   # noqa: E731
                        + "".join(f" (update micro-batch {k.removeprefix('micro-batch-')})" for k in m.split("/")[2:]))
     timed = "; ".join(f"{label(m)} {v['step_s']} s "
-                      f"(decode {v['decode_tokens_per_s']:,.0f} tokens/s, {v['percent_of_bandwidth_bound']:.0f}% of the "
+                      f"(rollout {v['rollout_s']} s, scoring {v['scoring_s']} s, update {v['update_s']} s; "
+                      f"decode {v['decode_tokens_per_s']:,.0f} tokens/s, {v['percent_of_bandwidth_bound']:.0f}% of the "
                       f"memory-bandwidth bound; peak {v['peak_gpu_memory_gb']} GB; {paper_hours(v['step_s'])})"
                       for m, v in modes.items())
     return (f"- **On one {step['device']}**, one run each: the tiny run `{default['command']}` ("
             f"{default['steps']} steps{settings}; from an empty cache) reached held-out resolve {num(default['final_greedy_resolve'])} "
-            f"greedy / {num(default['final_sampled_resolve'])} sampled in {default['process_wall']:.0f} s{cpu}. One step "
+            f"greedy / {num(default['final_sampled_resolve'])} sampled in {default['process_wall']:.0f} s (its "
+            f"steps and evaluations {default['rl_seconds']:.0f} s){cpu}. One step "
             f"of the paper's batch ({step['config']['secrets']} x {step['config']['group_size']}, up to "
             f"{step['config']['max_new_tokens']} new tokens, the update in micro-batches of "
             f"{step['config']['micro_batch']} unless named) on {step['shape']}'s shape with random weights, which write "

@@ -127,6 +127,7 @@ SPEED = {
     "ranks_speed.json": ranks_figure,
     "ranks_speed_gpu.json": ranks_figure,
     "gpu_step.json": gpu_step_figure,
+    "gpu_step_fused.json": gpu_step_figure,
     "gpu_step_h200.json": gpu_step_figure,
     "gpu_step_cpu_small.json": gpu_step_figure,
     "train_gpu.json": device_runs_figure,

@@ -12,8 +12,8 @@ import models
 import tinylm
 import train
 from echo import behaviour_weights
-from engine import (FLEX, GROUPED, FusedAttention, FusedMLP, StaticDecoder, blocked_inverse_cdf, decode_block_mask,
-                    folded_state_dict, fused_state_dict, next_power_of_two, read_length, refresh, rollout_policy)
+from engine import (GROUPED, FusedAttention, FusedMLP, StaticDecoder, blocked_inverse_cdf, folded_state_dict,
+                    fused_state_dict, next_power_of_two, read_length, refresh, rollout_policy)
 from env import GameConfig
 from policy import LMPolicy, SampleConfig, inverse_cdf, play_rollouts, process_logits
 from test_lora import qwen_dir  # noqa: F401  (a fixture: a random Qwen2 and a BPE tokenizer, saved)
@@ -75,48 +75,6 @@ def test_grouped_query_attention_gives_the_eager_logits(gqa_policy, monkeypatch)
     decode = [(q, k) for q, k in calls if q[2] == 3]              # (rows, H_kv, 3 queries, D)
     assert len(decode) >= 2 * 2 * (steps - 1) and all(q[1] == k[1] == 2 for q, k in decode)
     assert any(k[2] == read_length(max(map(len, prompts)) + steps) < 1024 for _, k in decode)
-
-
-def test_decode_block_mask_lists_the_blocks_each_row_attends():
-    """Rows with left padding, unwritten positions, a whole cache and a few positions: each row
-    lists exactly the blocks holding a position it attends, the wholly attended ones apart (no
-    mask within them), and its BlockMask is that occupancy. (flex_attention's eager form reads
-    every block, so this is what keeps the compiled kernel from skipping a needed one.)"""
-    keep = torch.zeros(4, 512, dtype=torch.bool)
-    for row, (a, b) in enumerate([(100, 300), (0, 512), (250, 260), (128, 384)]):
-        keep[row, a:b] = True
-    mask = decode_block_mask(keep)
-    tiles = keep.view(4, 4, 128)
-    for row in range(4):
-        part, full = mask.kv_num_blocks[row, 0, 0], mask.full_kv_num_blocks[row, 0, 0]
-        assert set(mask.kv_indices[row, 0, 0, :part].tolist()) == set(torch.nonzero(tiles[row].any(-1) & ~tiles[row].all(-1)).view(-1).tolist())
-        assert set(mask.full_kv_indices[row, 0, 0, :full].tolist()) == set(torch.nonzero(tiles[row].all(-1)).view(-1).tolist())
-    assert mask.kv_num_blocks.view(-1).tolist() == [2, 0, 2, 0] and mask.full_kv_num_blocks.view(-1).tolist() == [1, 4, 0, 2]
-    assert torch.equal(mask.to_dense().view(4, 4).bool(), tiles.any(-1))
-
-
-def test_flex_decode_attention_gives_the_eager_logits_and_tokens(gqa_policy, monkeypatch):
-    """The FLEX rollout copy, float32 (flex_attention eager here, its compiled kernel on CUDA), on
-    left-padded rows of different lengths: transformers' eager attention's next-token logits
-    within 1e-5 at each of 8 decode steps, every decode step on a block mask; and through the
-    engine's loop the reference's tokens and log-probs under the same seeds."""
-    import engine
-    reference = rollout_policy(gqa_policy, torch.float32, attention="eager")
-    flex = rollout_policy(gqa_policy, torch.float32, StaticDecoder(min_positions=1024), attention=FLEX)
-    calls, kernel = [], engine.flex_attention
-    monkeypatch.setattr(engine, "flex_attention", lambda q, k, v, block_mask, **kw: calls.append(block_mask) or kernel(q, k, v, block_mask=block_mask, **kw))
-    prompts, steps = mixed_prompts(gqa_policy), 8
-    want, want_advance = LMPolicy.eager_decoder(reference, prompts, steps)
-    got, advance = flex.decoder(flex, prompts, steps)
-    for k in range(steps):
-        assert (got - want).abs().max() < 1e-5
-        tok = torch.multinomial(want.softmax(-1), 1, generator=torch.Generator().manual_seed(k))[:, 0]
-        want, got = want_advance(tok), advance(tok)
-    assert len(calls) == 2 * steps and len({id(m) for m in calls}) == steps      # 2 layers; one mask a step
-    sample = SampleConfig(max_new_tokens=16)
-    want, got = generations(gqa_policy, prompts, sample), generations(flex, prompts, sample)
-    assert [g.completion_ids for g in got] == [w.completion_ids for w in want]
-    assert max(abs(a - b) for g, w in zip(got, want) for a, b in zip(g.logprobs, w.logprobs)) < 1e-5
 
 
 def test_reading_the_cache_only_as_far_as_filled_never_changes_a_sampled_token(gqa_policy):
@@ -420,12 +378,11 @@ def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):
     out = tmp_path / "gpu_step.json"
     tiny = ["--shape", "small", "--device", "cpu", "--secrets", "2", "--group-size", "2", "--max-new-tokens", "4",
             "--generate-episodes", "0", "--out", str(out)]
-    gpu_step.main(tiny + ["--modes", "lora", "--engines", "eager,fast-unfused,fast-eager-sampling,fast,fast-flex",
+    gpu_step.main(tiny + ["--modes", "lora", "--engines", "eager,fast-unfused,fast-eager-sampling,fast",
                           "--profile-turns", "1"])
     gpu_step.main(tiny + ["--modes", "full", "--engines", "fast", "--merge"])
     d = json.loads(out.read_text())
-    assert set(d["modes"]) == {"lora/eager", "lora/fast-unfused", "lora/fast-eager-sampling", "lora/fast", "lora/fast-flex",
-                               "full/fast"}
+    assert set(d["modes"]) == {"lora/eager", "lora/fast-unfused", "lora/fast-eager-sampling", "lora/fast", "full/fast"}
     for phase in ("rollout", "update"):   # the profiled one-turn step: its phases, no GPU kernels on a CPU
         p = d["modes"]["lora/fast"]["profile"][phase]
         assert p["wall_s"] > 0 and p["gpu_busy_s"] == 0 and p["kernels"] == [] and len(p["host"]) == 12

@@ -57,10 +57,11 @@ def test_the_gpu_line_names_the_settings_its_default_run_had_that_are_no_longer_
     step = {"device": "one GPU", "shape": "qwen", "config": {"secrets": 16, "group_size": 4, "max_new_tokens": 128,
                                                           "micro_batch": 32}, "modes": {}}
     run = lambda steps: {"runs": [{"command": "python train.py --estimator echo", "steps": steps,  # noqa: E731
-                                    "final_greedy_resolve": 1.0, "final_sampled_resolve": 1.0, "process_wall": 200.0}]}
+                                    "final_greedy_resolve": 1.0, "final_sampled_resolve": 1.0, "process_wall": 200.0,
+                                    "rl_seconds": 180.0}]}
     with report_tables.reading(str(tmp_path)):
         line = gpu_summary(step, run(40), cold)
         assert f"40 steps with `--secrets-per-step {older['secrets_per_step']}` `--candidate-format list`" in line
-        assert "beside 150.0 s on" in line
+        assert "beside 150.0 s on" in line and "in 200 s (its steps and evaluations 180 s)" in line
         line = gpu_summary(step, run(today["steps"]), cold)
     assert f"({today['steps']} steps; from an empty cache)" in line and "beside 250.0 s on" in line
