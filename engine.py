@@ -69,7 +69,7 @@ from transformers.models.llama.modeling_llama import apply_rotary_pos_emb, eager
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
-from policy import JsonScanner, LMPolicy, SampleConfig, inverse_cdf, positions, sample_next
+from policy import JsonScanner, LMPolicy, SampleConfig, positions, sample_next
 
 GROUPED = "echo_grouped_query"   # the rollout copy's attention, by the name transformers knows it under
 
@@ -192,8 +192,8 @@ def blocked_inverse_cdf(probs: torch.Tensor, uniforms: torch.Tensor, width: int 
     """policy.inverse_cdf's token found in two levels: the block of `width` tokens where the
     target (u x the total) falls, from the blocks' cumulative sums, then the token within it.
     (B, V), (B,) -> (B,). Why: torch's cumulative sum over a 152k vocabulary runs each row on one
-    thread block, so at 64 rows it took 0.25 ms of a 3.7 ms decode step on an H100; here the only
-    long pass is a sum, which a GPU splits across the whole chip. Its sums add in another order,
+    thread block, so at 64 rows it took 0.24 ms of a 3.6 ms decode step on an H100 (gpu_step.json's
+    profile); here the only long pass is a sum, which a GPU splits across the whole chip. Its sums add in another order,
     so a uniform within rounding (about 1e-7) of a boundary can take the neighbouring token."""
     B, V = probs.shape
     blocks = F.pad(probs, (0, -V % width)).view(B, -1, width)                 # (B, n, w): no mass past V

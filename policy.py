@@ -93,7 +93,8 @@ def inverse_cdf(probs: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
 
 
 def sample_next(logits: torch.Tensor, sample: SampleConfig, uniforms: torch.Tensor | None = None,
-                generator: torch.Generator | None = None, draw=inverse_cdf) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                generator: torch.Generator | None = None,
+                draw=inverse_cdf) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One decoding step's draw from next-token logits (B, V): the tokens (B,), their log-probs
     under the sampling distribution (B,), and its entropy in nats (B,). Greedy takes the argmax;
     given `uniforms` (B,), each row takes the token `draw` finds (inverse_cdf); otherwise

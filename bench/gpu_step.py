@@ -5,9 +5,10 @@ base, float32 adapters) and for full fine-tuning (float32 weights, bf16 autocast
 the rollout engines side by side in one run: eager (policy.py, train.py --rollout eager), fast
 (engine.py, --rollout fast), fast-unfused (the same without fused projections: what fusing q/k/v
 and gate/up saves), fast-eager-sampling (the same drawing with policy.sample_next's eager
-kernels: what the compiled blocked draw saves) and fast-stock (engine.py's static caches and CUDA graphs on transformers'
-stock attention and projections, each cache read to its power of two, the host reading every
-token before the next step: what the fast engine's attention, read lengths and lookahead save).
+kernels: what the compiled blocked draw saves) and fast-stock (engine.py's static caches and
+CUDA graphs on transformers' stock attention and projections, each cache read to its power of
+two, the host reading every token before the next step, the eager draw: what the fast engine's
+attention, read lengths, lookahead and draw save).
 
 Each setting plays one step to warm up (compilation, CUDA graphs, allocator) and times the
 second. It reports seconds per step split into rollout (prefill, decode, the game) / scoring
