@@ -193,8 +193,9 @@ def blocked_inverse_cdf(probs: torch.Tensor, uniforms: torch.Tensor, width: int 
     target (u x the total) falls, from the blocks' cumulative sums, then the token within it.
     (B, V), (B,) -> (B,). Why: torch's cumulative sum over a 152k vocabulary runs each row on one
     thread block, so at 64 rows it took 0.24 ms of a 3.6 ms decode step on an H100 (gpu_step.json's
-    profile); here the only long pass is a sum, which a GPU splits across the whole chip. Its sums add in another order,
-    so a uniform within rounding (about 1e-7) of a boundary can take the neighbouring token."""
+    profile); here the only long pass is a sum, which a GPU splits across the whole chip. Its sums
+    add in another order, so a uniform within rounding (about 1e-7) of a boundary can take the
+    neighbouring token."""
     B, V = probs.shape
     blocks = F.pad(probs, (0, -V % width)).view(B, -1, width)                 # (B, n, w): no mass past V
     block_cdf = blocks.sum(-1).cumsum(-1)                                     # (B, n)
@@ -252,9 +253,7 @@ class StaticDecoder:
         return self.forward
 
     def _draw(self):
-        """sample_next as this decoder draws: the reference's, or (fast_sampling) with
-        blocked_inverse_cdf, compiled when the forward is (about 30 eager kernels a step fused into
-        a few; any number of rows, one compilation)."""
+        """sample_next as this decoder draws (see `fast_sampling`); compiled for any number of rows."""
         if self.draw is None:
             fast = self.compiled if self.fast_sampling is None else self.fast_sampling
             self.draw = partial(sample_next, draw=blocked_inverse_cdf) if fast else sample_next
