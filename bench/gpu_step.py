@@ -81,7 +81,8 @@ class GpuStepConfig:
     secrets: int = arg(16, "B: secrets per step (the paper's generation batch: 16 groups)")
     group_size: int = arg(4, "G (the paper: 4)")
     max_new_tokens: int = arg(128, "completion length limit (the paper's rollouts: 128)")
-    micro_batch: int = arg(32, "turns per forward pass of the update")
+    micro_batch: str = arg("32", "comma list: turns per forward pass of the update, each timed on the same model and "
+                                 "engine (one that does not fit in memory is recorded as such)")
     generate_episodes: int = arg(1, "episodes played one at a time with model.generate, for the comparison")
     device: str = arg("", "cpu | cuda; default: cuda if there is one")
     merge: bool = arg(False, "add these figures to those --out holds (same device, shape and code), not replace them")
@@ -182,11 +183,12 @@ class Timed:
         return logits, counted
 
     def restore(self):
+        """The sampler's own methods again (a second call does nothing)."""
         if self.static is not None:
-            del self.static.start         # the method again
+            self.static.__dict__.pop("start", None)     # the method again
         else:
             self.sampler.decoder = None
-        del self.sampler.generate
+        self.sampler.__dict__.pop("generate", None)
 
     def timed_generate(self, *args, **kwargs):
         sync()
@@ -234,14 +236,14 @@ def profiled(summaries: dict | None, phase: str, top: int = 12):
                         "host": [[e.key[:100], e.count, round(e.self_cpu_time_total / 1e3, 2)] for e in host[:top]]}
 
 
-def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float, turns: int = 10,
+def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float, micro_batch: int, turns: int = 10,
              profile: dict | None = None) -> dict:
-    """One step of train.py's code (play on `sampler`, credit, Eq. 2 on `policy`, refresh), timed by
-    part; episodes of at most `turns` turns; `profile`: a dict to hold the profiles of the rollout
-    and the update (`profiled`)."""
+    """One step of train.py's code (play on `sampler`, credit, Eq. 2 on `policy` in passes of
+    `micro_batch` turns, refresh), timed by part; episodes of at most `turns` turns; `profile`: a
+    dict to hold the profiles of the rollout and the update (`profiled`)."""
     tcfg = train.config_from_flags(["--model", "qwen", "--lora-rank", "16" if mode == "lora" else "0",
                                     "--group-size", str(cfg.group_size), "--secrets-per-step", str(cfg.secrets),
-                                    "--ppo-epochs", "1", "--num-minibatches", "4", "--micro-batch", str(cfg.micro_batch),
+                                    "--ppo-epochs", "1", "--num-minibatches", "4", "--micro-batch", str(micro_batch),
                                     "--max-new-tokens", str(cfg.max_new_tokens)])
     params = [p for p in policy.model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=tcfg.lr, betas=(0.9, tcfg.adam_beta2), eps=tcfg.adam_eps, weight_decay=0.0)
@@ -258,27 +260,32 @@ def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float,
         return out
     policy.score = timed_score
     timed = Timed(sampler)
-    sync()
-    torch.cuda.reset_peak_memory_stats() if torch.cuda.is_available() else None
-    start = time.perf_counter()
-    with profiled(profile, "rollout"):
-        batch = play_rollouts(sampler, list(range(1, cfg.secrets + 1)), cfg.group_size, GameConfig(max_turns=turns),
-                              SampleConfig(max_new_tokens=cfg.max_new_tokens), seeds=list(range(cfg.secrets * cfg.group_size)))
-    sync()
-    played = time.perf_counter()
-    timed.restore()
-    drift = action_drift(policy, batch, tcfg)       # not part of the step: a scoring pass of its own
-    scoring["old"] = 0.0
-    sync()
-    resumed = time.perf_counter()
-    with profiled(profile, "update"):
-        advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit_from_batch(batch, 100), EstimatorContext())).float()
-        update = train.ppo_update(policy, opt, batch, advantages, tcfg, torch.Generator().manual_seed(0),
-                                  sampled_are_old=train.sampled_logprobs_are_old(tcfg, sampler, policy, online=True))
-        engine.refresh(sampler, policy)
-    sync()
-    updated = time.perf_counter()
-    policy.score = score
+    try:     # a step cut short (out of memory) leaves the policy and sampler as they were
+        sync()
+        torch.cuda.reset_peak_memory_stats() if torch.cuda.is_available() else None
+        start = time.perf_counter()
+        with profiled(profile, "rollout"):
+            batch = play_rollouts(sampler, list(range(1, cfg.secrets + 1)), cfg.group_size, GameConfig(max_turns=turns),
+                                  SampleConfig(max_new_tokens=cfg.max_new_tokens),
+                                  seeds=list(range(cfg.secrets * cfg.group_size)))
+        sync()
+        played = time.perf_counter()
+        timed.restore()
+        drift = action_drift(policy, batch, tcfg)       # not part of the step: a scoring pass of its own
+        scoring["old"] = 0.0
+        sync()
+        resumed = time.perf_counter()
+        with profiled(profile, "update"):
+            credit = credit_from_batch(batch, 100)
+            advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit, EstimatorContext())).float()
+            update = train.ppo_update(policy, opt, batch, advantages, tcfg, torch.Generator().manual_seed(0),
+                                      sampled_are_old=train.sampled_logprobs_are_old(tcfg, sampler, policy, online=True))
+            engine.refresh(sampler, policy)
+        sync()
+        updated = time.perf_counter()
+    finally:
+        policy.score = score
+        timed.restore()
     tokens, decode_s = sum(len(c) for c in batch.completion_ids), timed.generate_s - timed.prefill_s
     bound_s = timed.bytes / bytes_per_s
     return {"turns": len(batch.records), "generated_tokens": tokens, "prompt_tokens": sum(map(len, batch.prompt_ids)),
@@ -297,10 +304,36 @@ def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float,
             "parameters": sum(p.numel() for p in policy.model.parameters())}
 
 
-def setting_name(cfg: GpuStepConfig, mode: str, engine_name: str) -> str:
+def setting_name(mode: str, engine_name: str, micro_batch: int) -> str:
     """A setting's key in the file: MODE/ENGINE, and the update's micro-batch where it is not the default."""
-    default = GpuStepConfig.__dataclass_fields__["micro_batch"].default
-    return f"{mode}/{engine_name}" + (f"/micro-batch-{cfg.micro_batch}" if cfg.micro_batch != default else "")
+    default = int(GpuStepConfig.__dataclass_fields__["micro_batch"].default)
+    return f"{mode}/{engine_name}" + (f"/micro-batch-{micro_batch}" if micro_batch != default else "")
+
+
+def timed_setting(policy, sampler, cfg: GpuStepConfig, mode: str, name: str, micro_batch: int,
+                  bytes_per_s: float) -> dict:
+    """One setting's figures: a warm-up step (compilation, graphs, allocator), then the timed one,
+    then the profiled and the one-episode-at-a-time figures where asked."""
+    sync()
+    began = time.perf_counter()
+    one_step(policy, sampler, cfg, mode, bytes_per_s, micro_batch)
+    sync()
+    warm_s = time.perf_counter() - began
+    r = one_step(policy, sampler, cfg, mode, bytes_per_s, micro_batch)
+    r["warm_up_step_s"] = round(warm_s, 2)
+    if sampler.decoder is not None:   # engine.StaticDecoder, both steps together (and earlier micro-batches')
+        r["decode_shapes"] = len(sampler.decoder.shapes)
+        r["graphs_captured"] = len(sampler.decoder.shapes) if sampler.decoder.compiled else 0
+        r["compile_and_capture_s"] = round(sampler.decoder.compile_seconds, 2)
+    if cfg.profile_turns:   # a shorter step, so the trace stays small
+        r["profile"] = {"turns": cfg.profile_turns}
+        one_step(policy, sampler, cfg, mode, bytes_per_s, micro_batch, cfg.profile_turns, r["profile"])
+    if cfg.generate_episodes and name == "eager":   # the paper's way of playing: one episode at a time
+        sync()
+        with policy.autocast():
+            one = hf_generate_per_episode(policy, cfg.generate_episodes, max_new_tokens=cfg.max_new_tokens)
+        r["model_generate_one_episode_tokens_per_s"] = round(one["tokens"] / one["seconds"], 1)
+    return r
 
 
 def sync():
@@ -313,6 +346,7 @@ def main(argv=None):
     if unknown := set(cfg.engines.split(",")) - set(ENGINES):
         fail("gpu_step.py", f"unknown engine {', '.join(sorted(unknown))}: choose among {', '.join(ENGINES)}.")
     device = cfg.device = cfg.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    micro_batches = [int(m) for m in cfg.micro_batch.split(",")]
     results = {"device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "shape": cfg.shape,
                "config": vars(cfg) | {}, "versions": versions(), "modes": {}}
     command = command_line(argv, __file__)
@@ -333,28 +367,19 @@ def main(argv=None):
             policy = build(cfg, mode, directory)
             for name in cfg.engines.split(","):
                 sampler = make_sampler(policy, name)
-                sync()
-                began = time.perf_counter()
-                one_step(policy, sampler, cfg, mode, bytes_per_s)      # warm-up: compilation, graphs, allocator
-                sync()
-                warm_s = time.perf_counter() - began
-                r = one_step(policy, sampler, cfg, mode, bytes_per_s)
-                r["warm_up_step_s"] = round(warm_s, 2)
-                if sampler.decoder is not None:   # engine.StaticDecoder, both steps together
-                    r["decode_shapes"] = len(sampler.decoder.shapes)
-                    r["graphs_captured"] = len(sampler.decoder.shapes) if sampler.decoder.compiled else 0
-                    r["compile_and_capture_s"] = round(sampler.decoder.compile_seconds, 2)
-                if cfg.profile_turns:   # a shorter step, so the trace stays small
-                    r["profile"] = {"turns": cfg.profile_turns}
-                    one_step(policy, sampler, cfg, mode, bytes_per_s, cfg.profile_turns, r["profile"])
-                if cfg.generate_episodes and name == "eager":   # the paper's way of playing: one episode at a time
-                    sync()
-                    with policy.autocast():
-                        one = hf_generate_per_episode(policy, cfg.generate_episodes, max_new_tokens=cfg.max_new_tokens)
-                    r["model_generate_one_episode_tokens_per_s"] = round(one["tokens"] / one["seconds"], 1)
-                results["modes"][setting_name(cfg, mode, name)] = r
-                print(f"{results['device']}, {cfg.shape}, {setting_name(cfg, mode, name)}: {json.dumps(r)}", flush=True)
-                save_results(results | code, cfg.out, command)   # after each setting: a run cut short keeps what it timed
+                for micro_batch in micro_batches:
+                    try:
+                        r = timed_setting(policy, sampler, cfg, mode, name, micro_batch, bytes_per_s)
+                    except torch.OutOfMemoryError:     # the largest micro-batch that fits is what a sweep looks for
+                        for p in policy.model.parameters():
+                            p.grad = None
+                        policy.model.eval()
+                        torch.cuda.empty_cache()
+                        r = {"out_of_memory": True, "micro_batch": micro_batch}
+                    results["modes"][setting_name(mode, name, micro_batch)] = r
+                    print(f"{results['device']}, {cfg.shape}, {setting_name(mode, name, micro_batch)}: {json.dumps(r)}",
+                          flush=True)
+                    save_results(results | code, cfg.out, command)   # after each setting: a run cut short keeps what it timed
                 del sampler
             del policy
             if device == "cuda":

@@ -373,16 +373,19 @@ def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):
     graphs on a CPU) no capture time, the per-action log-ratio of the sampler to pi_old (0 where
     the trained model samples, not 0 for the bf16 copy), the command, commit and library
     versions, and with --profile-turns the profiled step's phases; --merge adds a mode to the same
-    file; outside a git checkout --commit is recorded."""
+    file, and a list of micro-batches times each (the default's key has no suffix); outside a git
+    checkout --commit is recorded."""
     from bench import gpu_step
     out = tmp_path / "gpu_step.json"
     tiny = ["--shape", "small", "--device", "cpu", "--secrets", "2", "--group-size", "2", "--max-new-tokens", "4",
             "--generate-episodes", "0", "--out", str(out)]
     gpu_step.main(tiny + ["--modes", "lora", "--engines", "eager,fast-unfused,fast-eager-sampling,fast",
                           "--profile-turns", "1"])
-    gpu_step.main(tiny + ["--modes", "full", "--engines", "fast", "--merge"])
+    gpu_step.main(tiny + ["--modes", "full", "--engines", "fast", "--micro-batch", "32,3", "--merge"])
     d = json.loads(out.read_text())
-    assert set(d["modes"]) == {"lora/eager", "lora/fast-unfused", "lora/fast-eager-sampling", "lora/fast", "full/fast"}
+    assert set(d["modes"]) == {"lora/eager", "lora/fast-unfused", "lora/fast-eager-sampling", "lora/fast", "full/fast",
+                               "full/fast/micro-batch-3"}
+    assert d["modes"]["full/fast/micro-batch-3"]["turns"] == d["modes"]["full/fast"]["turns"]
     for phase in ("rollout", "update"):   # the profiled one-turn step: its phases, no GPU kernels on a CPU
         p = d["modes"]["lora/fast"]["profile"][phase]
         assert p["wall_s"] > 0 and p["gpu_busy_s"] == 0 and p["kernels"] == [] and len(p["host"]) == 12
@@ -401,6 +404,30 @@ def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):
     monkeypatch.setattr(gpu_step, "code_version", lambda: {})
     gpu_step.main(tiny[:-1] + [str(copied), "--modes", "full", "--engines", "eager", "--commit", "abc123"])
     assert json.loads(copied.read_text())["commit"] == "abc123"
+
+
+def test_gpu_step_records_a_micro_batch_that_does_not_fit(tmp_path, monkeypatch):
+    """A micro-batch that runs out of GPU memory is recorded as such, and the sweep goes on to the
+    next one with the model back in eval mode and no gradients left from the step cut short."""
+    from bench import gpu_step
+    timed_setting, seen = gpu_step.timed_setting, []
+
+    def short_of_memory(policy, sampler, cfg, mode, name, micro_batch, bytes_per_s):
+        seen.append((policy.model.training, any(p.grad is not None for p in policy.model.parameters())))
+        if micro_batch == 5:
+            policy.model.train()
+            trained = next(p for p in policy.model.parameters() if p.requires_grad)
+            trained.grad = torch.ones_like(trained)
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return timed_setting(policy, sampler, cfg, mode, name, micro_batch, bytes_per_s)
+    monkeypatch.setattr(gpu_step, "timed_setting", short_of_memory)
+    out = tmp_path / "gpu_step.json"
+    gpu_step.main(["--shape", "small", "--device", "cpu", "--secrets", "2", "--group-size", "2", "--max-new-tokens", "4",
+                   "--generate-episodes", "0", "--out", str(out), "--modes", "lora", "--engines", "fast",
+                   "--micro-batch", "5,2"])
+    modes = json.loads(out.read_text())["modes"]
+    assert modes["lora/fast/micro-batch-5"] == {"out_of_memory": True, "micro_batch": 5}
+    assert modes["lora/fast/micro-batch-2"]["turns"] > 0 and seen == [(False, False), (False, False)]
 
 
 @pytest.mark.slow
