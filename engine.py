@@ -192,7 +192,7 @@ def blocked_inverse_cdf(probs: torch.Tensor, uniforms: torch.Tensor, width: int 
     """policy.inverse_cdf's token found in two levels: the block of `width` tokens where the
     target (u x the total) falls, from the blocks' cumulative sums, then the token within it.
     (B, V), (B,) -> (B,). Why: torch's cumulative sum over a 152k vocabulary runs each row on one
-    thread block, so at 64 rows it took 0.24 ms of a 3.6 ms decode step on an H100 (gpu_step.json's
+    thread block, so at 64 rows it took 0.24 ms of a 3.6 ms decode step on an H100 (gpu_step_draw.json's
     profile); here the only long pass is a sum, which a GPU splits across the whole chip. Its sums
     add in another order, so a uniform within rounding (about 1e-7) of a boundary can take the
     neighbouring token."""

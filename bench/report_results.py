@@ -71,8 +71,9 @@ that file.
   [{"step", "seconds", "valid_action_rate", "reward", ...}]}; where "train_flags" is missing,
   provenance.json's note gives the flags the script passed to train.py.
 - the speed files env_speed, eval_speed, rollouts, threads, ranks_speed, ranks_speed_gpu,
-  gpu_step, gpu_step_fused, gpu_step_h200, gpu_step_cpu_small, profile_step, profile_step_binary,
-  profile_step_binary_bf16, train_gpu, train_gpu_default (.json): as their bench scripts write them
+  gpu_step, gpu_step_lora_sweep, gpu_step_draw, gpu_step_fused, gpu_step_h200, gpu_step_cpu_small,
+  profile_step, profile_step_binary, profile_step_binary_bf16, train_gpu, train_gpu_default (.json): as
+  their bench scripts write them
   (train_gpu*: bench/device_runs.py, from the metrics of train.py runs on a GPU machine).
 """
 import os
@@ -83,6 +84,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench import report_tables  # noqa: E402
 from bench.common import RESULTS  # noqa: E402
+from bench.gpu_step import GpuStepConfig  # noqa: E402
 from bench.report_binary import section_binary  # noqa: E402
 from bench.report_generalization import FILE, generalization_summary, section_generalization  # noqa: E402
 from bench.report_speed import paper_hours, section_speed  # noqa: E402
@@ -296,8 +298,8 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
     and the paper's step on its model's shape, with what that shape's random weights mean."""
     default = next(r for r in runs["runs"] if r["command"] == "python train.py --estimator echo")
     # the CPU's cold run of the same command at the same number of steps (the defaults may have moved since)
-    same = next((r for r in (cold["current"], cold["baseline"])
-                 if (r.get("train_config") or {}).get("steps") == default["steps"]) if cold else (), None)
+    same = next((r for r in ((cold["current"], cold["baseline"]) if cold else ())
+                 if (r.get("train_config") or {}).get("steps") == default["steps"]), None)
     cpu = (f", beside {same['process_wall']} s on {machine_text(meta('train_speed_cold.json', cold).get('machine'))}"
            if same else "")
     # the settings of that run that are not today's defaults: the command alone no longer plays it
@@ -308,18 +310,20 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
     modes = {m: v for m, v in step["modes"].items() if m.split("/")[1] == "fast"}   # MODE/fast[/micro-batch-K]
     label = lambda m: (m.split("/")[0].replace("full", "full fine-tuning").replace("lora", "LoRA")   # noqa: E731
                        + "".join(f" (update micro-batch {k.removeprefix('micro-batch-')})" for k in m.split("/")[2:]))
+    too_big = [label(m) for m, v in modes.items() if v.get("out_of_memory")]
     timed = "; ".join(f"{label(m)} {v['step_s']} s "
                       f"(rollout {v['rollout_s']} s, scoring {v['scoring_s']} s, update {v['update_s']} s; "
                       f"decode {v['decode_tokens_per_s']:,.0f} tokens/s, {v['percent_of_bandwidth_bound']:.0f}% of the "
                       f"memory-bandwidth bound; peak {v['peak_gpu_memory_gb']} GB; {paper_hours(v['step_s'])})"
-                      for m, v in modes.items())
+                      for m, v in modes.items() if not v.get("out_of_memory"))
+    timed += "".join(f"; {m} did not fit in the GPU's memory" for m in too_big)
     return (f"- **On one {step['device']}**, one run each: the tiny run `{default['command']}` ("
             f"{default['steps']} steps{settings}; from an empty cache) reached held-out resolve {num(default['final_greedy_resolve'])} "
             f"greedy / {num(default['final_sampled_resolve'])} sampled in {default['process_wall']:.0f} s (its "
             f"steps and evaluations {default['rl_seconds']:.0f} s){cpu}. One step "
             f"of the paper's batch ({step['config']['secrets']} x {step['config']['group_size']}, up to "
             f"{step['config']['max_new_tokens']} new tokens, the update in micro-batches of "
-            f"{step['config']['micro_batch']} unless named) on {step['shape']}'s shape with random weights, which write "
+            f"{GpuStepConfig.micro_batch} unless named) on {step['shape']}'s shape with random weights, which write "
             f"every token and play all 10 turns: {timed}. The paper's model itself has not been trained on a GPU.")
 
 

@@ -47,6 +47,9 @@ def gpu_step_figure(d: dict) -> str:
     """bench/gpu_step.py's figures; a file with the decode split (keys MODE/ENGINE) gives the bound too."""
     parts = []
     for m, v in d["modes"].items():
+        if v.get("out_of_memory"):   # a micro-batch sweep's setting that did not fit
+            parts.append(f"{m}: out of GPU memory")
+            continue
         text = f"{m}: {v['step_s']} s per step"
         if "decode_s" in v:
             text += (f" (rollout {v['rollout_s']} s: prefill {v['prefill_s']}, decode {v['decode_s']}; scoring "
@@ -127,6 +130,8 @@ SPEED = {
     "ranks_speed.json": ranks_figure,
     "ranks_speed_gpu.json": ranks_figure,
     "gpu_step.json": gpu_step_figure,
+    "gpu_step_lora_sweep.json": gpu_step_figure,
+    "gpu_step_draw.json": gpu_step_figure,
     "gpu_step_fused.json": gpu_step_figure,
     "gpu_step_h200.json": gpu_step_figure,
     "gpu_step_cpu_small.json": gpu_step_figure,
