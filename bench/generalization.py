@@ -33,6 +33,7 @@ Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "k
 median) pairs each correlation rests on; bisection_behaviour.summary), "heldout_repeat_ratio",
 "gen200_repeat_ratio" (sampled play; metrics.repeat_ratio)}, ...],
 "references": [{"question_set", "policy", "split_seed", "heldout", "gen200"}, ...],
+"defaults": {question_set: train.py's defaults the rows' "changed" is taken against},
 "paired": {question_set: {flags: {other estimator: {figure: {mean_difference, t, p, seeds}}}}}}, rates
 as fractions; flags: the train.py settings beyond the split that a run changed (runs are paired only
 with runs of the same flags; "-": none). A run whose directory is gone keeps its row from the output
@@ -91,12 +92,31 @@ def run_config(run_dir: Path) -> dict:
     return {**BEFORE_THE_FIELD, **json.loads((run_dir / "train_config.json").read_text())}
 
 
+def set_defaults(question_set: str) -> dict:
+    """train.py's defaults for a question set (with its preset), leaving out what names a run."""
+    return {k: v for k, v in vars(config_from_flags(["--question-set", question_set])).items() if k not in PER_RUN_FIELDS}
+
+
+def changed_from(config: dict, defaults: dict) -> dict:
+    """The settings of `config` that differ from `defaults`: a run's flags."""
+    return {k: v for k, v in config.items() if k in defaults and v != defaults[k]}
+
+
+def retaken(row: dict, then: dict | None) -> dict:
+    """A carried row with "changed" taken again against today's defaults, from the defaults it was
+    taken against (`then`, as the output file recorded them; a setting added since, at
+    BEFORE_THE_FIELD's value or today's default): a run made at an earlier default keeps naming it."""
+    if then is None:   # a file written before the defaults were recorded: its rows stand as they are
+        return row
+    played = {**BEFORE_THE_FIELD, **then, **row["changed"]}
+    return {**row, "changed": changed_from(played, set_defaults(row["question_set"]))}
+
+
 def run_facts(run_dir: Path, samples: int) -> dict:
     """What identifies a finished run and how it is scored, read from its files (nothing played)."""
     summary = json.loads((run_dir / "summary.json").read_text())
     config = run_config(run_dir)
-    defaults = vars(config_from_flags(["--question-set", config["question_set"]]))   # with the set's preset
-    changed = {k: v for k, v in config.items() if k in defaults and k not in PER_RUN_FIELDS and v != defaults[k]}
+    changed = changed_from(config, set_defaults(config["question_set"]))
     return {"question_set": config["question_set"], "estimator": summary["estimator"], "seed": summary["seed"],
             "split_seed": config["split_seed"], "steps": summary["steps"], "kept_step": summary["kept"]["step"],
             "changed": changed, "train_seconds": summary["train_seconds"], "threads": config["threads"],
@@ -200,14 +220,16 @@ def main(argv=None):
     before = json.loads(Path(cfg.out).read_text()) if os.path.exists(cfg.out) else {"runs": [], "references": []}
     if not run_dirs and not before["runs"]:
         fail("generalization.py", f"no finished runs (ESTIMATOR-seedS/summary.json) in {cfg.runs}")
+    then = before.get("defaults", {})
+    previous = [retaken(r, then.get(r["question_set"])) for r in before["runs"]]   # flags against today's defaults
     rows, scored = [], []
     for run_dir in run_dirs:      # a run scored before is not played again
         facts = run_facts(run_dir, cfg.samples)
         scored.append(facts)
-        earlier = not cfg.rescore and scored_before(facts, before["runs"])
+        earlier = not cfg.rescore and scored_before(facts, previous)
         rows.append(with_later_figures(run_dir, earlier) if earlier else run_row(run_dir, cfg.samples))
         print(", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()), flush=True)
-    for row in carried_over(before["runs"], scored):
+    for row in carried_over(previous, scored):
         print(f"{row['question_set']} {row['estimator']}-seed{row['seed']}: no directory under {cfg.runs}, "
               f"its row kept from {cfg.out}")
         rows.append(row)
@@ -221,7 +243,7 @@ def main(argv=None):
         print(f"reference {r['policy']}, {r['question_set']} set, split {r['split_seed']}: "
               f"held-out {r['heldout']:.3f}, 1..200 {r['gen200']:.3f}")
     sets = sorted({r["question_set"] for r in rows})
-    save_results({"runs": rows, "references": refs,
+    save_results({"runs": rows, "references": refs, "defaults": {qs: set_defaults(qs) for qs in sets},
                   "paired": {qs: {flags: paired_by_seed(group, "echo", COMPARED)
                                   for flags, group in by_flags([r for r in rows if r["question_set"] == qs]).items()}
                              for qs in sets}}, cfg.out)

@@ -80,6 +80,23 @@ def test_rows_of_runs_not_scored_now_are_carried_over_and_a_run_scored_now_is_no
     assert carried_over(before, []) == before
 
 
+def test_a_carried_row_names_the_defaults_it_ran_at_after_they_move():
+    """A row whose run directory is gone keeps its flags true when train.py's defaults move: its
+    "changed" is taken again from the defaults the file recorded with it. A setting it ran at the old
+    default is named now, one it gave that is today's default is no longer named, and a file that
+    recorded no defaults leaves its rows as they were."""
+    from bench.generalization import retaken, set_defaults
+    today = set_defaults("paper")
+    assert "seed" not in today and "threads" not in today and today["steps"] == TrainConfig().steps
+    then = {**today, "ppo_epochs": today["ppo_epochs"] + 1, "top_p": 0.5}      # the defaults of an earlier day
+    row = {"question_set": "paper", "estimator": "echo", "seed": 0,
+           "changed": {"split_seed": 3, "steps": today["steps"] + 5, "top_p": today["top_p"]}}
+    again = retaken(row, then)
+    assert again["changed"] == {"split_seed": 3, "steps": today["steps"] + 5, "ppo_epochs": today["ppo_epochs"] + 1}
+    assert retaken(again, today) == again and retaken(row, None) is row
+    assert {k: v for k, v in again.items() if k != "changed"} == {k: v for k, v in row.items() if k != "changed"}
+
+
 def test_a_run_that_predates_a_setting_is_scored_as_it_played(tmp_path):
     """A run made before train.py had --refusal-rate and --candidate-format played without refusals
     and with every candidate listed: it is scored so, and its flags (what it changed from today's
@@ -160,7 +177,7 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     assert list(rewritten["paired"]["paper"][flags]) == ["grpo"] and rewritten["paired"]["binary"] == {flags: {}}
     assert rewritten["paired"]["paper"][flags]["grpo"]["gen200_greedy"]["mean_difference"] == 0.0
     # a run with more flags is its own group: paired with no run without them
-    refused = {**row, "estimator": "rloo", "changed": {**row["changed"], "refusal_rate": 0.3}}
+    refused = {**row, "estimator": "rloo", "changed": {**row["changed"], "refusal_rate": 0.5}}
     out.write_text(json.dumps({**rewritten, "runs": rewritten["runs"] + [refused]}))
     generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
     grouped = json.loads(out.read_text())
