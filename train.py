@@ -8,15 +8,15 @@ App. C "Training Hyperparameters" for the values):
     3. update  Eq. 2, the clipped objective (echo.clipped_objective), in minibatches
     4. log     train/ (the update), clue/ (the batch's play), eval/ (the held-out secrets)
 
-What a research run adds (directory, logs, checkpoints, --resume, the checkpoint kept on validation
-secrets, offline dataset, credit probe, curves) is called at the points marked `# run:` (experiment.py,
-fidelity.py); torchrun runs it on several processes (ranks.py). With no flags it trains the tiny
-model on 2 CPU cores in minutes; `--model DIR` runs the same loop on the paper's Qwen2.5-1.5B-Instruct
-(presets set its LoRA and lr; not yet run on a GPU).
+What a research run adds (directory, logs, checkpoints, --resume, the checkpoint kept on validation secrets,
+offline dataset, credit probe, curves) is called at the points marked `# run:` (experiment.py, fidelity.py);
+torchrun runs it on several processes (ranks.py). With no flags it trains the tiny model on 2 CPU cores in
+minutes; `--model DIR` runs the same loop on the paper's Qwen2.5-1.5B-Instruct (presets set LoRA and lr).
 
 Departures from the paper, and why:
 - A format warm-up (warmup.py) first teaches the JSON action: were all unreadable, Eq. 1 would give no credit.
-- Eq. 2 runs `ppo_epochs` passes, `num_minibatches` optimizer steps each (PPO); one step was unstable.
+- Eq. 2 runs `ppo_epochs` passes, `num_minibatches` optimizer steps each (PPO); one step was unstable. 4 passes,
+  with the paper's top-p 0.9, were chosen on split 0's held-out secrets and on 201..300 (RESULTS.md reports others).
 - Adam's beta2 is 0.99 and eps 1e-5 (PPO practice), and the lr decays linearly to 0 (CleanRL's anneal_lr).
 - A step whose gradient is not finite is skipped and counted (one would make every weight NaN).
 - It keeps the checkpoint that plays best on training secrets set aside (`validation_secrets` > 0;
@@ -82,7 +82,7 @@ class TrainConfig:
     secrets_per_step: int = arg(6, "B: training secrets per step", at_least=1)
     group_size: int = arg(4, "G: rollouts per secret, the group of Eq. 1 (paper: 4; one alone has nothing to compare with)", at_least=2)
     lr: float = arg(5e-4, "AdamW learning rate", above=0)
-    ppo_epochs: int = arg(2, "passes of Eq. 2 over each batch", at_least=1)
+    ppo_epochs: int = arg(4, "passes of Eq. 2 over each batch", at_least=1)
     num_minibatches: int = arg(4, "optimizer steps per pass (1: exactly Eq. 2 over the whole batch)", at_least=1)
     micro_batch: int = arg(64, "turns per forward pass (memory and speed; gradients accumulate)", at_least=1)
     clip_eta: float = arg(0.2, "eta of Eq. 2 (paper: the TRL default, 0.2)", above=0)
@@ -94,7 +94,7 @@ class TrainConfig:
     adam_eps: float = arg(1e-5, "Adam's epsilon (PPO practice: 1e-5, so near-zero gradients take near-zero steps)", above=0)
     anneal_lr: bool = arg(True, "decay the learning rate linearly to 0 over the run (PPO practice)")
     temperature: float = arg(1.0, "sampling temperature of the rollouts (paper: 1.0)", above=0)
-    top_p: float = arg(1.0, "top-p of the rollouts (paper: 0.9); log-probs are scored under it", above=0, at_most=1)
+    top_p: float = arg(0.9, "top-p of the rollouts (paper: 0.9); log-probs are scored under it", above=0, at_most=1)
     max_new_tokens: int = arg(64, "longest action, in tokens (paper: 64)", at_least=1)
     n_max: int = arg(100, "secrets are 1..n_max (paper: 100 for training)", at_least=2)
     n_heldout: int = arg(20, "secrets of 1..n_max held out for evaluation (env.secret_split)", at_least=1)
@@ -144,16 +144,16 @@ class TrainConfig:
 
 # The tiny model's defaults on the paper's set, above; presets change a few, a given flag wins (cli.parse_config).
 PRESETS = {
-    "llm": Preset("--model is not tiny (the paper's code: LoRA r16 on q/k/v/o, lr 5e-6; the paper's episodes and B)",
-                  lambda c: c.model != "tiny",
-                  dict(lora_rank=16, lr=5e-6, micro_batch=16, warmup_episodes=64, warmup_epochs=1, warmup_lr=5e-4,
-                       prefix_turns=0, refusal_rate=0.0, candidate_format="list", secrets_per_step=8)),
+    "llm": Preset("--model is not tiny (the paper's code: LoRA r16 on q/k/v/o, lr 5e-6; the paper's episodes and B; "
+                  "Eq. 2's passes and top-p as before the tiny model's were chosen)", lambda c: c.model != "tiny",
+                  dict(lora_rank=16, lr=5e-6, micro_batch=16, warmup_episodes=64, warmup_epochs=1, warmup_lr=5e-4, ppo_epochs=2,
+                       prefix_turns=0, refusal_rate=0.0, candidate_format="list", secrets_per_step=8, top_p=1.0)),
     "llm-full": Preset("--model is not tiny and --lora-rank 0 (full fine-tuning)",
                        lambda c: c.model != "tiny" and c.lora_rank == 0, dict(lr=1e-6, warmup_lr=1e-5)),
     "binary": Preset("--question-set binary (G, the checkpoint rule: split 1's validation secrets, bench/binary_defaults.py; "
                      "Eq. 2's passes: split 0's held-out scores; all chosen with the paper's episode starts and list)",
                      lambda c: c.question_set == "binary",
-                     dict(steps=200, ppo_epochs=4, group_size=8, validation_secrets=10, validation_window=5,
+                     dict(steps=200, ppo_epochs=4, group_size=8, validation_secrets=10, validation_window=5, top_p=1.0,
                           prefix_turns=0, refusal_rate=0.0, candidate_format="list", secrets_per_step=8)),
 }
 

@@ -266,7 +266,7 @@ def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float,
         start = time.perf_counter()
         with profiled(profile, "rollout"):
             batch = play_rollouts(sampler, list(range(1, cfg.secrets + 1)), cfg.group_size, GameConfig(max_turns=turns),
-                                  SampleConfig(max_new_tokens=cfg.max_new_tokens),
+                                  SampleConfig(tcfg.temperature, tcfg.top_p, cfg.max_new_tokens),   # as train.py samples
                                   seeds=list(range(cfg.secrets * cfg.group_size)))
         sync()
         played = time.perf_counter()

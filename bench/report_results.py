@@ -293,19 +293,30 @@ def readme_summary() -> list[str]:
                     "since, is in `RESULTS.md`."]
 
 
+def cpu_run_like(runs: dict, default: dict, cold: dict | None) -> dict | None:
+    """The CPU's cold run (bench/train_speed.py --cold) of the GPU's default run: the one of the
+    same code where both files record it (the same command then plays the same settings), else
+    the one of as many steps (the defaults may have moved since)."""
+    if not cold:
+        return None
+    commit, cold_meta = runs.get("commit") or "", meta("train_speed_cold.json", cold)
+    revisions = (((cold_meta.get("commit") or ""), cold["current"]), (cold.get("baseline_revision") or "", cold["baseline"]))
+    if commit and all(rev for rev, _ in revisions):
+        return next((r for rev, r in revisions if commit.startswith(rev) or rev.startswith(commit)), None)
+    return next((r for _, r in revisions if (r.get("train_config") or {}).get("steps") == default["steps"]), None)
+
+
 def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
     """The README's line for the GPU files: the default run there (beside the CPU's, where measured)
     and the paper's step on its model's shape, with what that shape's random weights mean."""
     default = next(r for r in runs["runs"] if r["command"] == "python train.py --estimator echo")
-    # the CPU's cold run of the same command at the same number of steps (the defaults may have moved since)
-    same = next((r for r in ((cold["current"], cold["baseline"]) if cold else ())
-                 if (r.get("train_config") or {}).get("steps") == default["steps"]), None)
+    same = cpu_run_like(runs, default, cold)
     cpu = (f", beside {same['process_wall']} s on {machine_text(meta('train_speed_cold.json', cold).get('machine'))}"
            if same else "")
     # the settings of that run that are not today's defaults: the command alone no longer plays it
     today, then = vars(train.TrainConfig()), (same or {}).get("train_config") or {}
-    moved = [f"`--{k.replace('_', '-')} {then[k]}`" for k in ("secrets_per_step", "prefix_turns", "refusal_rate",
-                                                               "candidate_format") if k in then and then[k] != today[k]]
+    moved = [f"`--{k.replace('_', '-')} {then[k]}`" for k in ("ppo_epochs", "secrets_per_step", "prefix_turns", "refusal_rate",
+                                                               "candidate_format", "top_p") if k in then and then[k] != today[k]]
     settings = f" with {' '.join(moved)}, the defaults of the code it ran" if moved else ""
     modes = {m: v for m, v in step["modes"].items() if m.split("/")[1] == "fast"}   # MODE/fast[/micro-batch-K]
     label = lambda m: (m.split("/")[0].replace("full", "full fine-tuning").replace("lora", "LoRA")   # noqa: E731

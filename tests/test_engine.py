@@ -348,7 +348,7 @@ def test_behaviour_cap_weights_each_action_of_eq2(model_dir):  # noqa: F811
     of the update without it on the plain advantages."""
     def update(cap, advantages):
         policy = models.load_policy(model_dir, "cpu", "fp32")
-        cfg = replace(train.TrainConfig(), behaviour_is_cap=cap, micro_batch=4)
+        cfg = replace(train.TrainConfig(), behaviour_is_cap=cap, micro_batch=4, top_p=1.0)   # as the batch was sampled
         optimizer = torch.optim.SGD(policy.model.parameters(), lr=0.1)   # weights linear in the gradients
         row = train.ppo_update(policy, optimizer, batch, advantages, cfg, torch.Generator().manual_seed(0))
         return row["train/loss"], torch.cat([p.detach().flatten() for p in policy.model.parameters()])
@@ -385,7 +385,7 @@ def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):
     d = json.loads(out.read_text())
     assert set(d["modes"]) == {"lora/eager", "lora/fast-unfused", "lora/fast-eager-sampling", "lora/fast", "full/fast",
                                "full/fast/micro-batch-3"}
-    assert d["modes"]["full/fast/micro-batch-3"]["turns"] == d["modes"]["full/fast"]["turns"]
+    assert d["modes"]["full/fast/micro-batch-3"]["turns"] > 0   # on the weights the first micro-batch's steps left
     for phase in ("rollout", "update"):   # the profiled one-turn step: its phases, no GPU kernels on a CPU
         p = d["modes"]["lora/fast"]["profile"][phase]
         assert p["wall_s"] > 0 and p["gpu_busy_s"] == 0 and p["kernels"] == [] and len(p["host"]) == 12

@@ -88,3 +88,21 @@ def test_a_micro_batch_that_did_not_fit_is_said_so_in_the_speed_row_and_the_gpu_
     assert "LoRA (update micro-batch 64) 10.5 s (rollout 4.5 s" in line
     assert "; LoRA (update micro-batch 96) did not fit in the GPU's memory." in line
     assert "the update in micro-batches of 32 unless named" in line   # the bench's default, not the sweep's list
+
+
+def test_the_gpu_default_run_is_set_beside_the_cpu_run_of_its_own_code():
+    """Where the GPU file and the CPU's cold file record their code, the GPU's default run is set
+    beside the cold run of the same revision (the same command then plays the same settings), and
+    beside none where neither is of that code."""
+    import train
+    from bench.report_results import cpu_run_like
+    today = vars(train.TrainConfig())
+    cold = {"baseline_revision": "abc1234", "commit": "def5678" + "0" * 33,
+            "baseline": {"process_wall": 150.0, "train_config": {**today, "ppo_epochs": 1}},
+            "current": {"process_wall": 250.0, "train_config": today}}
+    default = {"steps": today["steps"]}
+    assert cpu_run_like({"commit": "abc1234" + "f" * 33}, default, cold) is cold["baseline"]
+    assert cpu_run_like({"commit": "def5678" + "0" * 33}, default, cold) is cold["current"]
+    assert cpu_run_like({"commit": "0123456" + "0" * 33}, default, cold) is None
+    assert cpu_run_like({}, default, cold) is cold["current"]          # no code recorded: as many steps
+    assert cpu_run_like({"commit": "abc1234"}, default, None) is None

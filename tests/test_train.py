@@ -253,7 +253,9 @@ def test_presets_set_what_the_flags_do_not_give_and_are_recorded(tmp_path, model
     defaults, binary = train.config_from_flags([]), train.config_from_flags(["--question-set", "binary"])
     assert defaults == train.TrainConfig()
     assert all(v != -1 for v in vars(defaults).values())
-    assert (defaults.steps, defaults.ppo_epochs, defaults.group_size, defaults.validation_secrets) == (80, 2, 4, 0)
+    assert (defaults.steps, defaults.ppo_epochs, defaults.group_size, defaults.validation_secrets) == (80, 4, 4, 0)
+    llm = train.config_from_flags(["--model", "org/m"])
+    assert (defaults.top_p, binary.top_p, llm.top_p, llm.ppo_epochs) == (0.9, 1.0, 1.0, 2)
     starts = ("prefix_turns", "refusal_rate", "candidate_format")     # the paper's episodes: (0, 0, list)
     assert [getattr(defaults, k) for k in starts] == [3, 0.3, "runs"]
     assert [getattr(binary, k) for k in starts] == [0, 0.0, "list"]
@@ -408,7 +410,7 @@ def test_turns_of_advantage_zero_are_not_scored_and_the_update_is_the_same(model
 
     def updates(target_kl):
         policy = models.load_policy(model_dir, "cpu", "fp32")
-        cfg = replace(train.TrainConfig(), target_kl=target_kl, micro_batch=4)
+        cfg = replace(train.TrainConfig(), target_kl=target_kl, micro_batch=4, top_p=1.0)   # as the batch was sampled
         optimizer = torch.optim.AdamW(policy.model.parameters(), lr=1e-3, weight_decay=0.0)
         scored, score = [], policy.score
         policy.score = lambda p, c, *a: scored.append(len(p) * torch.is_grad_enabled()) or score(p, c, *a)
@@ -418,6 +420,7 @@ def test_turns_of_advantage_zero_are_not_scored_and_the_update_is_the_same(model
         return sum(scored), after_one, torch.cat([p.detach().flatten() for p in policy.model.parameters()])
     scored, one, two = updates(0.0)
     all_scored, want_one, want_two = updates(1e9)
-    assert all_scored == 2 * 2 * n and scored == 2 * (n - n // 2)    # Eq. 2's passes with gradient: 2 each
+    passes = train.TrainConfig().ppo_epochs
+    assert all_scored == 2 * passes * n and scored == passes * (n - n // 2)    # Eq. 2's passes with gradient
     assert torch.allclose(one, want_one, atol=1e-6) and torch.allclose(two, want_two, atol=1e-6)
     assert not torch.allclose(one, two, atol=1e-5)   # the all-zero update still stepped, on momentum alone
