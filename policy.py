@@ -71,9 +71,14 @@ class JsonScanner:
         return False
 
 
-def process_logits(logits: torch.Tensor, temperature: float = 1.0, top_p: float = 1.0) -> torch.Tensor:
+def process_logits(logits: torch.Tensor, temperature: float = 1.0, top_p: float = 1.0,
+                   taken: torch.Tensor | None = None) -> torch.Tensor:
     """Log-probs of the sampling distribution: softmax(logits / T) kept on the smallest set of
-    tokens whose mass reaches top_p, renormalised. (..., V) -> (..., V), -inf outside the set."""
+    tokens whose mass reaches top_p, renormalised. (..., V) -> (..., V), -inf outside the set.
+    taken (...,): tokens an action holds, kept in the set when scoring it. Why: a token sampled at
+    the set's edge can fall just outside it when scored again (another pass's rounding, or the bf16
+    copy that sampled it, engine.py); pi_old of that action would be 0 and Eq. 2's log-ratio
+    -inf - (-inf), not a number."""
     logp = torch.log_softmax(logits.float() / temperature, dim=-1)
     if top_p >= 1.0:
         return logp
@@ -81,6 +86,8 @@ def process_logits(logits: torch.Tensor, temperature: float = 1.0, top_p: float 
     mass_before = sorted_logp.exp().cumsum(dim=-1) - sorted_logp.exp()
     drop_sorted = mass_before >= top_p          # the first token is always kept (mass_before = 0)
     drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+    if taken is not None:
+        drop = drop.scatter(-1, taken[..., None], False)
     return torch.log_softmax(logp.masked_fill(drop, float("-inf")), dim=-1)
 
 
@@ -311,7 +318,7 @@ class LMPolicy:
                                       position_ids=positions(mask)[:, p_mask.shape[1]:-1], past_key_values=cache,
                                       use_cache=True).logits                 # (N, Lc - 1, V)
                 logits = torch.cat([logits, rest], 1)                        # (N, Lc, V)
-        logp = process_logits(logits, temperature, top_p)
+        logp = process_logits(logits, temperature, top_p, taken=c_ids)
         token_logp = logp.gather(-1, c_ids[..., None]).squeeze(-1)
         return torch.where(c_mask.bool(), token_logp, torch.zeros_like(token_logp)), c_mask.bool()
 

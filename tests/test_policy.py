@@ -37,6 +37,10 @@ def test_process_logits_hand_worked_top_p():
     assert torch.allclose(p, torch.tensor([0.625, 0.375, 0.0, 0.0]), atol=1e-6)
     p = process_logits(logits, 1.0, 0.85).exp()   # 0.5 + 0.3 < 0.85: the third token is needed
     assert torch.allclose(p, torch.tensor([0.5, 0.3, 0.15, 0.0]) / 0.95, atol=1e-6)
+    p = process_logits(logits, 1.0, 0.7, taken=torch.tensor(2)).exp()   # an action's token is kept in the set
+    assert torch.allclose(p, torch.tensor([0.5, 0.3, 0.15, 0.0]) / 0.95, atol=1e-6)
+    p = process_logits(logits, 1.0, 0.7, taken=torch.tensor(1)).exp()   # one inside it changes nothing
+    assert torch.allclose(p, torch.tensor([0.625, 0.375, 0.0, 0.0]), atol=1e-6)
     p = process_logits(logits, 2.0, 1.0).exp()    # temperature 2: probs proportional to sqrt(p)
     expected = torch.tensor([0.5, 0.3, 0.15, 0.05]).sqrt()
     assert torch.allclose(p, expected / expected.sum(), atol=1e-6)

@@ -15,7 +15,7 @@ import tinylm
 import train
 from baselines import ESTIMATORS
 from env import GameConfig, secret_split
-from policy import SampleConfig, play_rollouts
+from policy import SampleConfig, play_rollouts, process_logits
 
 FAST = ["--secrets-per-step", "2", "--group-size", "2", "--max-new-tokens", "8", "--eval-every", "2", "--warmup", "never",
         "--lora-rank", "0",
@@ -396,6 +396,28 @@ def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them
     assert max(starts) > 0 and all(s.turn <= 4 for b in batches for s in b.starts)
     for b in batches:
         assert all(r.turn >= b.starts[r.episode].turn for r in b.records)
+
+
+def test_an_action_outside_the_scoring_nucleus_still_has_a_ratio(model_dir):  # noqa: F811
+    """Actions sampled from a wider distribution than the update scores under (here top-p 1 against
+    0.5; on a GPU, the bf16 copy at a nucleus edge): pi_old is scored again on the trained model, and
+    every action keeps a finite log-ratio, so Eq. 2's first ratio is 1 and no optimizer step is
+    skipped as not finite."""
+    policy = models.load_policy(model_dir, "cpu", "fp32")
+    batch = play_rollouts(policy, [3, 4], 2, GameConfig(), SampleConfig(max_new_tokens=8), seeds=[0, 1, 2, 3])
+    cfg = replace(train.TrainConfig(), top_p=0.5, micro_batch=4)
+    with torch.no_grad():   # each action token's log-prob under the 0.5 nucleus alone: some fall outside it
+        cut = []
+        for p, c in zip(batch.prompt_ids, batch.completion_ids):
+            logits = policy.model(input_ids=torch.tensor([p + c])).logits[0, len(p) - 1:-1]
+            cut.append(process_logits(logits, 1.0, 0.5).gather(-1, torch.tensor(c)[:, None]))
+        scored = [policy.score([p], [c], 1.0, 0.5)[0][0] for p, c in zip(batch.prompt_ids, batch.completion_ids)]
+    assert any(torch.isinf(x).any() for x in cut) and all(torch.isfinite(x).all() for x in scored)
+    optimizer = torch.optim.AdamW(policy.model.parameters(), lr=1e-3)
+    row = train.ppo_update(policy, optimizer, batch, torch.randn(len(scored), generator=torch.Generator().manual_seed(1)),
+                           cfg, torch.Generator().manual_seed(0))
+    assert row["train/nonfinite_steps_skipped"] == 0 and row["train/optimizer_steps"] == cfg.ppo_epochs * cfg.num_minibatches
+    assert math.isfinite(row["train/loss"]) and row["train/first_step_log_ratio_max"] < 1e-5
 
 
 def test_turns_of_advantage_zero_are_not_scored_and_the_update_is_the_same(model_dir):
