@@ -120,8 +120,14 @@ def section_generalization() -> list[str]:
     return lines
 
 
+def seed(row: dict) -> int:
+    return row["seed"]
+
+
 def generalization_summary(d: dict) -> str:
-    """The README's line: per question set and estimator, resolve on 1..200 (mean +- SEM over seeds)."""
+    """The README's line: per question set, the runs at its defaults, per estimator resolve on
+    1..200 (mean +- SEM over seeds; ECHO's seeds one by one), and how many other flag groups
+    RESULTS.md holds."""
     parts = []
     for question_set in SETS:
         every = [r for r in d["runs"] if r["question_set"] == question_set]
@@ -130,15 +136,21 @@ def generalization_summary(d: dict) -> str:
                      None)
         refs = (f"; the Bayes policy {pct(bayes['gen200'])}, the best fixed sequence {pct(fixed['gen200'])}"
                 if bayes and fixed and not nan(bayes["gen200"]) else "")
-        for flags, runs in by_flags(every).items():
+        groups = by_flags(every)
+        for flags, runs in list(groups.items())[:1]:     # the defaults' runs where there are any
             cells = [f"{e.upper()} {ms([r['gen200_greedy'] for r in rs])} greedy / "
                      f"{ms([r['gen200_sampled'] for r in rs])} sampled (held-out 1..100: "
                      f"{ms([r['heldout_greedy'] for r in rs])} / {ms([r['heldout_sampled'] for r in rs])}; "
                      + (f"repeat ratio on 1..200 {ms([r['gen200_repeat_ratio'] for r in rs], 2, 1.0)}; "
                         if all("gen200_repeat_ratio" in r for r in rs) else "")
-                     + f"seeds {seeds_text(sorted(r['seed'] for r in rs))})" for e, rs in by_estimator(runs).items()]
+                     + f"seeds {seeds_text(sorted(r['seed'] for r in rs))}"
+                     + ("; 1..200 greedy by seed " + ", ".join(pct(r["gen200_greedy"]) for r in sorted(rs, key=seed))
+                        if e == "echo" and len(rs) > 1 else "") + ")"
+                     for e, rs in by_estimator(runs).items()]
             steps = "/".join(str(s) for s in sorted({r["steps"] for r in runs}))
+            n = len(groups) - 1
+            others = f" RESULTS.md gives {n} more flag group{'s' if n > 1 else ''} of this set." if n else ""
             parts.append(f"{question_set} set" + (f" with {flags}" if flags != "-" else "") + f" ({steps} steps): "
-                         + "; ".join(cells) + (refs if flags == "-" else ""))
+                         + "; ".join(cells) + (refs if flags == "-" else "") + "." + others)
     return ("- **Generalization to secrets 1..200** (trained on 1..100; kept checkpoints; resolve %, mean ± SEM over "
-            "seeds): " + ". ".join(p[0].upper() + p[1:] for p in parts) + ".")
+            "seeds): " + " ".join(p[0].upper() + p[1:] + ("." if not p.endswith(".") else "") for p in parts))

@@ -222,7 +222,8 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     assert text.index("### Paper question set") < text.index("### Binary question set")
     assert text.count("| fixed_sequence | 9 | 100.0 | 85.0 |") == 2
     line = generalization_summary(data)
-    assert "Paper set (40 steps): ECHO 60.0 ± 10.0 greedy / 50.0 ± 0.0 sampled" in line and "seeds 0, 1)" in line
+    assert "Paper set (40 steps): ECHO 60.0 ± 10.0 greedy / 50.0 ± 0.0 sampled" in line
+    assert "seeds 0, 1; 1..200 greedy by seed 50.0, 70.0); GRPO 10.0 greedy" in line
     assert "Binary set (40 steps): ECHO 30.0 greedy" in line and "the best fixed sequence 85.0" in line
     # runs with more flags are averaged, paired and summarised apart from the runs without them
     refused = [{**row("paper", e, s, g), "changed": {"split_seed": 9, "refusal_rate": 0.3}, "steps": 80}
@@ -236,9 +237,9 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     assert "ECHO minus GRPO, paired over seeds 0: " in text and "1..200 greedy 40.0 points" in text
     assert "ECHO minus GRPO, both with `--refusal-rate 0.3`, paired over seeds 0: " in text
     assert "1..200 greedy 70.0 points" in text
-    line = generalization_summary(data)
-    assert "Paper set (40 steps): ECHO 60.0 ± 10.0 greedy" in line
-    assert "Paper set with `--refusal-rate 0.3` (80 steps): ECHO 90.0 greedy" in line
+    line = generalization_summary(data)   # the defaults' runs, and how many groups RESULTS.md adds
+    assert "Paper set (40 steps): ECHO 60.0 ± 10.0 greedy" in line and "by seed 50.0, 70.0)" in line
+    assert "RESULTS.md gives 1 more flag group of this set." in line and "refusal" not in line
 
 
 def test_the_repeat_ratio_scores_each_action_under_its_own_episodes_next_prompt():
