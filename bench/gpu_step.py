@@ -20,13 +20,15 @@ engines also the decode shapes met (one compiled graph, and on CUDA one CUDA gra
 the seconds their first steps took (compilation and capture), and for every engine how far the
 sampling copy's log-probability of each action is from pi_old's, recomputed on the trained
 model (per action: Eq. 2's rho is per action). Random weights never close the action's JSON, so
-every turn writes max_new_tokens and every episode runs all 10 turns: the step timed is the
-longest one a run can have. `--profile-turns N` then plays one more step of N-turn episodes under
-torch.profiler and keeps, for the rollout and for the update (pi_old's scoring included), the
-seconds the GPU's kernels were busy beside the wall time, and the costliest kernels and host calls:
-where a phase's time goes, and whether the GPU or the host is what it waits on. On a CPU,
-`--shape small` is a smoke test of the same code (its bandwidth is the RAM's). The file records
-the command, date, machine, commit and the versions of torch, transformers, peft and accelerate.
+every turn writes max_new_tokens and every episode runs all 10 turns: the step timed is the longest
+one a run can have. `--micro-batch 32,64` times the update at each micro-batch on the same model and
+engine, and records one that runs out of GPU memory as such: a sweep finds the largest that fits.
+`--profile-turns N` then plays one more step of N-turn episodes under torch.profiler and keeps, for
+the rollout and for the update (pi_old's scoring included), the seconds the GPU's kernels were busy
+beside the wall time, and the costliest kernels and host calls: where a phase's time goes, and
+whether the GPU or the host is what it waits on. On a CPU, `--shape small` is a smoke test of the
+same code (its bandwidth is the RAM's). The file records the command, date, machine, commit and the
+versions of torch, transformers, peft and accelerate.
 
 The paper's batch (its train_echo.py with TRL): 16 groups of G = 4 rollouts per generation,
 one pass, 4 optimizer steps; completions up to 128 tokens.
@@ -346,7 +348,9 @@ def main(argv=None):
     if unknown := set(cfg.engines.split(",")) - set(ENGINES):
         fail("gpu_step.py", f"unknown engine {', '.join(sorted(unknown))}: choose among {', '.join(ENGINES)}.")
     device = cfg.device = cfg.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    micro_batches = [int(m) for m in cfg.micro_batch.split(",")]
+    micro_batches = [int(m) for m in cfg.micro_batch.split(",") if m.isdigit() and int(m) > 0]
+    if len(micro_batches) != len(cfg.micro_batch.split(",")):
+        fail("gpu_step.py", f"--micro-batch takes positive whole numbers separated by commas, not {cfg.micro_batch!r}.")
     results = {"device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "shape": cfg.shape,
                "config": vars(cfg) | {}, "versions": versions(), "modes": {}}
     command = command_line(argv, __file__)
