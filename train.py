@@ -11,7 +11,7 @@ App. C "Training Hyperparameters" for the values):
 What a research run adds (directory, logs, checkpoints, --resume, the checkpoint kept on validation secrets,
 offline dataset, credit probe, curves) is called at the points marked `# run:` (experiment.py, fidelity.py);
 torchrun runs it on several processes (ranks.py). With no flags it trains the tiny model on 2 CPU cores in
-minutes; `--model DIR` runs the same loop on the paper's Qwen2.5-1.5B-Instruct (presets set LoRA and lr).
+minutes; `--model DIR` runs the same loop on Qwen2.5-1.5B-Instruct (presets set LoRA and lr; not yet run on a GPU).
 
 Departures from the paper, and why:
 - A format warm-up (warmup.py) first teaches the JSON action: were all unreadable, Eq. 1 would give no credit.
@@ -145,7 +145,7 @@ class TrainConfig:
 # The tiny model's defaults on the paper's set, above; presets change a few, a given flag wins (cli.parse_config).
 PRESETS = {
     "llm": Preset("--model is not tiny (the paper's code: LoRA r16 on q/k/v/o, lr 5e-6; the paper's episodes and B; "
-                  "Eq. 2's passes and top-p as before the tiny model's were chosen)", lambda c: c.model != "tiny",
+                  "2 passes of Eq. 2 and top-p 1: the tiny model's were chosen for it alone)", lambda c: c.model != "tiny",
                   dict(lora_rank=16, lr=5e-6, micro_batch=16, warmup_episodes=64, warmup_epochs=1, warmup_lr=5e-4, ppo_epochs=2,
                        prefix_turns=0, refusal_rate=0.0, candidate_format="list", secrets_per_step=8, top_p=1.0)),
     "llm-full": Preset("--model is not tiny and --lora-rank 0 (full fine-tuning)",

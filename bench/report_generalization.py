@@ -120,10 +120,6 @@ def section_generalization() -> list[str]:
     return lines
 
 
-def seed(row: dict) -> int:
-    return row["seed"]
-
-
 def generalization_summary(d: dict) -> str:
     """The README's line: per question set, the runs at its defaults, per estimator resolve on
     1..200 (mean +- SEM over seeds; ECHO's seeds one by one), and how many other flag groups
@@ -144,7 +140,7 @@ def generalization_summary(d: dict) -> str:
                      + (f"repeat ratio on 1..200 {ms([r['gen200_repeat_ratio'] for r in rs], 2, 1.0)}; "
                         if all("gen200_repeat_ratio" in r for r in rs) else "")
                      + f"seeds {seeds_text(sorted(r['seed'] for r in rs))}"
-                     + ("; 1..200 greedy by seed " + ", ".join(pct(r["gen200_greedy"]) for r in sorted(rs, key=seed))
+                     + ("; 1..200 greedy by seed " + ", ".join(pct(r["gen200_greedy"]) for r in sorted(rs, key=lambda row: row["seed"]))
                         if e == "echo" and len(rs) > 1 else "") + ")"
                      for e, rs in by_estimator(runs).items()]
             steps = "/".join(str(s) for s in sorted({r["steps"] for r in runs}))
