@@ -308,7 +308,7 @@ def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float,
 
 def setting_name(mode: str, engine_name: str, micro_batch: int) -> str:
     """A setting's key in the file: MODE/ENGINE, and the update's micro-batch where it is not the default."""
-    default = int(GpuStepConfig.__dataclass_fields__["micro_batch"].default)
+    default = int(GpuStepConfig.micro_batch)
     return f"{mode}/{engine_name}" + (f"/micro-batch-{micro_batch}" if micro_batch != default else "")
 
 
