@@ -8,27 +8,25 @@ App. C "Training Hyperparameters" for the values):
     3. update  Eq. 2, the clipped objective (echo.clipped_objective), in minibatches
     4. log     train/ (the update), clue/ (the batch's play), eval/ (the held-out secrets)
 
-What a research run adds (directory, logs, checkpoints, --resume, the checkpoint kept on validation secrets,
-offline dataset, credit probe, curves) is called at the points marked `# run:` (experiment.py, fidelity.py);
-torchrun runs it on several processes (ranks.py). With no flags it trains the tiny model on 2 CPU cores in
-minutes; `--model DIR` runs the same loop on Qwen2.5-1.5B-Instruct (presets set LoRA and lr; not yet run on a GPU).
+What a research run adds (directory, logs, checkpoints, --resume, the checkpoint kept on validation secrets, offline
+data, credit probe, curves) is called at the points marked `# run:` (experiment.py, fidelity.py); torchrun runs it on
+several processes (ranks.py). With no flags it trains the tiny model on 2 CPU cores in minutes; `--model DIR` trains
+Qwen2.5-1.5B-Instruct in the same loop (presets set LoRA and lr; on a GPU, the update's layers are compiled).
 
 Departures from the paper, and why:
 - A format warm-up (warmup.py) first teaches the JSON action: were all unreadable, Eq. 1 would give no credit.
 - Eq. 2 runs `ppo_epochs` passes, `num_minibatches` optimizer steps each (PPO); one step was unstable. 4 passes,
   with the paper's top-p 0.9, were chosen on split 0's held-out secrets and on 201..300 (RESULTS.md reports others).
-- Adam's beta2 is 0.99 and eps 1e-5 (PPO practice), and the lr decays linearly to 0 (CleanRL's anneal_lr).
-- A step whose gradient is not finite is skipped and counted (one would make every weight NaN).
-- It keeps the checkpoint that plays best on training secrets set aside (`validation_secrets` > 0;
-  experiment.py says why); the paper reports its last checkpoint.
-- Eq. 1 is taken over the rollouts still active at turn t (echo.py says why).
+- Adam's beta2 is 0.99, eps 1e-5 (PPO practice), the lr decays linearly to 0 (CleanRL's anneal_lr), and a step
+  whose gradient is not finite is skipped and counted (one would make every weight NaN).
+- It keeps the checkpoint that plays best on training secrets set aside (`validation_secrets` > 0; experiment.py
+  says why); the paper reports its last. Eq. 1 is taken over the rollouts still active at turn t (echo.py says why).
 - Rollouts start after 0..3 random questions, a family an arm owns goes unanswered with chance 0.3
   (experiment.episode_starts), candidates are written as runs FIRST-LAST (env.candidate_text): from the
   paper's starts one fixed question sequence fits every episode of 1..100, and policies replay it on 1..200
   (RESULTS.md). B = 6 for 80 steps fits a run from an empty cache in 5 minutes on 2 cores (binary, llm: B = 8).
-- pi_old is scored again with the update's padded passes (first ratio exactly 1) unless the trained model
-  itself sampled in float32 (a CPU run; sampled_logprobs_are_old). On a GPU a bf16 copy samples, LoRA
-  folded in (engine.py), and the gap between the two is logged per token and action.
+- pi_old is scored again by the update's padded passes (first ratio exactly 1) unless the trained model sampled in
+  float32 (sampled_logprobs_are_old). On a GPU a bf16 copy samples (engine.py); their gap is logged per token and action.
 """
 from __future__ import annotations
 
@@ -137,6 +135,8 @@ class TrainConfig:
     old_logprobs: str = arg("auto", "pi_old of Eq. 2. auto: the log-probs the tokens were sampled with, where they are "
                                     "pi_old's own (train.sampled_logprobs_are_old), else a scoring pass over the batch "
                                     "before the update; recompute: that pass always", choices=("auto", "recompute"))
+    compile_update: str = arg("auto", "torch.compile the trained model's decoder layers for Eq. 2's passes "
+                                      "(engine.CompiledLayers); auto: on CUDA for a model but tiny", choices=("auto", "on", "off"))
     behaviour_is_cap: float = arg(0.0, "C: each action's Eq. 2 term times min(C, pi_old / pi_rollout_copy) (0: off)", at_least=0)
     device: str = arg("", "cpu | cuda; default: cuda if there is one")
     threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)", at_least=0)
@@ -294,6 +294,7 @@ def train(cfg: TrainConfig) -> dict:
         offline = None if estimator.online else OfflineData(cfg, run.dir, policy, train_secrets, game_cfg, sample, oracle, ranks)
         ctx.turn_stats = offline.turn_stats if offline else None
         sampled_are_old = sampled_logprobs_are_old(cfg, sampler, policy, offline is None)
+        update_context = engine.update_context(policy, cfg.compile_update, cfg.model == "tiny")
         for step in range(start, cfg.steps):
             started = time.time()
             # 1. play: G rollouts of each of B training secrets, sampled from pi_old (section 4)
@@ -314,13 +315,12 @@ def train(cfg: TrainConfig) -> dict:
             advantages = batch.from_grid(estimator.advantages(credit, ctx)).float()   # (B, G, T) -> (N,) in play order
             # 3. update: Eq. 2, at a learning rate annealed linearly to 0 over the run's budget
             lr_now = cfg.lr * max(1 - run.budget_used(step), 0.0) if cfg.anneal_lr else cfg.lr
-            for param_group in optimizer.param_groups:
-                param_group["lr"] = lr_now
+            optimizer.param_groups[0]["lr"] = lr_now       # one group: the trainable parameters
             row = {"step": step + 1, "train/lr": lr_now, **batch_metrics(batch, credit, advantages, ranks)}
             if cfg.credit_probe > 0 and offline is None and (step + 1) % cfg.eval_every == 0:   # run: under pi_old
                 row.update(credit_probe(policy, batch, advantages, game_cfg, cfg.credit_probe, cfg.seed * 100_003 + step))
-            row.update(ppo_update(policy, optimizer, batch, advantages, cfg, run.shuffle, ref_policy, ranks,
-                                  sampled_are_old))
+            with update_context:                           # the layers compiled for it, where asked (engine.py)
+                row.update(ppo_update(policy, optimizer, batch, advantages, cfg, run.shuffle, ref_policy, ranks, sampled_are_old))
             engine.refresh(sampler, policy)                # the next batch is sampled from the updated weights
             row.update({"train/seconds_rollout": played - started, "train/seconds_update": time.time() - played})
             # 4. log: evaluate, keep the best checkpoint on the validation secrets, save (run: experiment.py)

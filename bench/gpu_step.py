@@ -22,7 +22,9 @@ sampling copy's log-probability of each action is from pi_old's, recomputed on t
 model (per action: Eq. 2's rho is per action). Random weights never close the action's JSON, so
 every turn writes max_new_tokens and every episode runs all 10 turns: the step timed is the longest
 one a run can have. `--micro-batch 32,64` times the update at each micro-batch on the same model and
-engine, and records one that runs out of GPU memory as such: a sweep finds the largest that fits.
+engine, and records one that runs out of GPU memory as such: a sweep finds the largest that fits;
+`--compile-update off,on` times it with the trained model's decoder layers eager and compiled
+(train.py --compile-update, engine.CompiledLayers; the first compiled step compiles them).
 `--profile-turns N` then plays one more step of N-turn episodes under torch.profiler and keeps, for
 the rollout and for the update (pi_old's scoring included), the seconds the GPU's kernels were busy
 beside the wall time, and the costliest kernels and host calls: where a phase's time goes, and
@@ -48,7 +50,7 @@ import os
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -85,6 +87,8 @@ class GpuStepConfig:
     max_new_tokens: int = arg(128, "completion length limit (the paper's rollouts: 128)")
     micro_batch: str = arg("32", "comma list: turns per forward pass of the update, each timed on the same model and "
                                  "engine (one that does not fit in memory is recorded as such)")
+    compile_update: str = arg("off", "comma list: off and/or on, the update's decoder layers compiled (train.py "
+                                     "--compile-update), each timed on the same model and engine")
     generate_episodes: int = arg(1, "episodes played one at a time with model.generate, for the comparison")
     device: str = arg("", "cpu | cuda; default: cuda if there is one")
     merge: bool = arg(False, "add these figures to those --out holds (same device, shape and code), not replace them")
@@ -238,11 +242,11 @@ def profiled(summaries: dict | None, phase: str, top: int = 12):
                         "host": [[e.key[:100], e.count, round(e.self_cpu_time_total / 1e3, 2)] for e in host[:top]]}
 
 
-def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float, micro_batch: int, turns: int = 10,
-             profile: dict | None = None) -> dict:
+def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float, micro_batch: int, update_context,
+             turns: int = 10, profile: dict | None = None) -> dict:
     """One step of train.py's code (play on `sampler`, credit, Eq. 2 on `policy` in passes of
-    `micro_batch` turns, refresh), timed by part; episodes of at most `turns` turns; `profile`: a
-    dict to hold the profiles of the rollout and the update (`profiled`)."""
+    `micro_batch` turns inside `update_context`, refresh), timed by part; episodes of at most `turns`
+    turns; `profile`: a dict to hold the profiles of the rollout and the update (`profiled`)."""
     tcfg = train.config_from_flags(["--model", "qwen", "--lora-rank", "16" if mode == "lora" else "0",
                                     "--group-size", str(cfg.group_size), "--secrets-per-step", str(cfg.secrets),
                                     "--ppo-epochs", "1", "--num-minibatches", "4", "--micro-batch", str(micro_batch),
@@ -273,11 +277,12 @@ def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float,
         sync()
         played = time.perf_counter()
         timed.restore()
-        drift = action_drift(policy, batch, tcfg)       # not part of the step: a scoring pass of its own
+        with update_context:
+            drift = action_drift(policy, batch, tcfg)   # not part of the step: a scoring pass of its own
         scoring["old"] = 0.0
         sync()
         resumed = time.perf_counter()
-        with profiled(profile, "update"):
+        with profiled(profile, "update"), update_context:
             credit = credit_from_batch(batch, 100)
             advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit, EstimatorContext())).float()
             update = train.ppo_update(policy, opt, batch, advantages, tcfg, torch.Generator().manual_seed(0),
@@ -306,22 +311,24 @@ def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float,
             "parameters": sum(p.numel() for p in policy.model.parameters())}
 
 
-def setting_name(mode: str, engine_name: str, micro_batch: int) -> str:
-    """A setting's key in the file: MODE/ENGINE, and the update's micro-batch where it is not the default."""
+def setting_name(mode: str, engine_name: str, micro_batch: int, compiled: bool = False) -> str:
+    """A setting's key in the file: MODE/ENGINE, then the update's micro-batch where it is not the
+    default and /compiled-update where its layers were compiled."""
     default = int(GpuStepConfig.micro_batch)
-    return f"{mode}/{engine_name}" + (f"/micro-batch-{micro_batch}" if micro_batch != default else "")
+    return (f"{mode}/{engine_name}" + (f"/micro-batch-{micro_batch}" if micro_batch != default else "")
+            + ("/compiled-update" if compiled else ""))
 
 
 def timed_setting(policy, sampler, cfg: GpuStepConfig, mode: str, name: str, micro_batch: int,
-                  bytes_per_s: float) -> dict:
+                  bytes_per_s: float, update_context=nullcontext()) -> dict:
     """One setting's figures: a warm-up step (compilation, graphs, allocator), then the timed one,
     then the profiled and the one-episode-at-a-time figures where asked."""
     sync()
     began = time.perf_counter()
-    one_step(policy, sampler, cfg, mode, bytes_per_s, micro_batch)
+    one_step(policy, sampler, cfg, mode, bytes_per_s, micro_batch, update_context)
     sync()
     warm_s = time.perf_counter() - began
-    r = one_step(policy, sampler, cfg, mode, bytes_per_s, micro_batch)
+    r = one_step(policy, sampler, cfg, mode, bytes_per_s, micro_batch, update_context)
     r["warm_up_step_s"] = round(warm_s, 2)
     if sampler.decoder is not None:   # engine.StaticDecoder, both steps together (and earlier micro-batches')
         r["decode_shapes"] = len(sampler.decoder.shapes)
@@ -329,7 +336,7 @@ def timed_setting(policy, sampler, cfg: GpuStepConfig, mode: str, name: str, mic
         r["compile_and_capture_s"] = round(sampler.decoder.compile_seconds, 2)
     if cfg.profile_turns:   # a shorter step, so the trace stays small
         r["profile"] = {"turns": cfg.profile_turns}
-        one_step(policy, sampler, cfg, mode, bytes_per_s, micro_batch, cfg.profile_turns, r["profile"])
+        one_step(policy, sampler, cfg, mode, bytes_per_s, micro_batch, update_context, cfg.profile_turns, r["profile"])
     if cfg.generate_episodes and name == "eager":   # the paper's way of playing: one episode at a time
         sync()
         with policy.autocast():
@@ -351,6 +358,8 @@ def main(argv=None):
     micro_batches = [int(m) for m in cfg.micro_batch.split(",") if m.isdigit() and int(m) > 0]
     if len(micro_batches) != len(cfg.micro_batch.split(",")):
         fail("gpu_step.py", f"--micro-batch takes positive whole numbers separated by commas, not {cfg.micro_batch!r}.")
+    if not set(compile_update := cfg.compile_update.split(",")) <= {"off", "on"}:
+        fail("gpu_step.py", f"--compile-update takes off and/or on, separated by commas, not {cfg.compile_update!r}.")
     results = {"device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "shape": cfg.shape,
                "config": vars(cfg) | {}, "versions": versions(), "modes": {}}
     command = command_line(argv, __file__)
@@ -369,20 +378,22 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as directory:
         for mode in cfg.modes.split(","):
             policy = build(cfg, mode, directory)
+            compiled_layers = engine.CompiledLayers(policy.model)     # compiled once, on the first setting that asks
             for name in cfg.engines.split(","):
                 sampler = make_sampler(policy, name)
-                for micro_batch in micro_batches:
+                for micro_batch, compiled in [(m, c == "on") for c in compile_update for m in micro_batches]:
+                    key = setting_name(mode, name, micro_batch, compiled)
                     try:
-                        r = timed_setting(policy, sampler, cfg, mode, name, micro_batch, bytes_per_s)
+                        r = timed_setting(policy, sampler, cfg, mode, name, micro_batch, bytes_per_s,
+                                          compiled_layers if compiled else nullcontext())
                     except torch.OutOfMemoryError:     # the largest micro-batch that fits is what a sweep looks for
                         for p in policy.model.parameters():
                             p.grad = None
                         policy.model.eval()
                         torch.cuda.empty_cache()
                         r = {"out_of_memory": True, "micro_batch": micro_batch}
-                    results["modes"][setting_name(mode, name, micro_batch)] = r
-                    print(f"{results['device']}, {cfg.shape}, {setting_name(mode, name, micro_batch)}: {json.dumps(r)}",
-                          flush=True)
+                    results["modes"][key] = r
+                    print(f"{results['device']}, {cfg.shape}, {key}: {json.dumps(r)}", flush=True)
                     save_results(results | code, cfg.out, command)   # after each setting: a run cut short keeps what it timed
                 del sampler
             del policy

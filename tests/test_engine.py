@@ -12,8 +12,8 @@ import models
 import tinylm
 import train
 from echo import behaviour_weights
-from engine import (GROUPED, FusedAttention, FusedMLP, StaticDecoder, blocked_inverse_cdf, folded_state_dict,
-                    fused_state_dict, next_power_of_two, read_length, refresh, rollout_policy)
+from engine import (GROUPED, CompiledLayers, FusedAttention, FusedMLP, StaticDecoder, blocked_inverse_cdf, folded_state_dict,
+                    fused_state_dict, next_power_of_two, read_length, refresh, rollout_policy, update_context)
 from env import GameConfig
 from policy import LMPolicy, SampleConfig, inverse_cdf, play_rollouts, process_logits
 from test_lora import qwen_dir  # noqa: F401  (a fixture: a random Qwen2 and a BPE tokenizer, saved)
@@ -367,24 +367,84 @@ def test_behaviour_cap_weights_each_action_of_eq2(model_dir):  # noqa: F811
     assert loss != pytest.approx(plain_loss, rel=1e-3) and not torch.allclose(weights, plain, atol=1e-4)
 
 
+def test_compiled_layers_give_the_eager_logprobs_and_lora_gradients(tmp_path):
+    """Eq. 2's passes inside engine.CompiledLayers: the log-probs and the adapters' gradients of the
+    eager layers (float32, to rounding) on micro-batches of other rows and lengths, without and with
+    gradient; one set of graphs serves every layer (fewer graphs than layers) and no shape compiles
+    again; outside the block the layers run their eager forward again."""
+    from torch._dynamo.utils import counters
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+    tokenizer = tinylm.bpe_tokenizer()
+    torch.manual_seed(0)
+    Qwen2ForCausalLM(Qwen2Config(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=4,
+                                 num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True,
+                                 pad_token_id=tokenizer.pad_token_id)).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    policy = models.load_policy(str(tmp_path), "cpu", "fp32", lora=models.LoraConfig(rank=4, dropout=0.0))
+    torch.manual_seed(3)
+    with torch.no_grad():
+        for n, p in policy.model.named_parameters():
+            if "lora_B" in n:
+                p.normal_(0, 0.5)               # adapters far from their zero start, so their gradients are not trivial
+    trained = [p for p in policy.model.parameters() if p.requires_grad]
+
+    def scored(prompts, completions):
+        for p in trained:
+            p.grad = None
+        logp, mask = policy.score(prompts, completions)
+        logp.sum().backward()
+        return logp.detach(), [p.grad.clone() for p in trained]
+    compiled = CompiledLayers(policy.model)
+    assert len(compiled.layers) == 4
+    torch._dynamo.reset()
+    counters.clear()
+    policy.model.train()
+    for rows, extra in ((5, 0), (7, 3), (3, 1)):
+        prompts = [[5 + i + j for j in range(4 + i + extra)] for i in range(rows)]
+        completions = [[9 + i + j for j in range(2 + (i + extra) % 3)] for i in range(rows)]
+        want, want_grads = scored(prompts, completions)
+        with compiled:
+            got, grads = scored(prompts, completions)
+            with torch.no_grad():
+                unscored = policy.score(prompts, completions)[0]
+        assert (got - want).abs().max() < 1e-5 and (unscored - want).abs().max() < 1e-5
+        for g, w in zip(grads, want_grads):   # float32 summed in another order through 4 layers: ~1e-4 of the largest
+            assert (g - w).abs().max() <= 1e-3 * w.abs().max()
+    assert 1 <= counters["stats"]["unique_graphs"] < len(compiled.layers)
+    assert not any("forward" in layer.__dict__ for layer in compiled.layers)
+
+
+def test_update_context_compiles_where_asked(tokenizer, monkeypatch):  # noqa: F811
+    """train.py --compile-update: on compiles the layers (also on a CPU), off never, auto only on CUDA
+    for a model but the tiny one."""
+    policy = random_policy(tokenizer, "qwen2")
+    assert len(update_context(policy, "on", tiny=True).layers) == policy.model.config.num_hidden_layers
+    for setting, tiny in (("off", False), ("auto", False), ("auto", True)):
+        assert not isinstance(update_context(policy, setting, tiny), CompiledLayers)
+    monkeypatch.setattr(LMPolicy, "device", property(lambda self: torch.device("cuda")))   # as a GPU run sees it
+    assert isinstance(update_context(policy, "auto", tiny=False), CompiledLayers)
+    assert not isinstance(update_context(policy, "auto", tiny=True), CompiledLayers)
+
+
 def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):
     """bench/gpu_step.py end to end with a tiny model on the CPU, as a GPU run would call it: one
     figure per mode/engine with the step's parts adding up, the static engine's shapes and (no
     graphs on a CPU) no capture time, the per-action log-ratio of the sampler to pi_old (0 where
     the trained model samples, not 0 for the bf16 copy), the command, commit and library
     versions, and with --profile-turns the profiled step's phases; --merge adds a mode to the same
-    file, and a list of micro-batches times each (the default's key has no suffix); outside a git
-    checkout --commit is recorded."""
+    file, a list of micro-batches times each (the default's key has no suffix), so does each of
+    --compile-update off,on; outside a git checkout --commit is recorded."""
     from bench import gpu_step
     out = tmp_path / "gpu_step.json"
     tiny = ["--shape", "small", "--device", "cpu", "--secrets", "2", "--group-size", "2", "--max-new-tokens", "4",
             "--generate-episodes", "0", "--out", str(out)]
     gpu_step.main(tiny + ["--modes", "lora", "--engines", "eager,fast-unfused,fast-eager-sampling,fast",
                           "--profile-turns", "1"])
-    gpu_step.main(tiny + ["--modes", "full", "--engines", "fast", "--micro-batch", "32,3", "--merge"])
+    gpu_step.main(tiny + ["--modes", "full", "--engines", "fast", "--micro-batch", "32,3", "--compile-update", "off,on",
+                          "--merge"])
     d = json.loads(out.read_text())
     assert set(d["modes"]) == {"lora/eager", "lora/fast-unfused", "lora/fast-eager-sampling", "lora/fast", "full/fast",
-                               "full/fast/micro-batch-3"}
+                               "full/fast/micro-batch-3", "full/fast/compiled-update", "full/fast/micro-batch-3/compiled-update"}
     assert d["modes"]["full/fast/micro-batch-3"]["turns"] > 0   # on the weights the first micro-batch's steps left
     for phase in ("rollout", "update"):   # the profiled one-turn step: its phases, no GPU kernels on a CPU
         p = d["modes"]["lora/fast"]["profile"][phase]
@@ -412,7 +472,7 @@ def test_gpu_step_records_a_micro_batch_that_does_not_fit(tmp_path, monkeypatch)
     from bench import gpu_step
     timed_setting, seen = gpu_step.timed_setting, []
 
-    def short_of_memory(policy, sampler, cfg, mode, name, micro_batch, bytes_per_s):
+    def short_of_memory(policy, sampler, cfg, mode, name, micro_batch, bytes_per_s, update_context):
         seen.append((policy.model.training, any(p.grad is not None for p in policy.model.parameters())))
         if micro_batch == 5:
             policy.model.train()

@@ -88,10 +88,10 @@ def plain_score(policy, prompts, completions):
 
 
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
-def test_shared_prompts_score_like_one_plain_pass(tokenizer, arch):
-    """score() runs each distinct prompt once and reuses its KV cache for every completion that
-    follows it. Log-probs and their gradients equal those of a plain padded pass in which every
-    row is computed on its own (repeated prompts, different completion lengths)."""
+def test_score_keeps_only_the_completions_logits_of_a_plain_pass(tokenizer, arch):
+    """score() keeps the logits of the completion positions only (logits_to_keep) of a pass over
+    left-padded prompts and right-padded completions. Log-probs and their gradients equal those
+    of the full logits of a plain padded pass (repeated prompts, different completion lengths)."""
     policy = random_policy(tokenizer, arch)
     base = mixed_prompts(policy)
     prompts = [base[0], base[1], base[0], base[2], base[0], base[1]]      # repeats, in any order
