@@ -48,9 +48,10 @@ Five pieces, each there because of a cost of decoding one token for every live r
   train.py --behaviour-is-cap can weight each action's term of Eq. 2 by the truncated ratio
   min(C, pi_old / pi_copy) (echo.behaviour_weights).
 
-One piece is for the update, not the rollout: `CompiledLayers` (train.py --compile-update, on by
-default on a GPU for a model but the tiny one) compiles the trained model's decoder layers for
-Eq. 2's passes, whose micro-batches otherwise wait on the host launching a layer's small kernels.
+One piece is for the update, not the rollout: `CompiledLayers` (train.py --compile-update)
+compiles the trained model's decoder layers for Eq. 2's passes, whose micro-batches on a GPU
+otherwise wait on the host launching a layer's small kernels (bench/gpu_step.py --compile-update
+off,on times both).
 
 Still paid per token, with top-p < 1: the sort of the whole vocabulary. On a CPU the engine
 draws with policy.sample_next itself, so its tokens are the reference's bit for bit; compiled,
@@ -61,7 +62,6 @@ far more).
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
 from copy import deepcopy
 from functools import partial
 
@@ -439,10 +439,11 @@ class CompiledLayers:
     small kernels fuse and a layer's Python runs once, at compile time. The shapes are dynamic
     (rows and length change with every micro-batch) and every layer runs the same code on
     parameters passed in as inputs, so the layers share their graphs: one with gradient and one
-    without (pi_old's scoring pass), compiled on the first micro-batch that needs each."""
+    without (pi_old's scoring pass), compiled on the first micro-batch that needs each. With `on`
+    False it compiles nothing and the block runs the eager layers."""
 
-    def __init__(self, model: nn.Module):
-        self.layers = decoder_layers(model)
+    def __init__(self, model: nn.Module, on: bool = True):
+        self.layers = decoder_layers(model) if on else []
         self.compiled = [torch.compile(layer.forward, dynamic=True) for layer in self.layers]
 
     def __enter__(self):
@@ -454,9 +455,3 @@ class CompiledLayers:
         for layer in self.layers:
             layer.__dict__.pop("forward", None)
 
-
-def update_context(policy: LMPolicy, compile_update: str, tiny: bool):
-    """What Eq. 2's passes run inside (train.py --compile-update): `CompiledLayers` where asked
-    ("auto": on CUDA for a model but the tiny one), else a context that changes nothing."""
-    on = compile_update == "on" or (compile_update == "auto" and policy.device.type == "cuda" and not tiny)
-    return CompiledLayers(policy.model) if on else nullcontext()

@@ -11,7 +11,7 @@ App. C "Training Hyperparameters" for the values):
 What a research run adds (directory, logs, checkpoints, --resume, the checkpoint kept on validation secrets, offline
 data, credit probe, curves) is called at the points marked `# run:` (experiment.py, fidelity.py); torchrun runs it on
 several processes (ranks.py). With no flags it trains the tiny model on 2 CPU cores in minutes; `--model DIR` trains
-Qwen2.5-1.5B-Instruct in the same loop (presets set LoRA and lr; on a GPU, the update's layers are compiled).
+Qwen2.5-1.5B-Instruct in the same loop (presets set LoRA and lr).
 
 Departures from the paper, and why:
 - A format warm-up (warmup.py) first teaches the JSON action: were all unreadable, Eq. 1 would give no credit.
@@ -135,8 +135,8 @@ class TrainConfig:
     old_logprobs: str = arg("auto", "pi_old of Eq. 2. auto: the log-probs the tokens were sampled with, where they are "
                                     "pi_old's own (train.sampled_logprobs_are_old), else a scoring pass over the batch "
                                     "before the update; recompute: that pass always", choices=("auto", "recompute"))
-    compile_update: str = arg("auto", "torch.compile the trained model's decoder layers for Eq. 2's passes "
-                                      "(engine.CompiledLayers); auto: on CUDA for a model but tiny", choices=("auto", "on", "off"))
+    compile_update: bool = arg(False, "torch.compile the trained model's decoder layers for Eq. 2's passes "
+                                      "(engine.CompiledLayers; its GPU speed is not measured yet)")
     behaviour_is_cap: float = arg(0.0, "C: each action's Eq. 2 term times min(C, pi_old / pi_rollout_copy) (0: off)", at_least=0)
     device: str = arg("", "cpu | cuda; default: cuda if there is one")
     threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)", at_least=0)
@@ -294,7 +294,7 @@ def train(cfg: TrainConfig) -> dict:
         offline = None if estimator.online else OfflineData(cfg, run.dir, policy, train_secrets, game_cfg, sample, oracle, ranks)
         ctx.turn_stats = offline.turn_stats if offline else None
         sampled_are_old = sampled_logprobs_are_old(cfg, sampler, policy, offline is None)
-        update_context = engine.update_context(policy, cfg.compile_update, cfg.model == "tiny")
+        update_context = engine.CompiledLayers(policy.model, on=cfg.compile_update)
         for step in range(start, cfg.steps):
             started = time.time()
             # 1. play: G rollouts of each of B training secrets, sampled from pi_old (section 4)

@@ -13,7 +13,7 @@ import tinylm
 import train
 from echo import behaviour_weights
 from engine import (GROUPED, CompiledLayers, FusedAttention, FusedMLP, StaticDecoder, blocked_inverse_cdf, folded_state_dict,
-                    fused_state_dict, next_power_of_two, read_length, refresh, rollout_policy, update_context)
+                    fused_state_dict, next_power_of_two, read_length, refresh, rollout_policy)
 from env import GameConfig
 from policy import LMPolicy, SampleConfig, inverse_cdf, play_rollouts, process_logits
 from test_lora import qwen_dir  # noqa: F401  (a fixture: a random Qwen2 and a BPE tokenizer, saved)
@@ -412,18 +412,6 @@ def test_compiled_layers_give_the_eager_logprobs_and_lora_gradients(tmp_path):
             assert (g - w).abs().max() <= 1e-3 * w.abs().max()
     assert 1 <= counters["stats"]["unique_graphs"] < len(compiled.layers)
     assert not any("forward" in layer.__dict__ for layer in compiled.layers)
-
-
-def test_update_context_compiles_where_asked(tokenizer, monkeypatch):  # noqa: F811
-    """train.py --compile-update: on compiles the layers (also on a CPU), off never, auto only on CUDA
-    for a model but the tiny one."""
-    policy = random_policy(tokenizer, "qwen2")
-    assert len(update_context(policy, "on", tiny=True).layers) == policy.model.config.num_hidden_layers
-    for setting, tiny in (("off", False), ("auto", False), ("auto", True)):
-        assert not isinstance(update_context(policy, setting, tiny), CompiledLayers)
-    monkeypatch.setattr(LMPolicy, "device", property(lambda self: torch.device("cuda")))   # as a GPU run sees it
-    assert isinstance(update_context(policy, "auto", tiny=False), CompiledLayers)
-    assert not isinstance(update_context(policy, "auto", tiny=True), CompiledLayers)
 
 
 def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):

@@ -53,6 +53,33 @@ def test_two_step_run_has_no_nan_and_writes_logs_and_a_checkpoint(tmp_path, mode
     assert json.loads((run_dir / "checkpoint" / "train_config.json").read_text())["estimator"] == estimator
 
 
+@pytest.mark.parametrize("compile_update", [False, True])
+def test_compile_update_wraps_every_update_and_nothing_else(tmp_path, model_dir, monkeypatch, compile_update):
+    """--compile-update: Eq. 2's passes, and not the rollouts, run inside engine.CompiledLayers, built
+    once a run over every decoder layer of the trained model; without it nothing is compiled.
+    (torch.compile is recorded, not run: tests/test_engine.py checks the compiled layers' numbers.)"""
+    compiled, built, inside, calls = [], [], [False], []
+    init, enter, leave = engine.CompiledLayers.__init__, engine.CompiledLayers.__enter__, engine.CompiledLayers.__exit__
+    update, play = train.ppo_update, train.play_rollouts
+
+    def entered(self):
+        inside[0] = bool(self.layers)
+        return enter(self)
+
+    def left(self, *exc):
+        inside[0] = False
+        return leave(self, *exc)
+    monkeypatch.setattr(torch, "compile", lambda f, **kw: compiled.append(f) or f)
+    monkeypatch.setattr(engine.CompiledLayers, "__init__", lambda self, *a, **k: built.append(self) or init(self, *a, **k))
+    monkeypatch.setattr(engine.CompiledLayers, "__enter__", entered)
+    monkeypatch.setattr(engine.CompiledLayers, "__exit__", left)
+    monkeypatch.setattr(train, "ppo_update", lambda *a, **k: calls.append(("update", inside[0])) or update(*a, **k))
+    monkeypatch.setattr(train, "play_rollouts", lambda *a, **k: calls.append(("play", inside[0])) or play(*a, **k))
+    run(tmp_path, model_dir, "--steps", "3", *(["--compile-update"] if compile_update else []))
+    assert len(built) == 1 and len(built[0].layers) == len(compiled) == (1 if compile_update else 0)   # model_dir: 1 layer
+    assert calls.count(("update", compile_update)) == 3 and calls.count(("play", False)) == 3
+
+
 def test_first_ppo_epoch_ratio_is_exactly_one(tmp_path, model_dir):
     """--old-logprobs recompute: pi_old is scored with the same padded passes as the first epoch, so
     before any optimizer step log rho == 0 exactly; with one minibatch per epoch the whole first
