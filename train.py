@@ -24,7 +24,7 @@ Departures from the paper, and why:
 - Rollouts start after 0..3 random questions, a family an arm owns goes unanswered with chance 0.3
   (experiment.episode_starts), candidates are written as runs FIRST-LAST (env.candidate_text): from the
   paper's starts one fixed question sequence fits every episode of 1..100, and policies replay it on 1..200
-  (RESULTS.md). B = 6 for 80 steps fits a run from an empty cache in 5 minutes on 2 cores (binary, llm: B = 8).
+  (RESULTS.md). B = 6 for 80 steps keeps a run from an empty cache to minutes on 2 cores (binary, llm: B = 8).
 - pi_old is scored again by the update's padded passes (first ratio exactly 1) unless the trained model sampled in
   float32 (sampled_logprobs_are_old). On a GPU a bf16 copy samples (engine.py); their gap is logged per token and action.
 """

@@ -318,9 +318,10 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
     moved = [f"`--{k.replace('_', '-')} {then[k]}`" for k in ("ppo_epochs", "secrets_per_step", "prefix_turns", "refusal_rate",
                                                                "candidate_format", "top_p") if k in then and then[k] != today[k]]
     settings = f" with {' '.join(moved)}, the defaults of the code it ran" if moved else ""
-    modes = {m: v for m, v in step["modes"].items() if m.split("/")[1] == "fast"}   # MODE/fast[/micro-batch-K]
+    modes = {m: v for m, v in step["modes"].items() if m.split("/")[1] == "fast"}   # MODE/fast[/micro-batch-K][/compiled-update]
     label = lambda m: (m.split("/")[0].replace("full", "full fine-tuning").replace("lora", "LoRA")   # noqa: E731
-                       + "".join(f" (update micro-batch {k.removeprefix('micro-batch-')})" for k in m.split("/")[2:]))
+                       + "".join(f" (update micro-batch {k.removeprefix('micro-batch-')})" if k.startswith("micro-batch-")
+                                 else " (update's layers compiled)" for k in m.split("/")[2:]))
     too_big = [label(m) for m, v in modes.items() if v.get("out_of_memory")]
     timed = "; ".join(f"{label(m)} {v['step_s']} s "
                       f"(rollout {v['rollout_s']} s, scoring {v['scoring_s']} s, update {v['update_s']} s; "

@@ -69,14 +69,15 @@ def test_the_gpu_line_names_the_settings_its_default_run_had_that_are_no_longer_
 
 def test_a_micro_batch_that_did_not_fit_is_said_so_in_the_speed_row_and_the_gpu_line(tmp_path):
     """bench/gpu_step.py's sweep records a micro-batch out of memory with no timings: the speed
-    table and the README's GPU line name it as not fitting and time the others."""
+    table and the README's GPU line name it as not fitting and time the others (a setting with the
+    update's layers compiled named as such)."""
     from bench.report_results import gpu_summary
     timed = {"step_s": 10.5, "rollout_s": 4.5, "scoring_s": 1.7, "update_s": 4.3, "prefill_s": 0.4, "decode_s": 4.0,
              "decode_tokens_per_s": 20000.0, "percent_of_bandwidth_bound": 46.0, "batched_generated_tokens_per_s": 1.0,
              "peak_gpu_memory_gb": 51.5}
     step = {"device": "one GPU", "shape": "qwen", "command": "python bench/gpu_step.py", "machine": "m", "date": "d",
             "config": {"secrets": 16, "group_size": 4, "max_new_tokens": 128, "micro_batch": "64,96"},
-            "modes": {"lora/fast/micro-batch-64": timed,
+            "modes": {"lora/fast/micro-batch-64": timed, "lora/fast/micro-batch-64/compiled-update": timed,
                       "lora/fast/micro-batch-96": {"out_of_memory": True, "micro_batch": 96}}}
     (tmp_path / "gpu_step.json").write_text(json.dumps(step))
     runs = {"runs": [{"command": "python train.py --estimator echo", "steps": 80, "final_greedy_resolve": 1.0,
@@ -86,6 +87,7 @@ def test_a_micro_batch_that_did_not_fit_is_said_so_in_the_speed_row_and_the_gpu_
         line = gpu_summary(step, runs, None)
     assert "lora/fast/micro-batch-64: 10.5 s per step" in text and "lora/fast/micro-batch-96: out of GPU memory" in text
     assert "LoRA (update micro-batch 64) 10.5 s (rollout 4.5 s" in line
+    assert "; LoRA (update micro-batch 64) (update's layers compiled) 10.5 s (rollout 4.5 s" in line   # --compile-update on
     assert "; LoRA (update micro-batch 96) did not fit in the GPU's memory." in line
     assert "the update in micro-batches of 32 unless named" in line   # the bench's default, not the sweep's list
 
