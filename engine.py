@@ -50,8 +50,8 @@ Five pieces, each there because of a cost of decoding one token for every live r
 
 One piece is for the update, not the rollout: `CompiledLayers` (train.py --compile-update)
 compiles the trained model's decoder layers for Eq. 2's passes, whose micro-batches on a GPU
-otherwise wait on the host launching a layer's small kernels (bench/gpu_step.py --compile-update
-off,on times both).
+otherwise wait on the host launching a layer's small kernels, and scores each micro-batch in one
+plain pass (bench/gpu_step.py --compile-update off,on times both ways).
 
 Still paid per token, with top-p < 1: the sort of the whole vocabulary. On a CPU the engine
 draws with policy.sample_next itself, so its tokens are the reference's bit for bit; compiled,
@@ -439,19 +439,23 @@ class CompiledLayers:
     small kernels fuse and a layer's Python runs once, at compile time. The shapes are dynamic
     (rows and length change with every micro-batch) and every layer runs the same code on
     parameters passed in as inputs, so the layers share their graphs: one with gradient and one
-    without (pi_old's scoring pass), compiled on the first micro-batch that needs each. With `on`
-    False it compiles nothing and the block runs the eager layers."""
+    without (pi_old's scoring pass), compiled on the first micro-batch that needs each. Inside the
+    block LMPolicy.score runs its plain pass (`plain_scoring`): a KV cache handed through the
+    layers would give each layer a graph of its own (its index in the cache is a constant of it).
+    With `on` False it compiles nothing and the block changes nothing."""
 
-    def __init__(self, model: nn.Module, on: bool = True):
-        self.layers = decoder_layers(model) if on else []
+    def __init__(self, policy: LMPolicy, on: bool = True):
+        self.policy, self.layers = policy, decoder_layers(policy.model) if on else []
         self.compiled = [torch.compile(layer.forward, dynamic=True) for layer in self.layers]
 
     def __enter__(self):
         for layer, forward in zip(self.layers, self.compiled):
             layer.forward = forward          # an instance attribute, over the class's forward
+        self.policy.plain_scoring = bool(self.layers)
         return self
 
     def __exit__(self, *exc):
         for layer in self.layers:
             layer.__dict__.pop("forward", None)
+        self.policy.plain_scoring = False
 

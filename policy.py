@@ -14,8 +14,8 @@ Three pieces:
 - `LMPolicy.generate`: all live rollouts advance together: one batched call per turn, prompts
   left-padded, KV cache, position ids counted over real tokens only (the classic left-padding
   bug is giving pad tokens positions). `LMPolicy.score` recomputes the same log-probs with the
-  same layout (prompt left-padded, completion right-padded). Generation runs each distinct prompt
-  once (`LMPolicy.prefill`): at turn 0 all B x G rollouts share one prompt, and a policy that has
+  same layout (prompt left-padded, completion right-padded). Both run each distinct prompt once
+  (`LMPolicy.prefill`): at turn 0 all B x G rollouts share one prompt, and a policy that has
   converged asks the same first question, so later prompts repeat too.
 - `play_rollouts`: B secrets x G rollouts against the game; episodes that resolve drop out. A
   `RolloutBatch` keeps every turn flat, in play order, and lays any per-turn value out as the
@@ -158,6 +158,7 @@ class LMPolicy:
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id
         self.stop_ids = {self.eos_id}
         self._token_text = None   # text of each token id, for the JsonScanner (built on first use)
+        self.plain_scoring = False   # score() in one plain pass, no shared prompts (engine.CompiledLayers sets it)
         eot = tokenizer.convert_tokens_to_ids("<|im_end|>") if "<|im_end|>" in tokenizer.get_vocab() else None
         if eot is not None:
             self.stop_ids.add(eot)  # chat models whose turn ends before their eos token
@@ -292,24 +293,34 @@ class LMPolicy:
 
     def score(self, prompt_ids: list[list[int]], completion_ids: list[list[int]],
               temperature: float = 1.0, top_p: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
-        """log pi_theta of every completion token (with gradient): one plain padded pass over
-        each prompt (left-padded) followed by its completion (right-padded), keeping the logits
-        of the completion's positions only.
-
-        Unlike `generate`, it does not run repeated prompts once and share their KV cache: a
-        second model call per micro-batch, and the cache rows copied out to every completion,
-        cost more than the repeats save (bench/profile_step.py, bench/gpu_step.py).
+        """log pi_theta of every completion token (with gradient): each distinct prompt once
+        (`prefill`), then all completions in one padded pass over the shared KV cache; with
+        `plain_scoring` (or checkpointed layers in training) one pass over every prompt and its
+        completion instead, with no cache.
 
         Returns (logprobs, mask), both (N, Lc); logprobs are 0 where mask is 0.
         """
         dev = self.device
         c_ids, c_mask = (t.to(dev) for t in pad(completion_ids, self.pad_id, left=False))
-        p_ids, p_mask = (t.to(dev) for t in pad(prompt_ids, self.pad_id, left=True))
-        Lc, mask = c_ids.shape[1], torch.cat([p_mask, c_mask], 1)             # (N, Lp + Lc)
-        with self.autocast():   # the prompt's last position predicts completion token 0
-            logits = self.model(input_ids=torch.cat([p_ids, c_ids], 1), attention_mask=mask,
-                                position_ids=positions(mask), use_cache=False,
-                                logits_to_keep=Lc + 1).logits[:, :-1]        # (N, Lc, V)
+        Lc = c_ids.shape[1]
+        if self.plain_scoring or (getattr(self.model, "is_activation_checkpointing", False) and self.model.training):
+            # checkpointed or compiled layers take no KV cache: one plain pass over prompt + completion
+            p_ids, p_mask = (t.to(dev) for t in pad(prompt_ids, self.pad_id, left=True))
+            mask = torch.cat([p_mask, c_mask], 1)
+            with self.autocast():
+                logits = self.model(input_ids=torch.cat([p_ids, c_ids], 1), attention_mask=mask,
+                                    position_ids=positions(mask), use_cache=False,
+                                    logits_to_keep=Lc + 1).logits[:, :-1]    # (N, Lc, V)
+        else:
+            first, cache, p_mask = self.prefill(prompt_ids)                  # (N, V) predicts token 0
+            mask = torch.cat([p_mask, c_mask], 1)                            # (N, Lp + Lc)
+            logits = first[:, None]                                          # (N, 1, V)
+            if Lc > 1:   # completion tokens 0 .. Lc-2 predict tokens 1 .. Lc-1
+                with self.autocast():
+                    rest = self.model(input_ids=c_ids[:, :-1], attention_mask=mask[:, :-1],
+                                      position_ids=positions(mask)[:, p_mask.shape[1]:-1], past_key_values=cache,
+                                      use_cache=True).logits                 # (N, Lc - 1, V)
+                logits = torch.cat([logits, rest], 1)                        # (N, Lc, V)
         logp = process_logits(logits, temperature, top_p, taken=c_ids)
         token_logp = logp.gather(-1, c_ids[..., None]).squeeze(-1)
         return torch.where(c_mask.bool(), token_logp, torch.zeros_like(token_logp)), c_mask.bool()

@@ -294,7 +294,7 @@ def train(cfg: TrainConfig) -> dict:
         offline = None if estimator.online else OfflineData(cfg, run.dir, policy, train_secrets, game_cfg, sample, oracle, ranks)
         ctx.turn_stats = offline.turn_stats if offline else None
         sampled_are_old = sampled_logprobs_are_old(cfg, sampler, policy, offline is None)
-        update_context = engine.CompiledLayers(policy.model, on=cfg.compile_update)
+        update_context = engine.CompiledLayers(policy, on=cfg.compile_update)
         for step in range(start, cfg.steps):
             started = time.time()
             # 1. play: G rollouts of each of B training secrets, sampled from pi_old (section 4)

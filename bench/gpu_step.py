@@ -378,7 +378,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as directory:
         for mode in cfg.modes.split(","):
             policy = build(cfg, mode, directory)
-            compiled_layers = engine.CompiledLayers(policy.model, on="on" in compile_update)   # compiles on first use
+            compiled_layers = engine.CompiledLayers(policy, on="on" in compile_update)   # compiles on first use
             for name in cfg.engines.split(","):
                 sampler = make_sampler(policy, name)
                 for micro_batch, compiled in [(m, c == "on") for c in compile_update for m in micro_batches]:

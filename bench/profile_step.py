@@ -3,9 +3,9 @@ piece with wrappers around the real functions, plus a cProfile of the same step.
 
 Pieces: rollout = prompt building (CSG.messages), tokenising (LMPolicy.encode), prompts (the
 prefill of each distinct prompt), decode (one-token model calls), the action scanner
-(JsonScanner.feed), the game (CSG.step); update = the scoring passes (LMPolicy.score: one pass
-over prompt and completion, with gradient, and without for pi_old), backward, optimizer. What
-is left is the code between them.
+(JsonScanner.feed), the game (CSG.step); update = the scoring passes (LMPolicy.score: its prompts
+and its completions, with gradient, and without for pi_old), backward, optimizer. What is left
+is the code between them.
     python bench/profile_step.py [--steps 1] [--threads 2] [--train-flags "--question-set binary"]
 """
 import cProfile
@@ -75,7 +75,7 @@ def instrument(policy, opt):
 
     def model_call(*args, **kwargs):
         part = ("prompts (prefill)" if kwargs.get("logits_to_keep") == 1 else
-                "decode" if kwargs["input_ids"].shape[1] == 1 else "scoring pass")
+                "decode" if kwargs["input_ids"].shape[1] == 1 else "completions")
         with timed(f"{PHASE[0]}: {part}"):
             return forward(*args, **kwargs)
     policy.model.forward = model_call

@@ -370,8 +370,9 @@ def test_behaviour_cap_weights_each_action_of_eq2(model_dir):  # noqa: F811
 def test_compiled_layers_give_the_eager_logprobs_and_lora_gradients(tmp_path):
     """Eq. 2's passes inside engine.CompiledLayers: the log-probs and the adapters' gradients of the
     eager layers (float32, to rounding) on micro-batches of other rows and lengths, without and with
-    gradient; one set of graphs serves every layer (fewer graphs than layers) and no shape compiles
-    again; outside the block the layers run their eager forward again."""
+    gradient (inside it score() runs its plain pass); one set of graphs serves every layer (fewer
+    graphs than layers) and no shape compiles again; outside the block the layers run their eager
+    forward again and score() shares prompts again."""
     from torch._dynamo.utils import counters
     from transformers import Qwen2Config, Qwen2ForCausalLM
     tokenizer = tinylm.bpe_tokenizer()
@@ -394,7 +395,7 @@ def test_compiled_layers_give_the_eager_logprobs_and_lora_gradients(tmp_path):
         logp, mask = policy.score(prompts, completions)
         logp.sum().backward()
         return logp.detach(), [p.grad.clone() for p in trained]
-    compiled = CompiledLayers(policy.model)
+    compiled = CompiledLayers(policy)
     assert len(compiled.layers) == 4
     torch._dynamo.reset()
     counters.clear()
@@ -411,7 +412,7 @@ def test_compiled_layers_give_the_eager_logprobs_and_lora_gradients(tmp_path):
         for g, w in zip(grads, want_grads):   # float32 summed in another order through 4 layers: ~1e-4 of the largest
             assert (g - w).abs().max() <= 1e-3 * w.abs().max()
     assert 1 <= counters["stats"]["unique_graphs"] < len(compiled.layers)
-    assert not any("forward" in layer.__dict__ for layer in compiled.layers)
+    assert not any("forward" in layer.__dict__ for layer in compiled.layers) and not policy.plain_scoring
 
 
 def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):

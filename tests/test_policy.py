@@ -87,12 +87,15 @@ def plain_score(policy, prompts, completions):
     return torch.where(c_mask.bool(), logp, torch.zeros_like(logp))
 
 
+@pytest.mark.parametrize("plain_scoring", [False, True])
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
-def test_score_keeps_only_the_completions_logits_of_a_plain_pass(tokenizer, arch):
-    """score() keeps the logits of the completion positions only (logits_to_keep) of a pass over
-    left-padded prompts and right-padded completions. Log-probs and their gradients equal those
-    of the full logits of a plain padded pass (repeated prompts, different completion lengths)."""
+def test_shared_prompts_score_like_one_plain_pass(tokenizer, arch, plain_scoring):
+    """score() runs each distinct prompt once and reuses its KV cache for every completion that
+    follows it (or, with plain_scoring, runs every row in one pass with no cache). Log-probs and
+    their gradients equal those of a plain padded pass in which every row is computed on its own
+    (repeated prompts, different completion lengths)."""
     policy = random_policy(tokenizer, arch)
+    policy.plain_scoring = plain_scoring
     base = mixed_prompts(policy)
     prompts = [base[0], base[1], base[0], base[2], base[0], base[1]]      # repeats, in any order
     completions = [[5, 9, 11], [7], [8, 8], [12, 13, 14, 15], [5, 9, 11], [30, 31]]
