@@ -458,4 +458,3 @@ class CompiledLayers:
         for layer in self.layers:
             layer.__dict__.pop("forward", None)
         self.policy.plain_scoring = False
-
