@@ -52,7 +52,7 @@ from functools import lru_cache
 from grammar import read_hint
 from questions import parse_question, question_type
 from oracle import DEFLECTION, RuleOracle
-from properties import Fact
+from properties import QUANTITIES, Fact
 
 BINARY_DEFLECTION = "Please ask a yes-or-no question about a specific property."
 REDUNDANT_HINT = "You already asked this. No new information."
@@ -120,7 +120,19 @@ def random_subset(secret: int, n_max: int, least: int, rng: random.Random) -> fr
     return frozenset([secret, *others])
 
 
-UNIVERSES = {"interval": random_interval, "subset": random_subset}
+def random_class(secret: int, n_max: int, least: int, rng: random.Random) -> frozenset:
+    """A candidate universe of the numbers of 1..n_max that share the secret's digit sum, tens
+    digit or last digit (one of the three, at random; all of 1..n_max if it holds fewer than
+    `least`). Nothing in the history says so: the question that defined the class is one the
+    belief already answers, and only the candidate list shows it. It is the state a 3-digit
+    secret leaves after the two questions that identify any number of 1..100 (both answered,
+    candidates left), met on secrets of 1..100."""
+    quantity = QUANTITIES[rng.choice(("digit_sum", "tens_digit", "last_digit"))]
+    part = frozenset(n for n in range(1, n_max + 1) if quantity(n) == quantity(secret))
+    return part if len(part) >= least else frozenset(range(1, n_max + 1))
+
+
+UNIVERSES = {"interval": random_interval, "subset": random_subset, "class": random_class}
 
 
 def secret_split(n_max: int = 100, n_heldout: int = 20, seed: int = 0) -> tuple[list[int], list[int]]:

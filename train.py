@@ -98,8 +98,8 @@ class TrainConfig:
     n_heldout: int = arg(20, "secrets of 1..n_max held out for evaluation (env.secret_split)", at_least=1)
     split_seed: int = arg(0, "seed of the held-out split (env.secret_split) and of the validation secrets carved from "
                              "the rest; evaluate.py --split-seed reads the same split", at_least=0)
-    universe: str = arg("full", "a training secret's candidate universe C_0: full (1..n_max, the paper), interval or "
-                                "subset (env.UNIVERSES; experiment.episode_starts)", choices=("full", *UNIVERSES))
+    universe: str = arg("full", "a training secret's candidate universe C_0: full (1..n_max, the paper), interval, "
+                                "subset or class (env.UNIVERSES; experiment.episode_starts)", choices=("full", *UNIVERSES))
     universe_least: int = arg(2, "the fewest numbers a random universe holds", at_least=1)
     universe_share: float = arg(1.0, "share of a step's secrets whose universe is random", at_least=0, at_most=1)
     prefix_turns: int = arg(3, "K: a secret's rollouts start after 0..K turns of random questions (0: the paper)", at_least=0)

@@ -326,6 +326,29 @@ def test_random_subset_holds_its_secret_and_small_universes_are_common():
     assert random_subset(7, 10, 50, rng) == frozenset(range(1, 11))
 
 
+
+def test_random_class_is_the_secrets_digit_class_where_one_digit_question_tells_nothing():
+    """A class universe is every number of 1..n_max that shares the secret's digit sum, tens digit
+    or last digit, each of the three drawn; that digit question then leaves C_0 whole, while the
+    two others still split it; a class smaller than `least` falls back to all of 1..n_max."""
+    from env import GameConfig, answer_parts, random_class
+    rng, cfg = random.Random(0), GameConfig()
+    questions = {"digit_sum": "What is the sum of the digits?", "tens_digit": "What is the tens digit?",
+                 "last_digit": "What is the last digit?"}
+    seen = set()
+    for secret in [rng.randint(1, 100) for _ in range(300)]:
+        universe = random_class(secret, 100, 2, rng)
+        assert secret in universe and universe <= set(range(1, 101))
+        shared = [name for name, q in questions.items() if answer_parts(q, universe, cfg) == [len(universe)]]
+        if len(universe) < 100:
+            assert len(shared) == 1 and 2 <= len(universe) <= 10   # exactly the drawn question tells nothing
+            seen.add(shared[0])
+            f = {"digit_sum": lambda n: sum(map(int, str(n))), "tens_digit": lambda n: n // 10 % 10,
+                 "last_digit": lambda n: n % 10}[shared[0]]
+            assert universe == {n for n in range(1, 101) if f(n) == f(secret)}
+    assert seen == set(questions)
+    assert random_class(1, 100, 2, rng) in ({1, 10, 100}, {*range(1, 10), 100}, set(range(1, 92, 10)))
+    assert all(random_class(s, 100, 11, rng) == set(range(1, 101)) for s in range(1, 101))   # no class has 11
 def test_episodes_start_from_their_own_universe_and_bisection_resolves_each():
     """CSG(universes=...): C_0 is the universe, listed in the prompt; a secret outside its
     universe is refused; the Bayes policy (bisection on the binary set) resolves every secret of
