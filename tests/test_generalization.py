@@ -121,8 +121,12 @@ def test_a_run_that_predates_a_setting_is_scored_as_it_played(tmp_path):
 def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, model_dir, monkeypatch):  # noqa: F811
     (summary,) = run(tmp_path / "runs", model_dir, "--steps", "1", "--split-seed", "3", "--eval-samples", "3",
                      "--run-name", "echo-seed5", "--seed", "5", "--candidate-format", OTHER_FORMAT)
+    import bench.bisection_behaviour as behaviour_bench
     import bench.generalization as gen
     played = []
+    scored = behaviour_bench.scored      # 1..200 thinned to 20 secrets: the row's plumbing is tested, not the policy
+    monkeypatch.setattr(behaviour_bench, "scored", lambda policy, secrets, game, samples, seed:
+                        scored(policy, secrets[::10] if game.n_max == 200 else secrets, game, samples, seed))
 
     def recording(policy, heldout, samples, seed, question_set, candidate_format):
         played.append((list(heldout), samples, seed, question_set, candidate_format))

@@ -152,7 +152,7 @@ def test_resume_reaches_the_same_state_as_an_uninterrupted_run(tmp_path, model_d
     (["--estimator", "reinforce"], "unknown estimator"),
     (["--secrets-per-step", "500"], "exceeds"),
     (["--ratio-level", "word"], "--ratio-level must be sequence or token, not 'word'"),
-    (["--universe", "disc"], "--universe must be full, interval or subset, not 'disc'"),
+    (["--universe", "disc"], "--universe must be full, interval, subset or class, not 'disc'"),
     (["--validation-window", "0"], "--validation-window must be at least 1"),
     (["--lr", "nan"], "--lr must be a finite number, not nan"),
     (["--steps", "-5"], "--steps must be at least 1, not -5"),
