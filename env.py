@@ -124,9 +124,9 @@ def random_class(secret: int, n_max: int, least: int, rng: random.Random) -> fro
     """A candidate universe of the numbers of 1..n_max that share the secret's digit sum, tens
     digit or last digit (one of the three, at random; all of 1..n_max if it holds fewer than
     `least`). Nothing in the history says so: the question that defined the class is one the
-    belief already answers, and only the candidate list shows it. It is the state a 3-digit
-    secret leaves after the two questions that identify any number of 1..100 (both answered,
-    candidates left), met on secrets of 1..100."""
+    belief already answers, and only the candidate list shows it. On secrets of 1..100 it stands
+    in for the state a secret of 101..200 is in after the two questions that identify any number
+    of 1..100: a digit question that tells nothing more, and candidates left."""
     quantity = QUANTITIES[rng.choice(("digit_sum", "tens_digit", "last_digit"))]
     part = frozenset(n for n in range(1, n_max + 1) if quantity(n) == quantity(secret))
     return part if len(part) >= least else frozenset(range(1, n_max + 1))
