@@ -326,7 +326,6 @@ def test_random_subset_holds_its_secret_and_small_universes_are_common():
     assert random_subset(7, 10, 50, rng) == frozenset(range(1, 11))
 
 
-
 def test_random_class_is_the_secrets_digit_class_where_one_digit_question_tells_nothing():
     """A class universe is every number of 1..n_max that shares the secret's digit sum, tens digit
     or last digit, each of the three drawn; that digit question then leaves C_0 whole, while the
@@ -349,6 +348,8 @@ def test_random_class_is_the_secrets_digit_class_where_one_digit_question_tells_
     assert seen == set(questions)
     assert random_class(1, 100, 2, rng) in ({1, 10, 100}, {*range(1, 10), 100}, set(range(1, 92, 10)))
     assert all(random_class(s, 100, 11, rng) == set(range(1, 101)) for s in range(1, 101))   # no class has 11
+
+
 def test_episodes_start_from_their_own_universe_and_bisection_resolves_each():
     """CSG(universes=...): C_0 is the universe, listed in the prompt; a secret outside its
     universe is refused; the Bayes policy (bisection on the binary set) resolves every secret of
