@@ -160,13 +160,14 @@ def split_spec(spec: str) -> tuple[str, str, str]:
          "an HF id (owner/name), a local directory, checkpoint:PATH or api:MODEL.")
 
 
-def load_lm(base: str, question_set: str = "paper"):
+def load_lm(base: str, question_set: str = "paper", candidate_format: str = "list"):
     """A language model (models.py); missing weights stop the evaluation with its message.
-    "tiny" is the built-in model after its format warm-up for `question_set` (warmup.py)."""
-    from warmup import warmed_up
+    "tiny" is the built-in model after its format warm-up for `question_set`, on prompts that write
+    the candidates as it will read them (warmup.py)."""
+    from warmup import WarmupConfig, warmed_up
     try:
         if base == "tiny":
-            return warmed_up("tiny", question_set, quiet=True)
+            return warmed_up("tiny", question_set, WarmupConfig(candidate_format=candidate_format), quiet=True)
         return models.load_policy(base.removeprefix("checkpoint:"))
     except (models.ModelNotFoundError, models.DamagedFileError) as e:
         fail(str(e))
@@ -288,7 +289,8 @@ def play_all(cfg: EvalConfig, gcfg: GameConfig, secrets: list[int]) -> tuple[lis
     for base, _, kind in parsed.values():  # load every model first: missing weights stop early
         if kind != "reference" and base not in loaded and base not in refused:
             try:
-                loaded[base] = load_lm(base, cfg.question_set) if kind == "lm" else APIModel(base[len("api:"):])
+                loaded[base] = (load_lm(base, cfg.question_set, game_of(base, cfg, gcfg).candidate_format) if kind == "lm"
+                                else APIModel(base[len("api:"):]))
             except SkipPolicy as e:
                 refused[base] = str(e)
     turns, episodes, skipped = [], [], {}

@@ -112,7 +112,8 @@ def load_policy(cfg, quiet: bool = False):
     format warm-up where it needs one (warmup.prepared, cached; the tiny model always needs it)."""
     lora = models.LoraConfig(cfg.lora_rank, cfg.lora_alpha, cfg.lora_dropout, cfg.lora_targets) if cfg.lora_rank else None
     warm = WarmupConfig(episodes=cfg.warmup_episodes, epochs=cfg.warmup_epochs, lr=cfg.warmup_lr,
-                        n_max=cfg.n_max, batch_size=32 if cfg.model == "tiny" else cfg.micro_batch)
+                        n_max=cfg.n_max, candidate_format=cfg.candidate_format,
+                        batch_size=32 if cfg.model == "tiny" else cfg.micro_batch)
     tiny = TinyConfig(hidden_size=cfg.tiny_width, num_layers=cfg.tiny_layers, num_heads=max(1, cfg.tiny_width // 32),
                       intermediate_size=4 * cfg.tiny_width)
     policy, info = prepared(cfg.model, cfg.question_set, warm, cfg.device or None, quiet, tiny, lora, cfg.precision,

@@ -8,7 +8,9 @@ the actions of the belief-agnostic random-question policy (reference.RandomPolic
 random family, random parameters) in the game states that policy reaches. It must not imitate
 bisection or the secret-aware greedy policy: RL has to find good questions itself, or the
 comparison of estimators means nothing. It trains what RL will train: the LoRA adapter of a
-LoRA run, every weight otherwise.
+LoRA run, every weight otherwise. Its prompts write the candidates as the RL run will
+(`candidate_format`): the model learns the action on the prompts it will read, and a list of
+1..100 is four times the tokens of the "runs" prompt train.py plays by default.
 
 `prepared(spec, ...)` decides: a probe set of game states (the random policy's, one sampled
 action each at T = 1) measures the model's valid-action rate; below `threshold` (or always,
@@ -46,14 +48,16 @@ class WarmupConfig:
     lr: float = 3e-3               # AdamW, linear decay to 0
     seed: int = 0
     n_max: int = 100               # the game the data is played in (training: 1..100)
+    candidate_format: str = "list"  # how its prompts write C_t: the RL run's (train.py --candidate-format)
     probe_states: int = 64         # game states whose sampled action measures the valid-action rate
 
 
-def random_policy_states(n_episodes: int, question_set: str, n_max: int, seed: int) -> list[tuple[list[dict], str]]:
+def random_policy_states(n_episodes: int, question_set: str, n_max: int, seed: int,
+                         candidate_format: str = "list") -> list[tuple[list[dict], str]]:
     """(chat messages, action text) of every state the random policy reaches in n episodes."""
     rng = random.Random(seed)
     return reference_states(RandomPolicy(seed), [rng.randint(1, n_max) for _ in range(n_episodes)],
-                            GameConfig(n_max=n_max, question_set=question_set))
+                            GameConfig(n_max=n_max, question_set=question_set, candidate_format=candidate_format))
 
 
 def reference_states(policy, secrets, game_cfg: GameConfig, universes=None) -> list[tuple[list[dict], str]]:
@@ -99,19 +103,21 @@ def supervised_finetune(policy: LMPolicy, examples, cfg: WarmupConfig) -> list[f
     return losses
 
 
-def valid_action_rate(policy: LMPolicy, question_set: str, n_states: int = 64, n_max: int = 100, seed: int = 1) -> float:
+def valid_action_rate(policy: LMPolicy, question_set: str, n_states: int = 64, n_max: int = 100, seed: int = 1,
+                      candidate_format: str = "list") -> float:
     """Fraction of readable actions the policy writes, sampling at T = 1, in n game states of
     the random policy's episodes (every turn from the first to the tenth)."""
-    states = random.Random(seed).sample(random_policy_states(max(8, n_states // 4), question_set, n_max, seed), n_states)
+    states = random_policy_states(max(8, n_states // 4), question_set, n_max, seed, candidate_format)
+    states = random.Random(seed).sample(states, n_states)
     gen = torch.Generator(policy.device).manual_seed(seed)
     texts = [g.text for g in policy.generate(policy.encode([m for m, _ in states]), SampleConfig(), gen)]
     n_arms = GameConfig().n_arms
     return sum(read_action(t, n_arms)[0] is not None for t in texts) / len(texts)
 
 
-def prompt_fingerprint(question_set: str) -> str:
+def prompt_fingerprint(question_set: str, candidate_format: str = "list") -> str:
     """A prompt with every kind of history line: any change to the prompt format changes it."""
-    game = CSG([42], GameConfig(question_set=question_set))
+    game = CSG([42], GameConfig(question_set=question_set, candidate_format=candidate_format))
     for arm, question in [(3, "What is the last digit?"), (3, "What is the last digit?"), (0, "Is it big?")]:
         game.step([json.dumps({"arm": arm, "question": question})])
     return game.messages()[0][1]["content"]
@@ -130,7 +136,7 @@ def model_identity(spec: str, tiny: TinyConfig = TinyConfig()) -> dict:
 
 def cache_key(spec: str, warm: WarmupConfig, question_set: str, tiny: TinyConfig = TinyConfig(),
               lora: models.LoraConfig | None = None, precision: str = "fp32") -> str:
-    blob = json.dumps([model_identity(spec, tiny), asdict(warm), question_set, prompt_fingerprint(question_set),
+    blob = json.dumps([model_identity(spec, tiny), asdict(warm), question_set, prompt_fingerprint(question_set, warm.candidate_format),
                        asdict(lora) if lora else None, precision], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
@@ -168,17 +174,17 @@ def prepared(spec: str = "tiny", question_set: str = "paper", warm: WarmupConfig
             say(f"[warm-up] the cached warm-up cannot be used, so it is made again: {e}")
     start = time.time()
     policy = models.load_policy(spec, device, compute, tiny, lora)
-    before = valid_action_rate(policy, question_set, warm.probe_states, warm.n_max)
+    before = valid_action_rate(policy, question_set, warm.probe_states, warm.n_max, candidate_format=warm.candidate_format)
     info = {"warmed": False, "valid_before": round(before, 4), "model": model_identity(spec, tiny),
             "warmup": asdict(warm), "lora": asdict(lora) if lora else None, "precision": compute,
             "question_set": question_set}
     if mode == "always" or before < threshold:
         trainable = sum(p.numel() for p in policy.model.parameters() if p.requires_grad)
-        examples = random_policy_states(warm.episodes, question_set, warm.n_max, warm.seed)
+        examples = random_policy_states(warm.episodes, question_set, warm.n_max, warm.seed, warm.candidate_format)
         say(f"[warm-up] {policy.name}: {100 * before:.1f}% valid actions; training {trainable / 1e6:.2f}M "
             f"parameters on {len(examples)} random-question actions ({question_set} set), {warm.epochs} epoch(s)")
         losses = supervised_finetune(policy, examples, warm)
-        after = valid_action_rate(policy, question_set, warm.probe_states, warm.n_max)
+        after = valid_action_rate(policy, question_set, warm.probe_states, warm.n_max, candidate_format=warm.candidate_format)
         info.update(warmed=True, valid_after=round(after, 4), examples=len(examples),
                     epoch_losses=[round(x, 4) for x in losses], seconds=round(time.time() - start, 1))
         say(f"[warm-up] loss per epoch {', '.join(f'{x:.3f}' for x in losses)}; valid actions {100 * before:.1f}% -> "

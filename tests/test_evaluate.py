@@ -118,7 +118,7 @@ def test_language_model_path_and_prompting_variants(tmp_path, capsys, monkeypatc
     ReAct system prompt, Full ReAct's growing Thought/Action/Observation chat), greedy decoding,
     token limits, and the resulting tables (bisection resolves; ReAct shows reasoning)."""
     lm = FakeLM()
-    monkeypatch.setattr(evaluate, "load_lm", lambda base, question_set="paper": lm)
+    monkeypatch.setattr(evaluate, "load_lm", lambda base, question_set="paper", candidate_format="list": lm)
     policies = "fake/lm,fake/lm+cot,fake/lm+react,fake/lm+fullreact"
     results, printed = run_main(["--policies", policies, "--runs", "1", "--max-secrets", "3", "--samples", "0",
                                  "--out", str(tmp_path), "--no-figures"], capsys)
@@ -147,7 +147,7 @@ def test_language_models_are_also_played_sampled_beside_greedy(tmp_path, capsys,
     T = 1, as its own row '<policy> [T=1]'; the greedy-and-sampled table gives both resolve
     rates with their standard errors over runs and over secrets."""
     lm = FakeLM()
-    monkeypatch.setattr(evaluate, "load_lm", lambda base, question_set="paper": lm)
+    monkeypatch.setattr(evaluate, "load_lm", lambda base, question_set="paper", candidate_format="list": lm)
     results, printed = run_main(["--policies", "bayes,fake/lm", "--runs", "2", "--max-secrets", "3", "--samples", "2",
                                  "--out", str(tmp_path), "--no-figures"], capsys)
     assert list(results) == ["bayes", "fake/lm", "fake/lm [T=1]"]          # no sampled row for a reference policy
@@ -163,7 +163,7 @@ def test_language_models_are_also_played_sampled_beside_greedy(tmp_path, capsys,
 def test_sampled_decoding_passes_temperature_and_per_run_seeds(tmp_path, capsys, monkeypatch):
     """--temperature > 0 samples with the given temperature / top-p, and run r's seeds differ from run r+1's."""
     lm = FakeLM()
-    monkeypatch.setattr(evaluate, "load_lm", lambda base, question_set="paper": lm)
+    monkeypatch.setattr(evaluate, "load_lm", lambda base, question_set="paper", candidate_format="list": lm)
     run_main(["--policies", "fake/lm", "--runs", "2", "--max-secrets", "2", "--temperature", "0.7",
               "--top-p", "0.9", "--out", str(tmp_path), "--no-figures"], capsys)
     assert all(not c["greedy"] and c["temperature"] == 0.7 and c["top_p"] == 0.9 for c in lm.calls)

@@ -1,13 +1,17 @@
 """The policy: sampling distribution, generation vs scoring log-probs, batching, loading errors."""
 
+from dataclasses import replace
+
 import pytest
 import torch
 
+import experiment
 import tinylm
 import warmup
 from env import CSG, GameConfig
 from models import DamagedFileError, ModelNotFoundError, check_saved_files, load_policy
 from policy import LMPolicy, SampleConfig, pad, play_rollouts, positions, process_logits
+from train import TrainConfig
 
 
 @pytest.fixture(scope="session")
@@ -44,6 +48,30 @@ def test_process_logits_hand_worked_top_p():
     p = process_logits(logits, 2.0, 1.0).exp()    # temperature 2: probs proportional to sqrt(p)
     expected = torch.tensor([0.5, 0.3, 0.15, 0.05]).sqrt()
     assert torch.allclose(p, expected / expected.sum(), atol=1e-6)
+
+
+def test_top_p_set_read_from_the_largest_few_is_the_set_a_sort_gives():
+    """The set found from each row's few largest log-probs (a sort of the row only where they hold
+    less than top_p) is the one a full sort gives: flat rows (the sort), peaked rows (the few; at
+    top-p 0.99 some need a few more than 8) and rows between."""
+    gen = torch.Generator().manual_seed(0)
+    for scale, sizes in ((0.1, lambda n: n > 8), (10.0, lambda n: n <= 10), (1.5, lambda n: True)):
+        logits = torch.randn(4, 5, 300, generator=gen) * scale
+        for top_p in (0.3, 0.9, 0.99):
+            s, order = torch.log_softmax(logits, -1).sort(-1, descending=True)
+            kept = torch.zeros(s.shape, dtype=torch.bool).scatter(-1, order, s.exp().cumsum(-1) - s.exp() < top_p)
+            got = process_logits(logits, 1.0, top_p) > float("-inf")
+            assert torch.equal(got, kept)
+            assert all(sizes(n) for n in got.sum(-1).flatten().tolist())
+
+
+def test_top_p_keeps_the_tokens_tied_with_the_last_of_its_set():
+    """probs (.4, .2, .2, .1, .1) at top-p 0.5: the set is .4 and a .2; the other .2 is kept too (no
+    order between equals), in a vocabulary the few largest cover and in one they do not."""
+    probs = torch.tensor([0.4, 0.2, 0.2, 0.1, 0.1])
+    for padding in (0, 20):
+        logits = torch.cat([probs.log(), torch.full((padding,), float("-inf"))])
+        assert torch.allclose(process_logits(logits, 1.0, 0.5).exp()[:5], torch.tensor([0.5, 0.25, 0.25, 0, 0]))
 
 
 def test_positions_ignore_left_padding():
@@ -223,16 +251,35 @@ def test_generation_bytes_counts_the_kv_cache_a_prefill_makes(tokenizer, arch):
 
 
 def test_warm_up_teaches_the_format():
-    """The cached warm-up (built here on first use, ~1 min) writes a readable action in >= 95%
-    of sampled game states, where the fresh model wrote none, and is cached: a second call
-    trains nothing."""
-    policy, info = warmup.prepared("tiny", "paper", quiet=True, mode="always")
+    """The cached warm-up of train.py's default run (built here on first use, ~20 s) writes a
+    readable action in >= 95% of sampled game states, where the fresh model wrote none, and is
+    cached: a second call trains nothing."""
+    warm = warmup.WarmupConfig(candidate_format=TrainConfig().candidate_format)
+    policy, info = warmup.prepared("tiny", "paper", warm, quiet=True, mode="always")
     assert info["warmed"] and info["valid_before"] < 0.05 and info["valid_after"] >= 0.95
     assert info["epoch_losses"][-1] < info["epoch_losses"][0]
-    assert warmup.valid_action_rate(policy, "paper", 32, seed=7) >= 0.95       # other states, other samples
-    again, info_again = warmup.prepared("tiny", "paper", quiet=True, mode="always")
+    rate = warmup.valid_action_rate(policy, "paper", 32, seed=7, candidate_format=warm.candidate_format)
+    assert rate >= 0.95                                                           # other states, other samples
+    again, info_again = warmup.prepared("tiny", "paper", warm, quiet=True, mode="always")
     assert info_again == info
     assert all(torch.equal(a, b) for a, b in zip(policy.model.state_dict().values(), again.model.state_dict().values()))
+
+
+def test_the_warm_up_is_played_on_the_prompts_the_run_will_read(monkeypatch):
+    """The same random-policy play, written as the run's --candidate-format writes C_t; a warm-up
+    for one format is never loaded for another; train.py asks for its own format."""
+    runs = warmup.random_policy_states(3, "paper", 100, 0, "runs")
+    listed = warmup.random_policy_states(3, "paper", 100, 0, "list")
+    assert [a for _, a in runs] == [a for _, a in listed]
+    assert "(100): [1-100]" in runs[0][0][1]["content"]
+    assert "(100): [1, 2, 3, 4," in listed[0][0][1]["content"]
+    keys = {f: warmup.cache_key("tiny", warmup.WarmupConfig(candidate_format=f), "paper") for f in ("list", "runs")}
+    assert keys["list"] != keys["runs"]
+    seen = []
+    monkeypatch.setattr(experiment, "prepared", lambda spec, qs, warm, *a: seen.append(warm) or (None, {}))
+    with pytest.raises(AttributeError):        # the stand-in returns no model: only the request is looked at
+        experiment.load_policy(replace(TrainConfig(), candidate_format="padded"), quiet=True)
+    assert seen[0].candidate_format == "padded"
 
 
 @pytest.mark.parametrize("action,rest", [

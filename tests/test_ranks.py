@@ -10,7 +10,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from warmup import warmed_up
+from warmup import WarmupConfig, warmed_up
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # --lr 5e-5: small steps. At the default lr the first step here moves pi by a KL of 1.3 with 36% of the
@@ -40,7 +40,8 @@ def test_two_ranks_take_the_same_steps_as_one(tmp_path, estimator):
     two = train_run(tmp_path, "two", estimator, 2)
     a, b = load_file(one / "checkpoint" / "model.safetensors"), load_file(two / "checkpoint" / "model.safetensors")
     assert a.keys() == b.keys()
-    start = warmed_up("tiny", quiet=True).model.state_dict()               # the warm-up both runs began from
+    warm = WarmupConfig(candidate_format=json.loads((one / "train_config.json").read_text())["candidate_format"])
+    start = warmed_up("tiny", "paper", warm, quiet=True).model.state_dict()   # the warm-up both runs began from
     assert any(not torch.equal(a[k], start[k]) for k in a)                # the steps moved the weights
     for k in a:
         assert torch.allclose(a[k], b[k], atol=1e-5, rtol=1e-4), k
