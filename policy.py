@@ -82,7 +82,9 @@ def process_logits(logits: torch.Tensor, temperature: float = 1.0, top_p: float 
     logp = torch.log_softmax(logits.float() / temperature, dim=-1)
     if top_p >= 1.0:
         return logp
-    drop = logp < nucleus_floor(logp.detach(), top_p)
+    # compiled (engine.py's draw): the sort of every row, as asking which rows need one would stop for the host
+    few = logp.shape[-1] if torch.compiler.is_compiling() else 8
+    drop = logp < nucleus_floor(logp.detach(), top_p, few)
     if taken is not None:
         drop = drop.scatter(-1, taken[..., None], False)
     return torch.log_softmax(logp.masked_fill(drop, float("-inf")), dim=-1)

@@ -10,7 +10,7 @@ import tinylm
 import warmup
 from env import CSG, GameConfig
 from models import DamagedFileError, ModelNotFoundError, check_saved_files, load_policy
-from policy import LMPolicy, SampleConfig, pad, play_rollouts, positions, process_logits
+from policy import LMPolicy, SampleConfig, nucleus_floor, pad, play_rollouts, positions, process_logits
 from train import TrainConfig
 
 
@@ -62,7 +62,18 @@ def test_top_p_set_read_from_the_largest_few_is_the_set_a_sort_gives():
             kept = torch.zeros(s.shape, dtype=torch.bool).scatter(-1, order, s.exp().cumsum(-1) - s.exp() < top_p)
             got = process_logits(logits, 1.0, top_p) > float("-inf")
             assert torch.equal(got, kept)
+            logp = torch.log_softmax(logits, -1)
+            assert torch.equal(nucleus_floor(logp, top_p), nucleus_floor(logp, top_p, 300))   # the sort alone: compiled
             assert all(sizes(n) for n in got.sum(-1).flatten().tolist())
+
+
+def test_top_p_compiles_to_one_graph_with_the_eager_set():
+    """engine.py compiles the draw: there the set comes from the sort alone (no question to the
+    host about which rows need it), the same set, in one graph for any number of rows."""
+    compiled = torch.compile(lambda x: process_logits(x, 1.0, 0.9), dynamic=True, fullgraph=True)
+    for rows in (5, 9):
+        logits = torch.randn(rows, 300, generator=torch.Generator().manual_seed(rows)) * 2
+        assert torch.allclose(compiled(logits).exp(), process_logits(logits, 1.0, 0.9).exp(), atol=1e-6)
 
 
 def test_top_p_keeps_the_tokens_tied_with_the_last_of_its_set():
