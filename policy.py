@@ -93,9 +93,9 @@ def process_logits(logits: torch.Tensor, temperature: float = 1.0, top_p: float 
 def nucleus_floor(logp: torch.Tensor, top_p: float, k: int = 8) -> torch.Tensor:
     """(..., V) -> (..., 1): the log-prob of the last token of the top-p set, the tokens in order of
     probability while the mass before each is < top_p. Read from each row's k largest, and from a
-    sort of the whole row only where those k hold less than top_p. Why: sorting every row's whole
-    vocabulary was most of the cost of scoring a CPU batch at top-p 0.9, and a trained policy's set
-    is a few tokens."""
+    sort of the whole row only where those k hold less than top_p. Why: on a CPU a sort of every
+    row's whole vocabulary costs more than the rest of the top-p cut, and a trained policy's set is
+    a few tokens."""
     k = min(k, logp.shape[-1])
     top = logp.topk(k, dim=-1).values                    # largest first
     p = top.exp()

@@ -9,8 +9,8 @@ random family, random parameters) in the game states that policy reaches. It mus
 bisection or the secret-aware greedy policy: RL has to find good questions itself, or the
 comparison of estimators means nothing. It trains what RL will train: the LoRA adapter of a
 LoRA run, every weight otherwise. Its prompts write the candidates as the RL run will
-(`candidate_format`): the model learns the action on the prompts it will read, and a list of
-1..100 is four times the tokens of the "runs" prompt train.py plays by default.
+(`candidate_format`): the model learns the action on the prompts it will read, and the "runs"
+prompt train.py plays by default writes 1..100 as "1-100", not as 192 digit tokens.
 
 `prepared(spec, ...)` decides: a probe set of game states (the random policy's, one sampled
 action each at T = 1) measures the model's valid-action rate; below `threshold` (or always,
@@ -136,7 +136,8 @@ def model_identity(spec: str, tiny: TinyConfig = TinyConfig()) -> dict:
 
 def cache_key(spec: str, warm: WarmupConfig, question_set: str, tiny: TinyConfig = TinyConfig(),
               lora: models.LoraConfig | None = None, precision: str = "fp32") -> str:
-    blob = json.dumps([model_identity(spec, tiny), asdict(warm), question_set, prompt_fingerprint(question_set, warm.candidate_format),
+    blob = json.dumps([model_identity(spec, tiny), asdict(warm), question_set,
+                       prompt_fingerprint(question_set, warm.candidate_format),
                        asdict(lora) if lora else None, precision], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
