@@ -58,11 +58,11 @@ def test_top_p_set_read_from_the_largest_few_is_the_set_a_sort_gives():
     for scale, sizes in ((0.1, lambda n: n > 8), (10.0, lambda n: n <= 10), (1.5, lambda n: True)):
         logits = torch.randn(4, 5, 300, generator=gen) * scale
         for top_p in (0.3, 0.9, 0.99):
-            s, order = torch.log_softmax(logits, -1).sort(-1, descending=True)
+            logp = torch.log_softmax(logits, -1)
+            s, order = logp.sort(-1, descending=True)
             kept = torch.zeros(s.shape, dtype=torch.bool).scatter(-1, order, s.exp().cumsum(-1) - s.exp() < top_p)
             got = process_logits(logits, 1.0, top_p) > float("-inf")
             assert torch.equal(got, kept)
-            logp = torch.log_softmax(logits, -1)
             assert torch.equal(nucleus_floor(logp, top_p), nucleus_floor(logp, top_p, 300))   # the sort alone: compiled
             assert all(sizes(n) for n in got.sum(-1).flatten().tolist())
 
@@ -262,7 +262,7 @@ def test_generation_bytes_counts_the_kv_cache_a_prefill_makes(tokenizer, arch):
 
 
 def test_warm_up_teaches_the_format():
-    """The cached warm-up of train.py's default run (built here on first use, ~20 s) writes a
+    """The cached warm-up of train.py's default run (built here on first use) writes a
     readable action in >= 95% of sampled game states, where the fresh model wrote none, and is
     cached: a second call trains nothing."""
     warm = warmup.WarmupConfig(candidate_format=TrainConfig().candidate_format)
