@@ -1,5 +1,5 @@
-"""What every entry point shares: flags generated from a config dataclass, and how the process
-uses the machine's cores.
+"""What every entry point shares: flags generated from a config dataclass, how the process uses
+the machine's cores, and which code it runs (`code_version`, recorded with each run and result).
 
 Every entry point (train.py, evaluate.py, the theory scripts, the benchmarks) keeps its
 hyperparameters in one dataclass; each field `foo_bar` becomes `--foo-bar` with the field's
@@ -19,6 +19,7 @@ import json
 import math
 import operator
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -157,3 +158,21 @@ def use_threads(threads: int = 0, parallel_runs: int = 1) -> int:
     n = threads if threads > 0 else max(1, cores // max(parallel_runs, 1))
     torch.set_num_threads(n)
     return n
+
+
+def code_version(root: str = os.path.dirname(os.path.abspath(__file__))) -> dict:
+    """The code a run is trained or a figure measured with: {"commit": git's HEAD, "uncommitted":
+    {path: blob} for each tracked file that differs from HEAD, its content's `git hash-object`
+    (None: deleted)}, so that a later reader can tell whether a file a result depends on still
+    holds the same bytes. {} outside a git checkout."""
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+    try:
+        commit = git("rev-parse", "HEAD").strip()
+        paths = [p for p in git("diff", "--name-only", "HEAD").splitlines() if p]
+        top = git("rev-parse", "--show-toplevel").strip()
+        uncommitted = {p: git("hash-object", os.path.join(top, p)).strip() if os.path.exists(os.path.join(top, p)) else None
+                       for p in paths}
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    return {"commit": commit, "uncommitted": uncommitted}

@@ -31,7 +31,7 @@ import torch
 
 import models
 from baselines import ESTIMATORS, Credit, EstimatorContext, credit_from_batch, episode_returns, turn_stats
-from cli import config_problem, fail, save_config
+from cli import code_version, config_problem, fail, save_config
 from env import ARM_FAMILIES, CSG, UNIVERSES, explored, secret_split
 from evaluate import evaluate_policy
 from metrics import training_metrics
@@ -224,6 +224,7 @@ class Run:
         self.rng = random.Random(cfg.seed)                          # which secrets each step plays
         self.shuffle = torch.Generator().manual_seed(cfg.seed)      # Eq. 2's minibatches
         self.say = print if ranks.main else (lambda *a, **k: None)
+        self.code = code_version() if ranks.main else {}    # what trained it: a result read from the run cites it
 
     def __enter__(self):
         return self
@@ -395,7 +396,7 @@ class Run:
                            {"step": rows[-1]["step"] if rows else 0, "path": str(self.dir / "checkpoint")},
                    "steps_to_90": reach, "steps_to_90_greedy": reach_greedy,
                    "train_seconds": round(time.time() - self.started, 1), "step_seconds": round(sum(self.seconds), 1),
-                   "checkpoint": str(self.dir / "checkpoint")}
+                   "checkpoint": str(self.dir / "checkpoint"), "code": self.code}
         (self.dir / "summary.json").write_text(json.dumps(summary, indent=2))
         plot_curves(rows, self.dir / "training_curves.png", self.dir.name)
         fe, nan = summary["final_eval"], float("nan")

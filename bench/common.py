@@ -6,12 +6,12 @@ import json
 import os
 import platform
 import shlex
-import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import cli  # noqa: E402,F401  (before torch: it sets how idle OpenMP threads wait)
+from cli import code_version  # noqa: E402,F401  (bench scripts import it from here)
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
@@ -34,24 +34,6 @@ def command_line(argv=None, script=None) -> str:
 
 def today() -> str:
     return datetime.date.today().isoformat()
-
-
-def code_version(root: str = ROOT) -> dict:
-    """The code a figure is measured with: {"commit": git's HEAD, "uncommitted": {path: blob} for
-    each tracked file that differs from HEAD, its content's `git hash-object` (None: deleted)}, so
-    that a later reader can tell whether a file a figure depends on still holds the same bytes.
-    {} outside a git checkout."""
-    def git(*args):
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
-    try:
-        commit = git("rev-parse", "HEAD").strip()
-        paths = [p for p in git("diff", "--name-only", "HEAD").splitlines() if p]
-        top = git("rev-parse", "--show-toplevel").strip()
-        uncommitted = {p: git("hash-object", os.path.join(top, p)).strip() if os.path.exists(os.path.join(top, p)) else None
-                       for p in paths}
-    except (OSError, subprocess.CalledProcessError):
-        return {}
-    return {"commit": commit, "uncommitted": uncommitted}
 
 
 def save_results(results: dict, path: str, command: str | None = None) -> None:

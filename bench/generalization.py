@@ -31,7 +31,8 @@ Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "k
 "gen200_threshold_median_corr_greedy", "gen200_threshold_median_corr_sampled",
 "gen200_threshold_points_greedy", "gen200_threshold_points_sampled" (the distinct (threshold,
 median) pairs each correlation rests on; bisection_behaviour.summary), "heldout_repeat_ratio",
-"gen200_repeat_ratio" (sampled play; metrics.repeat_ratio)}, ...],
+"gen200_repeat_ratio" (sampled play; metrics.repeat_ratio), "measured" ({"date", "scored",
+"trained"}: bench/common.code_version's of the scoring and of the training)}, ...],
 "references": [{"question_set", "policy", "split_seed", "heldout", "gen200"}, ...],
 "defaults": {question_set: train.py's defaults the rows' "changed" is taken against},
 "paired": {question_set: {flags: {other estimator: {figure: {mean_difference, t, p, seeds}}}}}}, rates
@@ -50,7 +51,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.bisection_behaviour import again_probabilities, behaviour, greedy_turns, heldout_and_n200, sampled_batch  # noqa: E402
-from bench.common import RESULTS, save_results  # noqa: E402
+from bench.common import RESULTS, code_version, save_results, today  # noqa: E402
 from bench.report_generalization import by_flags, flags_of  # noqa: E402
 from bench.reproduce import PER_RUN_FIELDS  # noqa: E402
 from cli import arg, fail, parse_config, use_threads  # noqa: E402
@@ -146,7 +147,16 @@ def run_row(run_dir: Path, samples: int) -> dict:
             "gen200_threshold_median_corr_sampled": gen["behaviour_sampled"].get("threshold_median_corr", math.nan),
             "gen200_threshold_points_greedy": gen["behaviour_greedy"]["threshold_points"],
             "gen200_threshold_points_sampled": gen["behaviour_sampled"]["threshold_points"],
-            "heldout_repeat_ratio": held["repeat_ratio_sampled"], "gen200_repeat_ratio": gen["repeat_ratio_sampled"]}
+            "heldout_repeat_ratio": held["repeat_ratio_sampled"], "gen200_repeat_ratio": gen["repeat_ratio_sampled"],
+            "measured": measured(run_dir)}
+
+
+def measured(run_dir: Path) -> dict:
+    """When and with which code a row was measured: the date and code that scored it, and the code
+    that trained the run (None where its summary.json predates the record). A file gathers rows a
+    few runs at a time, so its rows can be of different code; its header names only the last."""
+    trained = json.loads((run_dir / "summary.json").read_text()).get("code")
+    return {"date": today(), "scored": code_version(), "trained": trained}
 
 
 def with_later_figures(run_dir: Path, row: dict) -> dict:

@@ -5,7 +5,7 @@ mean +- SEM per estimator over seeds, ECHO minus each other estimator paired by 
 here from the rows, as the means are), and the reference policies on the same secrets. No number
 is typed here: each is read from the file.
 """
-from bench.report_tables import load, ms, nan, num, provenance_line, seeds_text, t_test_text, table
+from bench.report_tables import code_changes, load, ms, nan, num, provenance_line, seeds_text, t_test_text, table
 from stats import paired_by_seed
 
 FILE = "generalization.json"
@@ -27,6 +27,19 @@ def correlation(row: dict, play: str) -> str:
     (threshold, median) pairs behind it where the row counted them."""
     points = row.get(f"gen200_threshold_points_{play}")
     return num(row[f"gen200_threshold_median_corr_{play}"]) + (f" ({points})" if points is not None else "")
+
+
+def measured_cell(row: dict) -> str:
+    """When a row was measured and with which code (the training's where the run recorded it, else
+    the scoring's), and how many of the files its figures depend on have changed since: the file
+    gathers rows a few runs at a time, and its header names only the last code."""
+    m = row.get("measured")
+    if not m:
+        return "not recorded"
+    code = m.get("trained") or m["scored"]
+    changed = code_changes(FILE, code)
+    since = "changes not known" if changed is None else f"{len(changed)} file{'s' * (len(changed) != 1)} changed since"
+    return f"{m['date']}, {(code.get('commit') or 'no commit')[:7]} ({since})"
 
 
 def by_estimator(runs: list[dict]) -> dict:
@@ -69,7 +82,10 @@ def section_generalization() -> list[str]:
               "Repeat ratio: in sampled play, the probability of asking once more the action just answered, over "
               "the probability it had when taken (metrics.repeat_ratio): 1 when the history changes nothing, 0 when "
               "the policy never asks again; n/a for rows scored before it was measured. "
-              "Flags: the train.py settings of a run that differ from its question set's defaults.", ""]
+              "Flags: the train.py settings of a run that differ from its question set's defaults. Measured: the "
+              "row's date and commit (of its training where the run recorded it, else of its scoring), with the "
+              "number of the files its figures depend on that differ at HEAD; rows are gathered a few runs at a "
+              "time, so they need not share the code the line above names.", ""]
     for question_set, title in SETS.items():
         runs = [r for r in d["runs"] if r["question_set"] == question_set]
         if not runs:
@@ -79,6 +95,7 @@ def section_generalization() -> list[str]:
                   "Held-out resolve %, greedy / sampled", "1..200 resolve %, greedy / sampled",
                   "1..200 redundant %, greedy / sampled", "Repeat ratio, held-out / 1..200"]
         header += ["1..200 threshold-median corr., greedy / sampled", "1..200 eliminated per turn, greedy"] if binary else []
+        header += ["Measured"]
         rows = []
         for r in runs:
             row = [r["estimator"], r["seed"], r["split_seed"], changed_text(r["changed"]),
@@ -89,7 +106,7 @@ def section_generalization() -> list[str]:
             if binary:
                 row += [f"{correlation(r, 'greedy')} / {correlation(r, 'sampled')}",
                         num(r["gen200_eliminated_fraction_greedy"])]
-            rows.append(row)
+            rows.append(row + [measured_cell(r)])
         lines += [f"### {title}", ""]
         if binary:
             lines += ["Threshold-median corr.: Pearson's r between the threshold of each comparison asked and the "

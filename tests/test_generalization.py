@@ -9,10 +9,12 @@ import pytest
 from bench.bisection_behaviour import behaviour, heldout_and_n200
 from bench.generalization import carried_over, main as generalization, references
 from bench.report_generalization import flags_of
+from cli import code_version
 from env import CSG, GameConfig, secret_split
 from experiment import eval_seed
 from reference import FixedSequencePolicy
 from stats import paired_by_seed, paired_t_test
+from test_results_claims import commit_all, scratch_repository
 from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
 from train import TrainConfig
 
@@ -151,6 +153,9 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     assert "commit" in written and "command" in written
     assert row["gen200_threshold_points_greedy"] >= 0 and row["gen200_threshold_points_sampled"] >= 0
     assert {"heldout_repeat_ratio", "gen200_repeat_ratio"} <= set(row)   # NaN here: a random model reads no action
+    # the row names the code that trained the run (its summary's) and the code that scored it, today
+    assert summary["code"] == code_version() == row["measured"]["scored"] and row["measured"]["trained"] == summary["code"]
+    assert row["measured"]["date"] == written["date"]
     # a row written before the points and the repeat ratios were counted gets them, the same as a full scoring
     out.write_text(json.dumps({**written, "runs": [{k: v for k, v in row.items() if "threshold" not in k and "repeat" not in k} | {
         "gen200_threshold_median_corr_greedy": 0.5, "gen200_threshold_median_corr_sampled": 0.25}]}))
@@ -222,6 +227,23 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_generalization())
     assert "| n/a / n/a | 0.80 (4) / n/a (0) | 0.40 |" in text and "fewer than 3 distinct pairs" in text
+    # each row says when and with which code it was measured (the training's where known) and how
+    # many of the files its figures depend on have changed since, in a scratch repository
+    repo = scratch_repository(tmp_path, "generalization.json")
+    first = code_version(str(repo))["commit"]
+    measured = [{**row("paper", "rloo", s, 0.2), "measured": {"date": f"2026-01-0{s + 2}", "scored": scored, "trained": trained}}
+                for s, scored, trained in ((0, {"commit": "f" * 40}, {"commit": first}), (1, {"commit": "e" * 40}, None))]
+    (tmp_path / "generalization.json").write_text(json.dumps({**data, "runs": runs + measured}))
+    with report_tables.reading(str(tmp_path), str(repo)):
+        text = "\n".join(section_generalization())
+    assert f"| 2026-01-02, {first[:7]} (0 files changed since) |" in text     # trained at HEAD
+    assert "| 2026-01-03, eeeeeee (changes not known) |" in text                # scored at a commit not in the history
+    (repo / "env.py").write_text("N_MAX = 200\n")
+    commit_all(repo, "change the game")
+    with report_tables.reading(str(tmp_path), str(repo)):
+        text = "\n".join(section_generalization())
+    assert f"| 2026-01-02, {first[:7]} (1 file changed since) |" in text
+    assert text.count("| not recorded |") == 4                                          # the rows without the record
     assert "ECHO minus GRPO, paired over seeds 0: " in text and "1..200 greedy 40.0 points" in text
     assert text.index("### Paper question set") < text.index("### Binary question set")
     assert text.count("| fixed_sequence | 9 | 100.0 | 85.0 |") == 2
