@@ -30,16 +30,17 @@ def correlation(row: dict, play: str) -> str:
 
 
 def measured_cell(row: dict) -> str:
-    """When a row was measured and with which code (the training's where the run recorded it, else
-    the scoring's), and how many of the files its figures depend on have changed since: the file
-    gathers rows a few runs at a time, and its header names only the last code."""
+    """When a row was measured, and how many of the files its figures depend on have changed since
+    the code that measured it (the training's where the run recorded it, else the scoring's; the
+    file names the commit): the file gathers rows a few runs at a time, and its header names only
+    the last code."""
     m = row.get("measured")
     if not m:
         return "not recorded"
     code = m.get("trained") or m["scored"]
     changed = code_changes(FILE, code)
     since = "changes not known" if changed is None else f"{len(changed)} file{'s' * (len(changed) != 1)} changed since"
-    return f"{m['date']}, {(code.get('commit') or 'no commit')[:7]} ({since})"
+    return f"{m['date']} ({since})"
 
 
 def by_estimator(runs: list[dict]) -> dict:
@@ -83,9 +84,10 @@ def section_generalization() -> list[str]:
               "the probability it had when taken (metrics.repeat_ratio): 1 when the history changes nothing, 0 when "
               "the policy never asks again; n/a for rows scored before it was measured. "
               "Flags: the train.py settings of a run that differ from its question set's defaults. Measured: the "
-              "row's date and commit (of its training where the run recorded it, else of its scoring), with the "
-              "number of the files its figures depend on that differ at HEAD; rows are gathered a few runs at a "
-              "time, so they need not share the code the line above names.", ""]
+              "row's date, with the number of the files its figures depend on that differ now from the code that "
+              "measured it (its training's where the run recorded it, else its scoring's; each row of the file "
+              "names that commit); rows are gathered a few runs at a time, so they need not share the code the "
+              "line above names.", ""]
     for question_set, title in SETS.items():
         runs = [r for r in d["runs"] if r["question_set"] == question_set]
         if not runs:

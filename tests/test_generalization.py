@@ -236,13 +236,13 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     (tmp_path / "generalization.json").write_text(json.dumps({**data, "runs": runs + measured}))
     with report_tables.reading(str(tmp_path), str(repo)):
         text = "\n".join(section_generalization())
-    assert f"| 2026-01-02, {first[:7]} (0 files changed since) |" in text     # trained at HEAD
-    assert "| 2026-01-03, eeeeeee (changes not known) |" in text                # scored at a commit not in the history
+    assert "| 2026-01-02 (0 files changed since) |" in text    # trained at HEAD
+    assert "| 2026-01-03 (changes not known) |" in text        # scored at a commit not in the history
     (repo / "env.py").write_text("N_MAX = 200\n")
     commit_all(repo, "change the game")
     with report_tables.reading(str(tmp_path), str(repo)):
         text = "\n".join(section_generalization())
-    assert f"| 2026-01-02, {first[:7]} (1 file changed since) |" in text
+    assert "| 2026-01-02 (1 file changed since) |" in text
     assert text.count("| not recorded |") == 4                                          # the rows without the record
     assert "ECHO minus GRPO, paired over seeds 0: " in text and "1..200 greedy 40.0 points" in text
     assert text.index("### Paper question set") < text.index("### Binary question set")
