@@ -32,7 +32,7 @@ Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "k
 "gen200_threshold_points_greedy", "gen200_threshold_points_sampled" (the distinct (threshold,
 median) pairs each correlation rests on; bisection_behaviour.summary), "heldout_repeat_ratio",
 "gen200_repeat_ratio" (sampled play; metrics.repeat_ratio), "measured" ({"date", "scored",
-"trained"}: bench/common.code_version's of the scoring and of the training)}, ...],
+"trained"}: cli.code_version of the scoring and of the training)}, ...],
 "references": [{"question_set", "policy", "split_seed", "heldout", "gen200"}, ...],
 "defaults": {question_set: train.py's defaults the rows' "changed" is taken against},
 "paired": {question_set: {flags: {other estimator: {figure: {mean_difference, t, p, seeds}}}}}}, rates
