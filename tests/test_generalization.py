@@ -243,7 +243,7 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     with report_tables.reading(str(tmp_path), str(repo)):
         text = "\n".join(section_generalization())
     assert "| 2026-01-02 (1 file changed since) |" in text
-    assert text.count("| not recorded |") == 4                                          # the rows without the record
+    assert text.count("| not recorded |") == 4                 # the rows without the record
     assert "ECHO minus GRPO, paired over seeds 0: " in text and "1..200 greedy 40.0 points" in text
     assert text.index("### Paper question set") < text.index("### Binary question set")
     assert text.count("| fixed_sequence | 9 | 100.0 | 85.0 |") == 2
