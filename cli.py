@@ -7,11 +7,15 @@ type and default, and its help is the field's metadata["help"] (write fields wit
 Unknown flags, values of the wrong type and values out of a field's range (`config_problem`) are
 errors: one sentence and exit status 2, before the program reads or writes anything.
 
-Threads. Entry points import this module before torch, so that OpenMP's idle threads sleep
-instead of spinning (OMP_WAIT_POLICY=PASSIVE; libgomp reads it once, when torch loads it).
-With spinning threads two torch processes sharing 2 cores run ~3x slower each; with sleeping
-ones ~1.3x, and a run alone is no slower (bench/threads.py). `use_threads` then gives torch
-every core the process may run on, divided among the runs it starts side by side.
+Threads. Entry points import this module before torch, so that OpenMP's idle threads spin only
+briefly before they sleep (GOMP_SPINCOUNT=10000; libgomp, which torch's Linux wheels use, reads
+it once, when torch loads it). Threads that spin long (libgomp's default) make two torch
+processes sharing 2 cores run several times slower each; threads that sleep at once
+(OMP_WAIT_POLICY=PASSIVE) make a run alone slower, as waking them costs on every one of the tiny
+model's many small operations. The brief spin is as fast as the default alone and near the
+sleeping threads side by side (bench/threads.py). A value set in the environment wins.
+`use_threads` then gives torch every core the process may run on, divided among the runs it
+starts side by side.
 """
 import argparse
 import dataclasses
@@ -23,7 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 
 def arg(default, help: str, *, at_least=None, above=None, at_most=None, below=None, writes: str | None = None,

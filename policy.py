@@ -337,9 +337,12 @@ class LMPolicy:
                                       position_ids=positions(mask)[:, p_mask.shape[1]:-1], past_key_values=cache,
                                       use_cache=True).logits                 # (N, Lc - 1, V)
                 logits = torch.cat([logits, rest], 1)                        # (N, Lc, V)
-        logp = process_logits(logits, temperature, top_p, taken=c_ids)
-        token_logp = logp.gather(-1, c_ids[..., None]).squeeze(-1)
-        return torch.where(c_mask.bool(), token_logp, torch.zeros_like(token_logp)), c_mask.bool()
+        # Only the completions' own tokens are scored: a padding row's top-p cut (often a whole sort) is wasted work.
+        real = c_mask.bool()                                                 # (N, Lc)
+        logp = process_logits(logits[real], temperature, top_p, taken=c_ids[real])   # (tokens, V)
+        token_logp = torch.zeros(real.shape, dtype=logp.dtype, device=dev)
+        token_logp[real] = logp.gather(-1, c_ids[real][:, None]).squeeze(-1)
+        return token_logp, real
 
     def generate_text(self, messages_list, greedy=True, temperature=1.0, top_p=1.0,
                       max_new_tokens=64, seed=None) -> list[str]:

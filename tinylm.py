@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -89,40 +90,59 @@ def learn_phrases(lines: list[list[str]], n_merges: int, min_count: int = 20) ->
     """BPE over pieces: repeatedly merge the most frequent adjacent pair of pieces ("Is" + " the"
     -> "Is the", ..., "No, the number is not"). Digits and template delimiters are never
     merged: the policy must see numbers as their digits, and a question as the same tokens
-    wherever it appears."""
-    from collections import Counter
+    wherever it appears. Of pairs equally frequent, the one that occurs first (line, then
+    position) is merged. The pair counts are kept up to date, so each merge only rescans the
+    lines that hold the merged pair (the vocabulary is built in every process that uses it)."""
     weight = Counter(tuple(s) for s in lines)             # each distinct line once, with its count
-    seqs = [(list(s), w) for s, w in weight.items()]
-    pieces = {p for s, _ in seqs for p in s}
-    digits = {p for p in pieces if any(c.isdigit() for c in p)}   # a merged phrase never holds one
+    seqs = [list(s) for s in weight]
+    weights = list(weight.values())
+    digits = {p for s in seqs for p in s if any(c.isdigit() for c in p)}   # a merged phrase never holds one
     mergeable = lambda p: p not in digits and p not in DELIMITERS  # noqa: E731
+    pairs_of = lambda s: [(a, b) for a, b in zip(s, s[1:]) if mergeable(a) and mergeable(b)]  # noqa: E731
+    counts, holders = Counter(), defaultdict(set)         # pair -> weighted count, lines holding it
+    for i, s in enumerate(seqs):
+        for pair in pairs_of(s):
+            counts[pair] += weights[i]
+            holders[pair].add(i)
     phrases = []
     for _ in range(n_merges):
-        counts = Counter()
-        for s, w in seqs:
-            for a, b in zip(s, s[1:]):
-                if mergeable(a) and mergeable(b):
-                    counts[a, b] += w
         if not counts:
             break
-        (a, b), count = counts.most_common(1)[0]
-        if count < min_count:
+        top = max(counts.values())
+        if top < min_count:
             break
+        tied = {pair for pair, count in counts.items() if count == top}
+        first = min(i for pair in tied for i in holders[pair])
+        a, b = next(pair for pair in pairs_of(seqs[first]) if pair in tied)
         phrases.append(a + b)
-        for s, _ in seqs:
-            i = 0
-            while i < len(s) - 1:
-                if s[i] == a and s[i + 1] == b:
-                    s[i:i + 2] = [a + b]
-                i += 1
+        for i in sorted(holders[a, b]):
+            s = seqs[i]
+            for pair in pairs_of(s):
+                counts[pair] -= weights[i]
+                holders[pair].discard(i)
+            j = 0
+            while j < len(s) - 1:
+                if s[j] == a and s[j + 1] == b:
+                    s[j:j + 2] = [a + b]
+                j += 1
+            for pair in pairs_of(s):
+                counts[pair] += weights[i]
+                holders[pair].add(i)
+        counts = +counts                                  # pairs no line holds any more are dropped
     return phrases
 
 
-def build_tokenizer(seed: int = 0, n_merges: int = 250):
-    """The tiny model's tokenizer, as a transformers fast tokenizer with a chat template."""
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-    split = pre_tokenizers.Split(Regex(PIECES), behavior="isolated")
+def _splitter():
+    from tokenizers import Regex, pre_tokenizers
+    return pre_tokenizers.Split(Regex(PIECES), behavior="isolated")
+
+
+@lru_cache(maxsize=4)
+def _vocabulary(seed: int, n_merges: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the word-level vocabulary in id order, the phrase tokens added after it). Cached: a
+    process that builds the tokenizer twice (the warm-up's cache key, the model) plays the
+    corpus and learns the merges once."""
+    split = _splitter()
     pieces = lambda text: [piece for piece, _ in split.pre_tokenize_str(text)]  # noqa: E731
     prompts, actions, hints = _corpus(seed)
     words = {p for text in prompts + hints for p in pieces(text)}
@@ -135,15 +155,23 @@ def build_tokenizer(seed: int = 0, n_merges: int = 250):
     vocab = SPECIALS + DIGITS + sorted(chars) + sorted("##" + c for c in chars) + \
         sorted(" " + c for c in chars if c.isalnum())
     vocab = list(dict.fromkeys(vocab + sorted(words)))  # in order, each once: ids are dense
-    tok = Tokenizer(models.WordPiece({t: i for i, t in enumerate(vocab)}, unk_token="<unk>",
-                                     continuing_subword_prefix="##", max_input_chars_per_word=100))
-    tok.pre_tokenizer = split
-    tok.decoder = decoders.Sequence([decoders.Replace("##", ""), decoders.Fuse()])
     phrases = sorted({p for qs in ("paper", "binary") for p in _template_phrases(GameConfig(question_set=qs))}
                      | {SYSTEM_PROMPT, '{"arm": ', ', "question": "', '"}'} | set(learn_phrases(lines, n_merges)))
+    return tuple(vocab), tuple(phrases)
+
+
+def build_tokenizer(seed: int = 0, n_merges: int = 250):
+    """The tiny model's tokenizer, as a transformers fast tokenizer with a chat template."""
+    from tokenizers import Tokenizer, decoders, models
+    from transformers import PreTrainedTokenizerFast
+    vocab, phrases = _vocabulary(seed, n_merges)
+    tok = Tokenizer(models.WordPiece({t: i for i, t in enumerate(vocab)}, unk_token="<unk>",
+                                     continuing_subword_prefix="##", max_input_chars_per_word=100))
+    tok.pre_tokenizer = _splitter()
+    tok.decoder = decoders.Sequence([decoders.Replace("##", ""), decoders.Fuse()])
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>",
                                         eos_token="<|end|>", additional_special_tokens=SPECIALS[2:5])
-    tokenizer.add_tokens(phrases)
+    tokenizer.add_tokens(list(phrases))
     tokenizer.chat_template = CHAT_TEMPLATE
     return tokenizer
 

@@ -13,7 +13,8 @@ def threads_figure(d: dict) -> str:
     for r in d["runs"]:
         t = r["seconds_each"]
         by.setdefault(r["setting"], []).append(f"{min(t):.1f}-{max(t):.1f}" if len(t) > 1 else f"{t[0]:.1f}")
-    return (f"a {d['episodes']}-episode rollout per process, seconds each with 1 / 2 / 3 processes side by side: "
+    return (f"a training step of {d['episodes']} secrets (their rollouts and Eq. 2's update) per process, seconds each "
+            f"with 1 / 2 / 3 processes side by side: "
             + "; ".join(f"setting {k}: {' / '.join(v)}" for k, v in by.items()))
 
 

@@ -1,11 +1,13 @@
-"""Runs that share the machine: the same rollout workload in 1, 2 or 3 processes side by side, under
-different thread settings, timed per process.
+"""Runs that share the machine: the same training workload (one step's rollout and its Eq. 2 update)
+in 1, 2 or 3 processes side by side, under different thread settings, timed per process.
 
 A student runs an evaluation next to a training run, or bench/reproduce.py runs seeds in
 parallel: each torch process starts an OpenMP pool of `torch.get_num_threads()` threads, and
 OpenMP threads spin while they wait for work. Two processes with 2 threads each on 2 cores then
 take turns spinning on each other's cores. This bench measures that, and the settings that avoid
-it: one thread per process, and OMP_WAIT_POLICY=PASSIVE (threads sleep instead of spinning).
+it: one thread per process, OMP_WAIT_POLICY=PASSIVE (threads sleep at once), a brief spin
+(GOMP_SPINCOUNT), and what every entry point does (cli.py). The workload is train.py's first
+step of the default run: its rollout (many one-token model calls) and its update (Eq. 2's passes).
 
     python bench/threads.py [--episodes 64] [--processes 1,2,3]
 """
@@ -25,40 +27,52 @@ WORKLOAD = """
 import json, sys, time
 sys.path.insert(0, {root!r})
 {setup}
-from env import GameConfig
+import train
+from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
 from policy import SampleConfig, play_rollouts
-from warmup import warmed_up
-policy = warmed_up("tiny", quiet=True)
+from warmup import WarmupConfig, warmed_up
+cfg = train.config_from_flags([])
+game = train.game_config(cfg)
+policy = warmed_up("tiny", quiet=True, warm=WarmupConfig(candidate_format=cfg.candidate_format))
 secrets = [1 + (17 * i) % 100 for i in range({episodes})]
 start = time.perf_counter()
-play_rollouts(policy, secrets, 1, GameConfig(), SampleConfig(), generator=torch.Generator().manual_seed(0))
-print(json.dumps({{"seconds": time.perf_counter() - start, "threads": torch.get_num_threads()}}))
+batch = play_rollouts(policy, secrets, cfg.group_size, game, SampleConfig(cfg.temperature, cfg.top_p),
+                      generator=torch.Generator().manual_seed(0))
+played = time.perf_counter()
+advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit_from_batch(batch, game.n_max), EstimatorContext())).float()
+optimizer = torch.optim.AdamW(policy.model.parameters(), lr=cfg.lr)
+train.ppo_update(policy, optimizer, batch, advantages, cfg, torch.Generator().manual_seed(0), sampled_are_old=True)
+end = time.perf_counter()
+print(json.dumps({{"seconds": end - start, "rollout": played - start, "update": end - played,
+                  "threads": torch.get_num_threads()}}))
 """
 
 
 @dataclass
 class ThreadsConfig:
-    episodes: int = arg(64, "episodes of the tiny model's batched rollout each process plays")
+    episodes: int = arg(6, "secrets of the step each process plays (G rollouts each, train.py's) and updates on")
     processes: str = arg("1,2,3", "comma list: how many processes run side by side")
-    settings: str = arg("2,1,auto", "comma list of thread settings: N threads with spinning OpenMP threads (torch's "
-                                    "default), N-passive with OMP_WAIT_POLICY=PASSIVE, auto as train.py does it "
-                                    "(cli.py imported first, cli.use_threads)")
+    settings: str = arg("2,1,2-passive,2-spin10000,auto", "comma list of thread settings: N threads with spinning "
+                        "OpenMP threads (torch's default), N-passive with OMP_WAIT_POLICY=PASSIVE, N-spinK with "
+                        "GOMP_SPINCOUNT=K, auto as train.py does it (cli.py imported first, cli.use_threads)")
     out: str = arg(os.path.join(RESULTS, "threads.json"), "where the figures are written", writes="file")
 
 
-def side_by_side(n: int, setting: str, episodes: int) -> list[float]:
-    """Start n identical processes at once; each times its own rollout. Returns their seconds."""
-    threads = setting.split("-")[0]
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")}
-    if setting.endswith("-passive"):
+def side_by_side(n: int, setting: str, episodes: int) -> list[dict]:
+    """Start n identical processes at once; each times its own step. Returns their timings."""
+    threads, _, wait = setting.partition("-")
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    if wait == "passive":
         env["OMP_WAIT_POLICY"] = "PASSIVE"
+    elif wait.startswith("spin"):
+        env["GOMP_SPINCOUNT"] = wait[len("spin"):]
     setup = ("import cli\nimport torch\ncli.use_threads()" if threads == "auto" else
              f"import torch\ntorch.set_num_threads({int(threads)})")
     code = WORKLOAD.format(root=ROOT, setup=setup, episodes=episodes)
     procs = [subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True) for _ in range(n)]
     outs = [p.communicate()[0] for p in procs]
-    return [json.loads(o.strip().splitlines()[-1])["seconds"] for o in outs]
+    return [json.loads(o.strip().splitlines()[-1]) for o in outs]
 
 
 def main(argv=None):
@@ -68,12 +82,13 @@ def main(argv=None):
     for setting in cfg.settings.split(","):
         for n in [int(x) for x in cfg.processes.split(",")]:
             start = time.perf_counter()
-            seconds = side_by_side(n, setting, cfg.episodes)
+            timings = side_by_side(n, setting, cfg.episodes)
             wall = time.perf_counter() - start
-            results["runs"].append({"setting": setting, "processes": n, "seconds_each": [round(s, 2) for s in seconds],
-                                    "wall": round(wall, 1)})
-            print(f"{setting:10s} x {n} side by side: rollout of {cfg.episodes} episodes took "
-                  f"{', '.join(f'{s:.1f}' for s in seconds)} s each", flush=True)
+            each = {key: [round(t[key], 2) for t in timings] for key in ("seconds", "rollout", "update")}
+            results["runs"].append({"setting": setting, "processes": n, "seconds_each": each["seconds"],
+                                    "rollout_each": each["rollout"], "update_each": each["update"], "wall": round(wall, 1)})
+            print(f"{setting:12s} x {n} side by side: a step of {cfg.episodes} secrets took "
+                  f"{', '.join(f'{s:.1f}' for s in each['seconds'])} s each", flush=True)
     save_results(results, cfg.out)
 
 

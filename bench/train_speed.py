@@ -49,7 +49,7 @@ def run(code_dir: str, out_dir: str, cfg: TrainSpeedConfig) -> dict:
     """One train.py run in code_dir; its RL seconds, outcome and saved config, from its own logs."""
     cmd = [sys.executable, "train.py", "--estimator", cfg.estimator, "--seed", str(cfg.seed), "--out", out_dir,
            *cfg.train_flags.split()]
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")}
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
     if cfg.cold:
         env["ECHO_CACHE_DIR"] = os.path.join(out_dir, "cache")   # empty: this run builds its own warm-up
     else:

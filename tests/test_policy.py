@@ -149,6 +149,26 @@ def test_shared_prompts_score_like_one_plain_pass(tokenizer, arch, plain_scoring
         assert torch.allclose(g, p.grad, atol=1e-5, rtol=1e-4)
 
 
+def test_a_batch_scores_each_completion_as_it_would_alone(tokenizer):
+    """Under top-p, each completion's log-probs (and their gradients) in a padded batch are those it
+    gets scored alone, with no padding; a padding position scores exactly 0 and is masked out."""
+    policy = random_policy(tokenizer, "llama")
+    prompts = mixed_prompts(policy)[:4]
+    completions = [[5, 9, 11, 4, 6], [7], [8, 8], [12, 13, 14]]
+    logp, mask = policy.score(prompts, completions, 0.8, 0.9)
+    logp.sum().backward()
+    together = [p.grad.clone() for p in policy.model.parameters()]
+    policy.model.zero_grad()
+    for i, c in enumerate(completions):
+        alone, _ = policy.score([prompts[i]], [c], 0.8, 0.9)
+        assert torch.allclose(logp[i, :len(c)], alone[0], atol=1e-5), i
+        alone.sum().backward()
+    assert mask.tolist() == [[k < len(c) for k in range(5)] for c in completions]
+    assert (logp[~mask] == 0).all()
+    for g, p in zip(together, policy.model.parameters()):
+        assert torch.allclose(g, p.grad, atol=1e-5, rtol=1e-4)
+
+
 def test_truncated_sampling_is_scored_under_the_truncation(tokenizer):
     """With top_p < 1 the untruncated log-probs differ from the behaviour log-probs: scoring
     without the truncation would bias the ratio. Tokens are always inside the top-p set."""

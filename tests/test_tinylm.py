@@ -72,3 +72,60 @@ def test_the_warm_up_cache_key_follows_the_vocabulary(monkeypatch):
         assert warmup.cache_key("tiny", warmup.WarmupConfig(), "paper") != key
     finally:
         tinylm.vocabulary_fingerprint.cache_clear()
+
+
+def plain_bpe(lines, n_merges, min_count):
+    """The definition learn_phrases keeps up incrementally: recount every pair before each merge;
+    of equal counts, the pair met first (line, then position) wins."""
+    weight = {}
+    for s in lines:
+        weight[tuple(s)] = weight.get(tuple(s), 0) + 1
+    seqs = [(list(s), w) for s, w in weight.items()]
+    digits = {p for s, _ in seqs for p in s if any(c.isdigit() for c in p)}
+    ok = lambda p: p not in digits and p not in tinylm.DELIMITERS  # noqa: E731
+    phrases = []
+    for _ in range(n_merges):
+        counts = {}
+        for s, w in seqs:
+            for pair in zip(s, s[1:]):
+                if ok(pair[0]) and ok(pair[1]):
+                    counts[pair] = counts.get(pair, 0) + w
+        if not counts or max(counts.values()) < min_count:
+            break
+        a, b = next(p for p, c in counts.items() if c == max(counts.values()))
+        phrases.append(a + b)
+        for s, _ in seqs:
+            i = 0
+            while i < len(s) - 1:
+                if s[i] == a and s[i + 1] == b:
+                    s[i:i + 2] = [a + b]
+                i += 1
+    return phrases
+
+
+def test_phrase_merges_by_hand():
+    """ab is the most frequent pair, then ab + c; of two pairs met once each, the first met wins;
+    digits and delimiters are never merged."""
+    assert tinylm.learn_phrases([["a", "b", "c"], ["a", "b"]], 5, min_count=1) == ["ab", "abc"]
+    assert tinylm.learn_phrases([["x", "y"], ["y", "x"]], 1, min_count=1) == ["xy"]
+    assert tinylm.learn_phrases([["a", "1", "b", "\n"]] * 30, 5, min_count=1) == []
+    assert tinylm.learn_phrases([["a", "b"]] * 19, 5) == []   # fewer than min_count = 20
+
+
+def test_phrase_merges_match_the_plain_definition():
+    """The incremental counts give the merges of recounting every pair before each merge, on
+    random lines with repeats, ties, digits and delimiters."""
+    rng = random.Random(0)
+    for _ in range(300):
+        alphabet = ["x", "y", "z", "w", "7", "\n", "    Q: "][:rng.randint(2, 7)]
+        lines = [[rng.choice(alphabet) for _ in range(rng.randint(0, 12))] for _ in range(rng.randint(1, 30))]
+        n, least = rng.randint(1, 15), rng.randint(1, 4)
+        assert tinylm.learn_phrases([list(s) for s in lines], n, least) == plain_bpe(lines, n, least), (lines, n, least)
+
+
+def test_a_tokenizer_built_twice_is_the_same_and_its_own_object(tokenizer):
+    """The vocabulary is learned once per process; every build still returns a fresh tokenizer."""
+    again = tinylm.build_tokenizer()
+    assert again is not tokenizer and again.get_vocab() == tokenizer.get_vocab()
+    again.add_tokens(["<a token only this copy has>"])
+    assert "<a token only this copy has>" not in tinylm.build_tokenizer().get_vocab()
