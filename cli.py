@@ -12,8 +12,10 @@ briefly before they sleep (GOMP_SPINCOUNT=10000; libgomp, which torch's Linux wh
 it once, when torch loads it). Threads that spin long (libgomp's default) make two torch
 processes sharing 2 cores run several times slower each; threads that sleep at once
 (OMP_WAIT_POLICY=PASSIVE) make a run alone slower, as waking them costs on every one of the tiny
-model's many small operations. The brief spin is as fast as the default alone and near the
-sleeping threads side by side (bench/threads.py). A value set in the environment wins.
+model's many small operations. The brief spin is as fast as the default for a run alone; two runs
+with 2 threads each side by side lose less to it than to the default, a little more than to
+sleeping threads, and least with --threads 1 each (bench/threads.py). A value set in the
+environment wins.
 `use_threads` then gives torch every core the process may run on, divided among the runs it
 starts side by side.
 """

@@ -103,7 +103,7 @@ DEPENDS = [
     ("env_speed.json", ["bench/env_speed.py", "reference.py"] + GAME),
     ("eval_speed.json", ["bench/eval_speed.py", "evaluate.py", "metrics.py", "reference.py", "report.py"] + GAME + POLICY),
     ("rollouts.json", ["bench/rollouts.py"] + GAME + POLICY),
-    ("threads.json", ["bench/threads.py", "cli.py"] + GAME + POLICY),
+    ("threads.json", ["bench/threads.py", "cli.py"] + TRAINING + GAME + POLICY),
     ("profile_step*.json", ["bench/profile_step.py"] + TRAINING + GAME + POLICY),
     ("ranks_speed*.json", ["bench/ranks_speed.py", "ranks.py", "engine.py"] + TRAINING + GAME + POLICY),
     ("gpu_step*.json", ["bench/gpu_step.py", "bench/rollouts.py", "engine.py"] + TRAINING + GAME + POLICY),
