@@ -133,6 +133,7 @@ def learn_phrases(lines: list[list[str]], n_merges: int, min_count: int = 20) ->
 
 
 def _splitter():
+    """The pre-tokenizer: text cut into PIECES, each kept whole."""
     from tokenizers import Regex, pre_tokenizers
     return pre_tokenizers.Split(Regex(PIECES), behavior="isolated")
 

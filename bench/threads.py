@@ -9,7 +9,7 @@ it: one thread per process, OMP_WAIT_POLICY=PASSIVE (threads sleep at once), a b
 (GOMP_SPINCOUNT), and what every entry point does (cli.py). The workload is train.py's first
 step of the default run: its rollout (many one-token model calls) and its update (Eq. 2's passes).
 
-    python bench/threads.py [--episodes 64] [--processes 1,2,3]
+    python bench/threads.py [--episodes 6] [--processes 1,2,3] [--settings 2,1,2-passive,2-spin10000,auto]
 """
 import json
 import os
