@@ -18,6 +18,7 @@ import math
 import os
 import statistics
 import sys
+from collections import Counter
 from dataclasses import dataclass, replace
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -143,11 +144,32 @@ def summary(comparisons, eliminated) -> dict:
             "zero_share": sum(e == 0 for e in eliminated) / max(len(eliminated), 1)}
 
 
+def opening(records) -> tuple[str, float]:
+    """The families of the first two questions of each episode (its opening, "digit_sum,
+    tens_digit"), the most common over the episodes, and the share of episodes that open with it
+    (first met wins a tie). On the paper set two digit questions identify any number of 1..100,
+    so every opening that does is equally good there; what is left of a secret of 1..200 after
+    it differs ({x, 100 + x} after the tens and last digits), and so does what a policy must then
+    read from its belief."""
+    families = {}
+    for r in records:                  # play order: an episode's turns in turn order
+        if r.turn < 2:
+            families.setdefault(r.episode, []).append(r.question_type)
+    if not families:
+        return "", math.nan
+    counts = Counter(", ".join(f) for f in families.values())
+    name, n = counts.most_common(1)[0]
+    return name, n / len(families)
+
+
 def behaviour(records_with_beliefs) -> dict:
-    """`summary` of these turns, and the share of them that repeat a question already asked to
-    the same arm (a policy replaying a memorised sequence repeats itself once it runs out)."""
+    """`summary` of these turns, the share of them that repeat a question already asked to the
+    same arm (a policy replaying a memorised sequence repeats itself once it runs out), and the
+    episodes' most common `opening` with its share."""
     pairs = list(records_with_beliefs)
-    return summary(*turns_of(pairs)) | {"redundant_rate": sum(r.redundant for r, _ in pairs) / max(len(pairs), 1)}
+    name, share = opening([r for r, _ in pairs])
+    return summary(*turns_of(pairs)) | {"redundant_rate": sum(r.redundant for r, _ in pairs) / max(len(pairs), 1),
+                                         "opening": name, "opening_share": share}
 
 
 def scored(policy, secrets, cfg: GameConfig, samples: int, seed: int) -> dict:

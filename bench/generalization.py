@@ -30,7 +30,9 @@ Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "k
 "gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled", "gen200_eliminated_fraction_greedy",
 "gen200_threshold_median_corr_greedy", "gen200_threshold_median_corr_sampled",
 "gen200_threshold_points_greedy", "gen200_threshold_points_sampled" (the distinct (threshold,
-median) pairs each correlation rests on; bisection_behaviour.summary), "heldout_repeat_ratio",
+median) pairs each correlation rests on; bisection_behaviour.summary), "gen200_opening_greedy",
+"gen200_opening_share_greedy" (the most common families of the first two questions on 1..200, and
+the share of secrets opened so; bisection_behaviour.opening), "heldout_repeat_ratio",
 "gen200_repeat_ratio" (sampled play; metrics.repeat_ratio), "measured" ({"date", "scored",
 "trained"}: cli.code_version of the scoring and of the training)}, ...],
 "references": [{"question_set", "policy", "split_seed", "heldout", "gen200"}, ...],
@@ -147,6 +149,8 @@ def run_row(run_dir: Path, samples: int) -> dict:
             "gen200_threshold_median_corr_sampled": gen["behaviour_sampled"].get("threshold_median_corr", math.nan),
             "gen200_threshold_points_greedy": gen["behaviour_greedy"]["threshold_points"],
             "gen200_threshold_points_sampled": gen["behaviour_sampled"]["threshold_points"],
+            "gen200_opening_greedy": gen["behaviour_greedy"]["opening"],
+            "gen200_opening_share_greedy": gen["behaviour_greedy"]["opening_share"],
             "heldout_repeat_ratio": held["repeat_ratio_sampled"], "gen200_repeat_ratio": gen["repeat_ratio_sampled"],
             "measured": measured(run_dir)}
 
@@ -162,17 +166,19 @@ def measured(run_dir: Path) -> dict:
 def with_later_figures(run_dir: Path, row: dict) -> dict:
     """A row scored before some figures were: the greedy play on 1..200 again (deterministic, so
     the other greedy figures stay as they are) for the correlation's distinct (threshold, median)
-    pairs, and the repeat ratios from sampled play on the row's seeds. The sampled count of
-    points stays unknown."""
-    if "gen200_threshold_points_greedy" in row and "gen200_repeat_ratio" in row:
+    pairs and the opening, and the repeat ratios from sampled play on the row's seeds. The sampled
+    count of points stays unknown."""
+    greedy_figures = ("gen200_threshold_points_greedy", "gen200_opening_greedy")
+    if all(k in row for k in greedy_figures) and "gen200_repeat_ratio" in row:
         return row
     config = run_config(run_dir)
     policy = models.load_policy_for("generalization.py", str(kept_checkpoint(run_dir)), "cpu", "fp32", trainable=False)
     game = GameConfig(question_set=row["question_set"], candidate_format=config["candidate_format"])
-    if "gen200_threshold_points_greedy" not in row:
+    if not all(k in row for k in greedy_figures):
         greedy = behaviour(greedy_turns(policy, list(range(1, 201)), replace(game, n_max=200)))
         row = {**row, "gen200_threshold_points_greedy": greedy["threshold_points"],
-               "gen200_threshold_median_corr_greedy": greedy.get("threshold_median_corr", math.nan)}
+               "gen200_threshold_median_corr_greedy": greedy.get("threshold_median_corr", math.nan),
+               "gen200_opening_greedy": greedy["opening"], "gen200_opening_share_greedy": greedy["opening_share"]}
     if "gen200_repeat_ratio" in row:
         return row
     seed = eval_seed(config["seed"], config["steps"])

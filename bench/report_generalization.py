@@ -29,6 +29,25 @@ def correlation(row: dict, play: str) -> str:
     return num(row[f"gen200_threshold_median_corr_{play}"]) + (f" ({points})" if points is not None else "")
 
 
+def opening_cell(row: dict) -> str:
+    """A row's most common opening on 1..200 (greedy) and the share of secrets opened so."""
+    name = row.get("gen200_opening_greedy")
+    return "n/a" if name is None else f"{name.replace('_', ' ')} ({pct(row['gen200_opening_share_greedy'])})"
+
+
+def by_opening(runs: list[dict]) -> list[list]:
+    """Rows of the runs whose opening was measured, grouped by it: the runs (estimator and seed,
+    flags where any), and 1..200 greedy resolve and redundant rate, mean ± SEM over them."""
+    groups = {}
+    for r in runs:
+        if r.get("gen200_opening_greedy") is not None:
+            groups.setdefault(r["gen200_opening_greedy"], []).append(r)
+    return [[name.replace("_", " "), len(rs),
+             ", ".join(f"{r['estimator']} {r['seed']}" + ("" if flags_of(r) == "-" else f" ({flags_of(r)})") for r in rs),
+             ms([r["gen200_greedy"] for r in rs]), ms([r["gen200_redundant_rate_greedy"] for r in rs])]
+            for name, rs in sorted(groups.items(), key=lambda g: (-len(g[1]), g[0]))]
+
+
 def measured_cell(row: dict) -> str:
     """When a row was measured, and how many of the files its figures depend on have changed since
     the code that measured it (the training's where the run recorded it, else the scoring's; the
@@ -83,6 +102,9 @@ def section_generalization() -> list[str]:
               "Repeat ratio: in sampled play, the probability of asking once more the action just answered, over "
               "the probability it had when taken (metrics.repeat_ratio): 1 when the history changes nothing, 0 when "
               "the policy never asks again; n/a for rows scored before it was measured. "
+              "Opening: the families of the first two questions the kept checkpoint asks on 1..200 (greedy), "
+              "the most common over the 200 secrets, with the share of secrets it opens with; n/a for rows whose "
+              "run directory was gone when it was first measured. "
               "Flags: the train.py settings of a run that differ from its question set's defaults. Measured: the "
               "row's date, with the number of the files its figures depend on that differ now from the code that "
               "measured it (its training's where the run recorded it, else its scoring's; each row of the file "
@@ -97,7 +119,7 @@ def section_generalization() -> list[str]:
                   "Held-out resolve %, greedy / sampled", "1..200 resolve %, greedy / sampled",
                   "1..200 redundant %, greedy / sampled", "Repeat ratio, held-out / 1..200"]
         header += ["1..200 threshold-median corr., greedy / sampled", "1..200 eliminated per turn, greedy"] if binary else []
-        header += ["Measured"]
+        header += ["1..200 opening, greedy (share %)", "Measured"]
         rows = []
         for r in runs:
             row = [r["estimator"], r["seed"], r["split_seed"], changed_text(r["changed"]),
@@ -108,7 +130,7 @@ def section_generalization() -> list[str]:
             if binary:
                 row += [f"{correlation(r, 'greedy')} / {correlation(r, 'sampled')}",
                         num(r["gen200_eliminated_fraction_greedy"])]
-            rows.append(row + [measured_cell(r)])
+            rows.append(row + [opening_cell(r), measured_cell(r)])
         lines += [f"### {title}", ""]
         if binary:
             lines += ["Threshold-median corr.: Pearson's r between the threshold of each comparison asked and the "
@@ -132,6 +154,13 @@ def section_generalization() -> list[str]:
         lines += table(["Estimator", "Flags", "Seeds"] + [f"Resolve, {name}" for _, name in FIGURES]
                        + ["1..200 redundant, greedy", "Repeat ratio, 1..200"], means)
         lines += paired
+        openings = by_opening(runs)
+        if openings:
+            lines += ["1..200 greedy resolve and redundant rate (%, mean ± SEM over runs) by the opening the "
+                      "kept checkpoint plays, over every run of this set whose opening was measured, whatever "
+                      "its estimator and flags:", ""]
+            lines += table(["Opening", "Runs", "Which (estimator seed, flags)", "1..200 resolve, greedy",
+                            "1..200 redundant, greedy"], openings)
         refs = [r for r in d["references"] if r["question_set"] == question_set]
         lines += ["Reference policies (greedy), on the same secrets:", ""]
         lines += table(["Policy", "Split", "Held-out resolve %", "1..200 resolve %"],

@@ -57,6 +57,28 @@ def test_a_repeated_question_counts_as_redundant():
     assert behaviour(fixed)["redundant_rate"] == 0.0
 
 
+def test_the_opening_is_the_most_common_pair_of_first_question_families():
+    """bisection_behaviour.opening: the families of each episode's first two questions, the most
+    common over the episodes (the first met on a tie) and the share that open so; an episode
+    resolved in one turn opens with one family, and later turns do not count."""
+    from bench.bisection_behaviour import opening
+    ask = {"sum": '{"arm": 3, "question": "What is the sum of the digits?"}',
+           "tens": '{"arm": 4, "question": "What is the tens digit?"}',
+           "last": '{"arm": 3, "question": "What is the last digit?"}',
+           "even": '{"arm": 0, "question": "Is the number even?"}'}
+    plays = {7: ["tens", "last"], 23: ["tens", "last", "even", "sum"], 88: ["sum", "tens", "last"], 100: ["last", "tens"]}
+    game = CSG(list(plays), GameConfig(question_set="paper"))
+    records = []
+    while game.active:
+        records += game.step([ask[plays[game.episodes[i].secret][game.episodes[i].turn]] for i in game.active])
+    assert opening(records) == ("tens_digit, last_digit", 0.5)
+    assert opening([r for r in records if r.episode >= 2]) == ("digit_sum, tens_digit", 0.5)   # a tie: the first met
+    assert opening([r for r in records if r.episode == 3] + [r for r in records if r.episode == 2]) == ("last_digit, tens_digit", 0.5)
+    game = CSG([5], GameConfig(question_set="paper", n_max=9))
+    assert opening(game.step([ask["even"]]) + game.step([ask["last"]])) == ("parity, last_digit", 1.0)
+    assert opening([]) == ("", pytest.approx(float("nan"), nan_ok=True))
+
+
 def test_pairing_is_by_seed_within_the_rows_given():
     rows = [{"estimator": e, "seed": s, "gen200_greedy": v}
             for e, s, v in [("echo", 0, 0.5), ("echo", 1, 0.7), ("echo", 2, 0.9), ("grpo", 0, 0.4), ("grpo", 1, 0.5),
@@ -157,13 +179,17 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     assert summary["code"] == code_version() == row["measured"]["scored"] and row["measured"]["trained"] == summary["code"]
     assert row["measured"]["date"] == written["date"]
     # a row written before the points and the repeat ratios were counted gets them, the same as a full scoring
-    out.write_text(json.dumps({**written, "runs": [{k: v for k, v in row.items() if "threshold" not in k and "repeat" not in k} | {
+    assert row["gen200_opening_greedy"].count(", ") <= 1 and 0.0 < row["gen200_opening_share_greedy"] <= 1.0
+    out.write_text(json.dumps({**written, "runs": [{k: v for k, v in row.items() if not any(
+        w in k for w in ("threshold", "repeat", "opening"))} | {
         "gen200_threshold_median_corr_greedy": 0.5, "gen200_threshold_median_corr_sampled": 0.25}]}))
     generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
     (filled,) = json.loads(out.read_text())["runs"]
     assert len(played) == 1 and filled["gen200_threshold_points_greedy"] == row["gen200_threshold_points_greedy"]
     assert json.dumps(filled["gen200_threshold_median_corr_greedy"]) == json.dumps(row["gen200_threshold_median_corr_greedy"])
     assert filled["gen200_threshold_median_corr_sampled"] == 0.25 and "gen200_threshold_points_sampled" not in filled
+    assert (filled["gen200_opening_greedy"], filled["gen200_opening_share_greedy"]) == \
+        (row["gen200_opening_greedy"], row["gen200_opening_share_greedy"])
     assert [json.dumps(filled[k]) for k in ("heldout_repeat_ratio", "gen200_repeat_ratio")] == \
         [json.dumps(row[k]) for k in ("heldout_repeat_ratio", "gen200_repeat_ratio")]
     out.write_text(json.dumps(written))
@@ -226,7 +252,17 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     (tmp_path / "generalization.json").write_text(json.dumps({**data, "runs": runs + [counted]}))
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_generalization())
-    assert "| n/a / n/a | 0.80 (4) / n/a (0) | 0.40 |" in text and "fewer than 3 distinct pairs" in text
+    assert "| n/a / n/a | 0.80 (4) / n/a (0) | 0.40 | n/a |" in text and "fewer than 3 distinct pairs" in text
+    # each run's opening, and 1..200 by opening over the runs that measured one
+    opened = [{**r, "gen200_opening_greedy": o, "gen200_opening_share_greedy": 0.75}
+              for r, o in zip(runs[:3], ("digit_sum, tens_digit", "tens_digit, last_digit", "digit_sum, tens_digit"))]
+    (tmp_path / "generalization.json").write_text(json.dumps({**data, "runs": opened + runs[3:]}))
+    with report_tables.reading(str(tmp_path)):
+        text = "\n".join(section_generalization())
+    assert "| 0.50 / 0.90 | tens digit, last digit (75.0) |" in text
+    assert "| digit sum, tens digit | 2 | echo 0, grpo 0 | 30.0 ± 20.0 | 25.0 ± 0.0 |" in text
+    assert "| tens digit, last digit | 1 | echo 1 | 70.0 | 25.0 |" in text
+    assert text.count("| Opening | Runs |") == 1             # the binary set's run measured none
     # each row says when and with which code it was measured (the training's where known) and how
     # many of the files its figures depend on have changed since, in a scratch repository
     repo = scratch_repository(tmp_path, "generalization.json")
