@@ -86,7 +86,7 @@ from bench import report_tables  # noqa: E402
 from bench.common import RESULTS  # noqa: E402
 from bench.gpu_step import GpuStepConfig  # noqa: E402
 from bench.report_binary import section_binary  # noqa: E402
-from bench.report_generalization import FILE, generalization_summary, section_generalization  # noqa: E402
+from bench.report_generalization import FILE, generalization_summary, row_changes, section_generalization  # noqa: E402
 from bench.report_speed import paper_hours, section_speed  # noqa: E402
 import train  # noqa: E402
 from bench.report_tables import (RESOLVE, code_changes, load, machine_text, meta, missing, ms, named,  # noqa: E402
@@ -237,12 +237,13 @@ def section_smollm2() -> list[str]:
 SUMMARY = ("<!-- results summary: written by bench/report_results.py -->", "<!-- end of results summary -->")
 
 
+OLDER = " Measured on older code: RESULTS.md names the files changed since."
+
+
 def older_code(name: str, data) -> str:
-    """The README's words for a figure whose code has changed since (RESULTS.md names the files)."""
-    changed = code_changes(name, data)
-    if not changed:
-        return ""
-    return " Measured on older code: RESULTS.md names the files changed since."
+    """The README's words for a figure whose code has changed since (RESULTS.md names the files).
+    The generalization line also says them where one of its rows' own code has changed since."""
+    return OLDER if code_changes(name, data) else ""
 
 
 def readme_summary() -> list[str]:
@@ -266,7 +267,8 @@ def readme_summary() -> list[str]:
                      + older_code("fidelity_tiny-before-rl.json", fid))
     general = load(FILE)
     if general:
-        lines.append(generalization_summary(general) + older_code(FILE, general))
+        older = older_code(FILE, general) or (any(row_changes(r) for r in general["runs"]) and OLDER)
+        lines.append(generalization_summary(general) + (older or ""))
     final = load("binary_final.json")
     if final:
         splits = load("splits.json")

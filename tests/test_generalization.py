@@ -227,7 +227,7 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     each run a row, each estimator its mean ± SEM over seeds, the binary set its belief columns,
     the paired test and the references of each set."""
     from bench import report_tables
-    from bench.report_generalization import generalization_summary, section_generalization
+    from bench.report_generalization import generalization_summary, row_changes, section_generalization
 
     def row(qs, e, s, g):
         return {"question_set": qs, "estimator": e, "seed": s, "split_seed": 9, "steps": 40, "kept_step": 35,
@@ -279,6 +279,8 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     with report_tables.reading(str(tmp_path), str(repo)):
         text = "\n".join(section_generalization())
     assert "| 2026-01-02 (1 file changed since) |" in text
+    with report_tables.reading(str(tmp_path), str(repo)):    # what the README's line says "older code" by
+        assert row_changes(measured[0]) == ["env.py"] and row_changes(measured[1]) is None and row_changes(runs[0]) is None
     assert text.count("| not recorded |") == 4                 # the rows without the record
     assert "ECHO minus GRPO, paired over seeds 0: " in text and "1..200 greedy 40.0 points" in text
     assert text.index("### Paper question set") < text.index("### Binary question set")
