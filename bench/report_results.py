@@ -241,8 +241,7 @@ OLDER = " Measured on older code: RESULTS.md names the files changed since."
 
 
 def older_code(name: str, data) -> str:
-    """The README's words for a figure whose code has changed since (RESULTS.md names the files).
-    The generalization line also says them where one of its rows' own code has changed since."""
+    """The README's words for a figure whose code has changed since (RESULTS.md names the files)."""
     return OLDER if code_changes(name, data) else ""
 
 
@@ -267,8 +266,8 @@ def readme_summary() -> list[str]:
                      + older_code("fidelity_tiny-before-rl.json", fid))
     general = load(FILE)
     if general:
-        older = older_code(FILE, general) or (any(row_changes(r) for r in general["runs"]) and OLDER)
-        lines.append(generalization_summary(general) + (older or ""))
+        older = code_changes(FILE, general) or any(row_changes(r) for r in general["runs"])   # a row's own code too
+        lines.append(generalization_summary(general) + (OLDER if older else ""))
     final = load("binary_final.json")
     if final:
         splits = load("splits.json")
