@@ -48,21 +48,22 @@ def by_opening(runs: list[dict]) -> list[list]:
             for name, rs in sorted(groups.items(), key=lambda g: (-len(g[1]), g[0]))]
 
 
-def row_changes(row: dict) -> list[str] | None:
-    """The files a row's figures depend on that have changed since the code that measured it (the
-    training's where the run recorded it, else the scoring's); None where that is not known."""
+def row_changes(row: dict, name: str = FILE) -> list[str] | None:
+    """The files a row of the result file `name` depends on that have changed since the code that
+    measured it (the training's where the run recorded it, else the scoring's); None where that is
+    not known."""
     m = row.get("measured")
-    return None if not m else code_changes(FILE, m.get("trained") or m["scored"])
+    return None if not m else code_changes(name, m.get("trained") or m["scored"])
 
 
-def measured_cell(row: dict) -> str:
+def measured_cell(row: dict, name: str = FILE) -> str:
     """When a row was measured, and how many of the files its figures depend on have changed since
     the code that measured it (`row_changes`; the file names the commit): the file gathers rows a
     few runs at a time, and its header names only the last code."""
     m = row.get("measured")
     if not m:
         return "not recorded"
-    changed = row_changes(row)
+    changed = row_changes(row, name)
     since = "changes not known" if changed is None else f"{len(changed)} file{'s' * (len(changed) != 1)} changed since"
     return f"{m['date']} ({since})"
 

@@ -57,6 +57,7 @@ that file.
 - capacity_check_NAME.json (bench/capacity_check.py): {"config", "parameters", "training_states",
   "epoch_losses", "heldout", "n200": {"greedy", "sampled", "behaviour_greedy", "behaviour_sampled"}}.
 - generalization.json (bench/generalization.py): its docstring gives the schema.
+- screens.json (bench/screen.py): its docstring gives the schema.
 - binary_final.json, binary_scores_NAME.json (by a script bench/generalization.py replaced): {"runs": [{"estimator",
   "seed", "steps", "changed", "kept_step", "split_seed", "universe_least", "train_seconds", "threads",
   "samples",
@@ -87,6 +88,7 @@ from bench.common import RESULTS  # noqa: E402
 from bench.gpu_step import GpuStepConfig  # noqa: E402
 from bench.report_binary import section_binary  # noqa: E402
 from bench.report_generalization import FILE, generalization_summary, row_changes, section_generalization  # noqa: E402
+from bench.report_screens import section_screens  # noqa: E402
 from bench.report_speed import paper_hours, section_speed  # noqa: E402
 import train  # noqa: E402
 from bench.report_tables import (RESOLVE, code_changes, load, machine_text, meta, missing, ms, named,  # noqa: E402
@@ -402,7 +404,7 @@ def with_summary(readme: str) -> str:
 
 
 # ---------------------------------------------------------------- the file, and the check
-SECTIONS = [section_fidelity, section_generalization, section_table1, section_binary, section_smollm2, section_speed]
+SECTIONS = [section_fidelity, section_generalization, section_screens, section_table1, section_binary, section_smollm2, section_speed]
 
 
 def build() -> str:

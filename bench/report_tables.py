@@ -97,6 +97,7 @@ DEPENDS = [
     ("capacity_check_*.json", ["bench/capacity_check.py"] + PLAYED + GAME + POLICY),
     ("generalization.json", ["bench/generalization.py", "bench/reproduce.py", "stats.py"] + PLAYED + TRAINING + GAME
      + POLICY),
+    ("screens.json", ["bench/screen.py", "bench/generalization.py"] + PLAYED + TRAINING + GAME + POLICY),
     ("splits.json", ["bench/splits.py", "env.py", "train.py"]),
     ("smollm2_learning.json", ["bench/smollm2_learning.py"] + TRAINING + GAME + POLICY),
     ("train_speed*.json", ["bench/train_speed.py"] + TRAINING + GAME + POLICY),

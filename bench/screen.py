@@ -1,0 +1,99 @@
+"""Screening a training change on validation: does it make policies read their belief on numbers
+they never trained on? The paper's generalization test (secrets up to 200, section 5.1) must
+only report, so a change is judged here on what no reported figure uses: the held-out secrets of
+another split (split 0's; the test split 3594 holds none of them out, they are among its
+training secrets, bench/results/splits.json) and secrets 201..300 in the universe 1..300 (the
+probe: numbers no test secret has, a universe wider than any trained on or tested).
+
+Each run's kept checkpoint (bench/generalization.py's rule) is played greedy on its split's
+held-out secrets of 1..100 and on the probe; beside resolve, the share of probe turns that ask an
+arm what it was already asked and the probe's most common opening (bisection_behaviour). Runs
+are grouped by the train.py settings they changed from the defaults (and their estimator); each
+group is set against the default group, paired by seed (stats.paired_t_test). Train the runs
+with any names, e.g.
+
+    python train.py --estimator echo --seed S --threads 1 --out runs/screen --run-name refusal6-sS --refusal-rate 0.6
+    python bench/screen.py --runs runs/screen
+
+Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "kept_step",
+"changed", "train_seconds", "threads", "heldout_greedy", "probe_greedy", "probe_redundant_rate_greedy",
+"probe_opening_greedy", "measured"}], "probe": {"secrets", "n_max"}, "defaults"}, rates as
+fractions. A row whose run directory is gone is kept from the output file unless a run of the same
+split, estimator, seed and flags is scored now.
+"""
+import json
+import os
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.bisection_behaviour import behaviour, greedy_turns  # noqa: E402
+from bench.common import RESULTS, save_results  # noqa: E402
+from bench.generalization import heldout_of, kept_checkpoint, measured, run_config, run_facts, set_defaults  # noqa: E402
+from bench.report_generalization import flags_of  # noqa: E402
+from cli import arg, fail, parse_config, use_threads  # noqa: E402
+
+import models  # noqa: E402
+from env import GameConfig  # noqa: E402
+from evaluate import evaluate_policy  # noqa: E402
+from oracle import RuleOracle  # noqa: E402
+
+PROBE = {"secrets": [201, 300], "n_max": 300}   # first and last secret, and the universe 1..n_max
+
+
+@dataclass
+class ScreenConfig:
+    runs: str = arg("runs/screen", "comma-separated directories holding train.py runs (RUN/summary.json)")
+    threads: int = arg(0, "torch threads (0: every core)", at_least=0)
+    out: str = arg(os.path.join(RESULTS, "screens.json"), "where the figures are written", writes="file")
+
+
+def probe_secrets() -> list[int]:
+    return list(range(PROBE["secrets"][0], PROBE["secrets"][1] + 1))
+
+
+def screened(run_dir: Path) -> dict:
+    """One run's kept checkpoint, greedy, on its split's held-out secrets and on the probe."""
+    config = run_config(run_dir)
+    facts = run_facts(run_dir, 0)
+    facts.pop("samples")
+    policy = models.load_policy_for("screen.py", str(kept_checkpoint(run_dir)), "cpu", "fp32", trainable=False)
+    game = GameConfig(question_set=facts["question_set"], candidate_format=config["candidate_format"])
+    wide = replace(game, n_max=PROBE["n_max"])
+    probe = behaviour(greedy_turns(policy, probe_secrets(), wide))
+    return {**facts, "heldout_greedy": evaluate_policy(policy, heldout_of(config), game, RuleOracle(), 0, 0)["eval/resolve_rate"],
+            "probe_greedy": evaluate_policy(policy, probe_secrets(), wide, RuleOracle(), 0, 0)["eval/resolve_rate"],
+            "probe_redundant_rate_greedy": probe["redundant_rate"], "probe_opening_greedy": probe["opening"],
+            "measured": measured(run_dir)}
+
+
+def identity(row: dict) -> tuple:
+    """What names a screened run: its question set, split, flags, estimator and seed."""
+    return row["question_set"], row["split_seed"], flags_of(row), row["estimator"], row["seed"]
+
+
+def main(argv=None):
+    cfg = parse_config(ScreenConfig, argv, description=__doc__.splitlines()[0])
+    use_threads(cfg.threads)
+    run_dirs = sorted(p.parent for d in cfg.runs.split(",") if d for p in Path(d).glob("*/summary.json"))
+    before = json.loads(Path(cfg.out).read_text())["runs"] if os.path.exists(cfg.out) else []
+    if not run_dirs:
+        fail("screen.py", f"no finished runs (RUN/summary.json) in {cfg.runs}")
+    rows = []
+    for run_dir in run_dirs:
+        rows.append(screened(run_dir))
+        r = rows[-1]
+        print(f"{run_dir.name}: {flags_of(r)} {r['estimator']} seed {r['seed']}: held-out {r['heldout_greedy']:.2f}, "
+              f"probe {r['probe_greedy']:.2f}, redundant {r['probe_redundant_rate_greedy']:.2f}", flush=True)
+    if len({identity(r) for r in rows}) < len(rows):
+        fail("screen.py", "two runs have the same split, estimator, seed and flags: score them from separate calls")
+    scored = {identity(r) for r in rows}
+    rows += [r for r in before if identity(r) not in scored]
+    rows.sort(key=identity)
+    save_results({"runs": rows, "probe": PROBE,
+                  "defaults": {qs: set_defaults(qs) for qs in sorted({r["question_set"] for r in rows})}}, cfg.out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
