@@ -56,14 +56,13 @@ def probe_secrets() -> list[int]:
 def screened(run_dir: Path) -> dict:
     """One run's kept checkpoint, greedy, on its split's held-out secrets and on the probe."""
     config = run_config(run_dir)
-    facts = run_facts(run_dir, 0)
-    facts.pop("samples")
+    facts = {k: v for k, v in run_facts(run_dir, 0).items() if k != "samples"}    # greedy play only
     policy = models.load_policy_for("screen.py", str(kept_checkpoint(run_dir)), "cpu", "fp32", trainable=False)
     game = GameConfig(question_set=facts["question_set"], candidate_format=config["candidate_format"])
-    wide = replace(game, n_max=PROBE["n_max"])
-    probe = behaviour(greedy_turns(policy, probe_secrets(), wide))
+    turns = greedy_turns(policy, probe_secrets(), replace(game, n_max=PROBE["n_max"]))
+    probe = behaviour(turns)
     return {**facts, "heldout_greedy": evaluate_policy(policy, heldout_of(config), game, RuleOracle(), 0, 0)["eval/resolve_rate"],
-            "probe_greedy": evaluate_policy(policy, probe_secrets(), wide, RuleOracle(), 0, 0)["eval/resolve_rate"],
+            "probe_greedy": sum(r.turn_resolved for r, _ in turns) / len(probe_secrets()),
             "probe_redundant_rate_greedy": probe["redundant_rate"], "probe_opening_greedy": probe["opening"],
             "measured": measured(run_dir)}
 

@@ -16,18 +16,24 @@ from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
 def test_a_trained_run_is_screened_on_its_split_and_on_201_to_300(tmp_path, model_dir, monkeypatch):  # noqa: F811
     (summary,) = run(tmp_path / "runs", model_dir, "--steps", "1", "--split-seed", "3", "--run-name", "any-name",
                      "--seed", "5", "--refusal-rate", "0.5")
-    played, evaluate = [], screen.evaluate_policy
+    played, evaluate, greedy = [], screen.evaluate_policy, screen.greedy_turns
     monkeypatch.setattr(screen, "evaluate_policy", lambda policy, secrets, game, *rest:
                         played.append((list(secrets), game.n_max)) or evaluate(policy, secrets, game, *rest))
+    probed = []
+    monkeypatch.setattr(screen, "greedy_turns", lambda policy, secrets, game:
+                        probed.append((list(secrets), game.n_max, greedy(policy, secrets, game))) or probed[-1][2])
     out = tmp_path / "screens.json"
     screen.main(["--runs", str(tmp_path / "runs"), "--out", str(out)])
-    assert played == [(secret_split(100, 4, seed=3)[1], 100), (list(range(201, 301)), 300)]   # FAST: --n-heldout 4
+    assert played == [(secret_split(100, 4, seed=3)[1], 100)]                  # FAST: --n-heldout 4
+    ((secrets, n_max, turns),) = probed
+    assert (secrets, n_max) == (list(range(201, 301)), 300) and all(b == set(range(1, 301)) for r, b in turns if r.turn == 0)
     written = json.loads(out.read_text())
     (row,) = written["runs"]
     assert (row["estimator"], row["seed"], row["split_seed"], row["steps"], row["kept_step"]) == ("echo", 5, 3, 1, 1)
     assert row["changed"]["refusal_rate"] == 0.5 and "seed" not in row["changed"]
     assert row["heldout_greedy"] == summary["final_eval"]["eval/resolve_rate"]       # the run's own greedy figure
-    assert 0.0 <= row["probe_greedy"] <= 1.0 and 0.0 <= row["probe_redundant_rate_greedy"] <= 1.0
+    resolved = {r.episode for r, _ in turns if r.turn_resolved}
+    assert row["probe_greedy"] == len(resolved) / 100 and 0.0 <= row["probe_redundant_rate_greedy"] <= 1.0
     assert written["probe"] == {"secrets": [201, 300], "n_max": 300} and "commit" in written
     # a row whose run is not scored now is kept; a run of the same split, estimator, seed and flags replaces its row
     other = {**row, "seed": 6, "probe_greedy": 0.25}
