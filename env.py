@@ -40,6 +40,10 @@ Departures from the paper's code, and why:
   question gets the oracle's DEFLECTION and no oracle call. On 1..100 the digit sum and the last
   digit identify every secret, so a fixed pair of questions wins every game; when either may be
   refused, the next question depends on what the history shows was answered.
+- Hidden beliefs (off by default, not in the paper; experiment.episode_starts): a training
+  episode's prompts may leave C_t out. A policy that chooses by the look of the candidate list
+  falls back on its opening where the list is one it never saw (secrets above 100); without the
+  list, the question must follow from what the history shows was answered.
 """
 from __future__ import annotations
 
@@ -165,14 +169,16 @@ def candidate_text(candidates, candidate_format: str = "list") -> str:
     return ", ".join(parts)
 
 
-def selector_prompt(candidates, arm_histories, turn: int, cfg: GameConfig) -> str:
-    """The selector prompt of App. B (A): the belief (candidate list) and per-arm histories."""
+def selector_prompt(candidates, arm_histories, turn: int, cfg: GameConfig, hidden: bool = False) -> str:
+    """The selector prompt of App. B (A): the belief (candidate list) and per-arm histories. With
+    `hidden` (not in the paper; a share of training episodes, experiment.episode_starts) the prompt
+    does not show C_t: the belief is then only in the history, and the next question must be read
+    from what was answered."""
+    shown = "not shown" if hidden else f"({len(candidates)}): [{candidate_text(candidates, cfg.candidate_format)}]"
     lines = ["You are solving a number guessing game.",
              "A secret number has been chosen from the current candidate universe.",
              f"You have {cfg.n_arms} clue-holder arms. Choose one arm and ask one property question.",
-             "", f"Turn {turn + 1} of {cfg.max_turns}",
-             f"Remaining candidates ({len(candidates)}): [{candidate_text(candidates, cfg.candidate_format)}]",
-             "", "Arm histories:"]
+             "", f"Turn {turn + 1} of {cfg.max_turns}", f"Remaining candidates {shown}", "", "Arm histories:"]
     for arm, history in enumerate(arm_histories):
         if not history:
             lines.append(f"  Arm {arm}: not yet queried")
@@ -191,9 +197,9 @@ def selector_prompt(candidates, arm_histories, turn: int, cfg: GameConfig) -> st
     return "\n".join(lines)
 
 
-def selector_messages(candidates, arm_histories, turn: int, cfg: GameConfig) -> list[dict]:
+def selector_messages(candidates, arm_histories, turn: int, cfg: GameConfig, hidden: bool = False) -> list[dict]:
     return [{"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": selector_prompt(candidates, arm_histories, turn, cfg)}]
+            {"role": "user", "content": selector_prompt(candidates, arm_histories, turn, cfg, hidden)}]
 
 
 @dataclass(frozen=True)
@@ -359,12 +365,13 @@ class Episode:
     asked_any: set = field(default_factory=set)  # normalised questions, any arm
     records: list = field(default_factory=list)
     refused: frozenset = frozenset()             # question families no clue holder answers here
+    hidden: bool = False                         # its prompts do not show C_t (selector_prompt)
 
     def carried_on(self, secret: int) -> "Episode":
         """A new episode that starts where this one stands (belief, arm histories, questions
-        asked, turn, refused families), for `secret`, with no turns of its own yet."""
+        asked, turn, refused families, hidden belief), for `secret`, with no turns of its own yet."""
         return Episode(int(secret), self.candidates, [list(h) for h in self.arm_histories], self.turn,
-                       self.resolved, set(self.asked), set(self.asked_any), refused=self.refused)
+                       self.resolved, set(self.asked), set(self.asked_any), refused=self.refused, hidden=self.hidden)
 
 
 def question_key(question: str) -> str:
@@ -419,7 +426,7 @@ class CSG:
         """Chat messages (system + selector prompt) for each active episode, in `active` order."""
         indices = self.active if indices is None else indices
         return [selector_messages(self.episodes[i].candidates, self.episodes[i].arm_histories,
-                                  self.episodes[i].turn, self.cfg) for i in indices]
+                                  self.episodes[i].turn, self.cfg, self.episodes[i].hidden) for i in indices]
 
     def step(self, responses: list[str]) -> list[TurnRecord]:
         """Play one turn of every active episode; responses[j] is the text of active[j]."""

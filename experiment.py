@@ -59,22 +59,27 @@ def episode_starts(cfg, rng: random.Random, secrets: list[int], step: int, game_
     """Where each training secret's G rollouts start: its candidate universe C_0 (1..n_max, the
     paper's; or, for a share `universe_share` of secrets, one drawn by env.UNIVERSES[universe]),
     and with `prefix_turns` K > 0 the state after 0..K turns of random questions in it
-    (env.explored), with `refusal_rate` > 0 the families its clue holders refuse, or None. Not in
+    (env.explored), with `refusal_rate` > 0 the families its clue holders refuse, with
+    `hidden_share` > 0 whether its prompts leave C_t out (env.selector_prompt), or None. Not in
     the paper, which starts every episode from 1..100 at turn 0: there a fixed question sequence
     fits every episode, and nothing rewards reading the belief."""
     universes = [UNIVERSES[cfg.universe](s, cfg.n_max, cfg.universe_least, rng)
                  if cfg.universe != "full" and rng.random() < cfg.universe_share else
                  range(1, cfg.n_max + 1) for s in secrets]
-    if not (cfg.prefix_turns or cfg.refusal_rate):
+    if not (cfg.prefix_turns or cfg.refusal_rate or cfg.hidden_share):
         return universes, None
     # Each family an arm owns is refused with chance refusal_rate, the same for a secret's G rollouts
     # (Eq. 1 compares them). The rng is drawn only when refusals are on: other runs stay as they were.
     families = sorted({f for owned in ARM_FAMILIES.values() for f in owned})
     refused = [frozenset(f for f in families if rng.random() < cfg.refusal_rate) if cfg.refusal_rate else frozenset()
                for _ in secrets]
-    return universes, [explored(s, game_cfg, RandomPolicy(episode_seed(cfg.seed, step, b, -1)),
-                                rng.randint(0, cfg.prefix_turns), oracle, u, r)
-                       for b, (s, u, r) in enumerate(zip(secrets, universes, refused))]
+    starts = [explored(s, game_cfg, RandomPolicy(episode_seed(cfg.seed, step, b, -1)),
+                       rng.randint(0, cfg.prefix_turns), oracle, u, r)
+              for b, (s, u, r) in enumerate(zip(secrets, universes, refused))]
+    if cfg.hidden_share:                  # drawn only when on, as refusals: other runs stay as they were
+        for start in starts:
+            start.hidden = rng.random() < cfg.hidden_share
+    return universes, starts
 
 
 def eval_seed(seed: int, step: int) -> int:

@@ -105,6 +105,7 @@ class TrainConfig:
     prefix_turns: int = arg(3, "K: a secret's rollouts start after 0..K turns of random questions (0: the paper)", at_least=0)
     refusal_rate: float = arg(0.3, "chance that each family an arm owns (env.ARM_FAMILIES) goes unanswered in a training "
                                    "secret's episodes, unseen until asked (0: never, the paper)", at_least=0, at_most=1)
+    hidden_share: float = arg(0.0, "share of training secrets whose prompts leave out the candidates (0: the paper)", at_least=0, at_most=1)
     candidate_format: str = arg("runs", "how prompts write the candidates: list (App. B), runs (3+ consecutive numbers as "
                                         "FIRST-LAST) or padded (runs, numbers in 3 digits; env.candidate_text)", choices=CANDIDATE_FORMATS)
     eval_every: int = arg(5, "evaluation on the held-out secrets every this many steps", at_least=1)
@@ -118,8 +119,7 @@ class TrainConfig:
                              at_least=0, at_most=1)
     seed: int = arg(0, "seed of secrets, sampling and minibatch order", at_least=0)
     seeds: str = arg("", "comma-separated seeds: one run per seed (overrides --seed)")
-    out: str = arg("runs", "runs are written to OUT/RUN_NAME (OUT/RUN_NAME-2, -3, ... if it is taken)",
-                   writes="directory")
+    out: str = arg("runs", "runs are written to OUT/RUN_NAME (OUT/RUN_NAME-2, -3, ... if it is taken)", writes="directory")
     run_name: str = arg("", "default: ESTIMATOR-QUESTION_SET-seedSEED")
     resume: bool = arg(False, "continue the latest run of RUN_NAME from its last checkpoint")
     time_limit_min: float = arg(0.0, "stop after the step that passes this many minutes (0: no limit); the learning "

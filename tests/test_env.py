@@ -373,6 +373,22 @@ def test_episodes_start_from_their_own_universe_and_bisection_resolves_each():
         assert ep.resolved and ep.turn <= math.ceil(math.log2(len(u)))
 
 
+def test_a_hidden_belief_leaves_the_candidates_out_of_the_prompt_and_carries_on():
+    """An episode with `hidden` set has the same prompt as one without, but for the line of C_t,
+    which shows neither the count nor a number; a state carried on (a branch) keeps it; the game
+    it plays is the same."""
+    game = CSG([42, 42], GameConfig())
+    game.episodes[0].hidden = True
+    act = '{"arm": 3, "question": "What is the last digit?"}'
+    game.step([act, act])
+    hidden, shown = [m[1]["content"].splitlines() for m in game.messages()]
+    differ = [(h, s) for h, s in zip(hidden, shown) if h != s]
+    assert len(hidden) == len(shown) and differ == [("Remaining candidates not shown",
+                                                     "Remaining candidates (10): [2, 12, 22, 32, 42, 52, 62, 72, 82, 92]")]
+    assert game.episodes[0].candidates == game.episodes[1].candidates
+    assert game.branch(0, [42]).episodes[0].hidden and not game.branch(1, [42]).episodes[0].hidden
+
+
 def test_a_refused_family_is_deflected_without_the_oracle_and_the_refusal_carries_on():
     """CSG(refused=...): a question of a family the episode's clue holders refuse gets DEFLECTION,
     no oracle call, no elimination and no arm match, to any arm; other families and the other

@@ -401,6 +401,25 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
     assert [s.refused for s in starts] == [families] * 2 and [s.secret for s in starts] == [3, 9]
 
 
+def test_hidden_beliefs_are_drawn_per_secret_and_the_credit_probe_replays_them(tmp_path, model_dir):
+    """--hidden-share p: a training secret's G rollouts all leave C_t out of their prompts or none do
+    (one draw per secret); the credit probe replays a turn with the same prompt; p = 0 draws
+    nothing (experiment.episode_starts), p = 1 hides every secret's."""
+    from experiment import episode_starts
+    hidden_prompt = lambda game: "Remaining candidates not shown" in game.messages()[0][1]["content"]   # noqa: E731
+    batches, replayed = run_watching_replays(
+        tmp_path, model_dir, lambda game, start, turn: game.episodes[0].hidden == start.hidden == hidden_prompt(game),
+        "--steps", "2", "--hidden-share", "0.5", "--credit-probe", "4", "--group-size", "3", "--secrets-per-step", "8")
+    assert replayed and all(replayed)
+    assert all(b.starts[3 * k + g].hidden == b.starts[3 * k].hidden for b in batches for k in range(8) for g in range(3))
+    assert 0 < sum(b.starts[3 * k].hidden for b in batches for k in range(8)) < 16
+    cfg = replace(train.TrainConfig(), prefix_turns=0, refusal_rate=0.0)     # the paper's episode starts
+    game_cfg, rngs = train.game_config(cfg), [random.Random(5), random.Random(5)]
+    assert episode_starts(cfg, rngs[0], [3, 9], 0, game_cfg, None)[1] is None and rngs[0].random() == rngs[1].random()
+    _, starts = episode_starts(replace(cfg, hidden_share=1.0), rngs[0], [3, 9], 0, game_cfg, None)
+    assert [s.hidden for s in starts] == [True, True] and [s.secret for s in starts] == [3, 9]
+
+
 def test_the_run_plays_the_game_its_settings_describe():
     """game_config carries every game setting of the run (the prompt's candidate format too, which
     evaluation then reads from the run's train_config.json)."""
