@@ -1,7 +1,7 @@
 """The screens section of RESULTS.md (bench/report_results.py builds it) from bench/screen.py's
 file: training changes judged on validation (another split's held-out secrets, and secrets
-201..300 no test secret has), per group of runs that share an estimator and flags, each set
-against the default group paired by seed. No number is typed here: each is read from the file.
+201..300 no test secret has), per group of runs that share a split, an estimator and flags, each
+set against the default group of its split, paired by seed. No number is typed here: each is read from the file.
 """
 from bench.report_generalization import changed_text, flags_of, measured_cell, pct
 from bench.report_tables import load, missing, ms, num, provenance_line, seeds_text, t_test_text, table
@@ -14,10 +14,11 @@ FIGURES = [("heldout_greedy", "held-out"), ("probe_greedy", "probe"), ("probe_re
 
 
 def groups(runs: list[dict]) -> dict:
-    """{(estimator, flags): runs}, ECHO at the defaults first."""
+    """{(split, estimator, flags): runs}, per split ECHO at the defaults first."""
     out = {}
-    for r in sorted(runs, key=lambda r: (r["estimator"] != "echo" or flags_of(r) != "-", r["estimator"], flags_of(r))):
-        out.setdefault((r["estimator"], flags_of(r)), []).append(r)
+    for r in sorted(runs, key=lambda r: (r["split_seed"], r["estimator"] != "echo" or flags_of(r) != "-",
+                                         r["estimator"], flags_of(r))):
+        out.setdefault((r["split_seed"], r["estimator"], flags_of(r)), []).append(r)
     return out
 
 
@@ -58,18 +59,19 @@ def section_screens() -> list[str]:
               f"universe 1..{d['probe']['n_max']} (Probe), numbers above any the generalization test plays; "
               f"{overlap_text(d['runs'])} Redundant: the share of probe "
               f"turns that ask an arm what it was already asked. Pass: runs whose probe resolve is at least "
-              f"{num(SCREEN_PASS, 0, 100)}%. Against the default: the group minus ECHO at the defaults, in points, paired by "
-              f"seed. A group is its estimator and the train.py settings it changed from the defaults.", ""]
+              f"{num(SCREEN_PASS, 0, 100)}%. Against the default: the group minus ECHO at the defaults on the same split, in "
+              f"points, paired by seed. A group is its split, estimator and the train.py settings it changed from the "
+              f"defaults.", ""]
     runs = [r for r in d["runs"] if r["question_set"] == "paper"]
     grouped = groups(runs)
-    base = grouped.get(("echo", "-"), [])
     rows = []
-    for (estimator, flags), rs in grouped.items():
-        rows.append([estimator.upper(), flags, seeds_text(sorted(r["seed"] for r in rs)),
+    for (split, estimator, flags), rs in grouped.items():
+        base = grouped.get((split, "echo", "-"), [])
+        rows.append([split, estimator.upper(), flags, seeds_text(sorted(r["seed"] for r in rs)),
                      f"{sum(r['probe_greedy'] >= SCREEN_PASS for r in rs)} of {len(rs)}"]
                     + [ms([r[k] for r in rs]) for k, _ in FIGURES] + [against(rs, base, k) for k, _ in FIGURES[:2]])
     lines += ["Mean ± SEM over seeds (%), paper set:", ""]
-    lines += table(["Estimator", "Flags", "Seeds", "Pass"] + [f"{name.capitalize()} resolve" if "redundant" not in name
+    lines += table(["Split", "Estimator", "Flags", "Seeds", "Pass"] + [f"{name.capitalize()} resolve" if "redundant" not in name
                                                                else name.capitalize() for _, name in FIGURES]
                    + ["Held-out against the default", "Probe against the default"], rows)
     lines += ["Per run:", ""]

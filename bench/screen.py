@@ -18,8 +18,8 @@ with any names, e.g.
 Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "kept_step",
 "changed", "train_seconds", "threads", "heldout_greedy", "probe_greedy", "probe_redundant_rate_greedy",
 "probe_opening_greedy", "measured"}], "probe": {"secrets", "n_max"}, "defaults"}, rates as
-fractions. A row whose run directory is gone is kept from the output file unless a run of the same
-split, estimator, seed and flags is scored now.
+fractions. A row whose run directory is gone is kept from the output file (its flags taken again
+against today's defaults) unless a run of the same split, estimator, seed and flags is scored now.
 """
 import json
 import os
@@ -30,7 +30,8 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.bisection_behaviour import behaviour, greedy_turns  # noqa: E402
 from bench.common import RESULTS, save_results  # noqa: E402
-from bench.generalization import heldout_of, kept_checkpoint, measured, run_config, run_facts, set_defaults  # noqa: E402
+from bench.generalization import (heldout_of, kept_checkpoint, measured, retaken, run_config, run_facts,  # noqa: E402
+                                   set_defaults)
 from bench.report_generalization import flags_of  # noqa: E402
 from cli import arg, fail, parse_config, use_threads  # noqa: E402
 
@@ -76,19 +77,19 @@ def main(argv=None):
     cfg = parse_config(ScreenConfig, argv, description=__doc__.splitlines()[0])
     use_threads(cfg.threads)
     run_dirs = sorted(p.parent for d in cfg.runs.split(",") if d for p in Path(d).glob("*/summary.json"))
-    before = json.loads(Path(cfg.out).read_text())["runs"] if os.path.exists(cfg.out) else []
     if not run_dirs:
         fail("screen.py", f"no finished runs (RUN/summary.json) in {cfg.runs}")
-    rows = []
+    scored = {identity(run_facts(d, 0)) for d in run_dirs}
+    if len(scored) < len(run_dirs):
+        fail("screen.py", "two runs have the same split, estimator, seed and flags: score them from separate calls")
+    before = json.loads(Path(cfg.out).read_text()) if os.path.exists(cfg.out) else {"runs": []}
+    then = before.get("defaults", {})      # a carried row's flags, taken again against today's defaults
+    rows = [r for r in (retaken(r, then.get(r["question_set"])) for r in before["runs"]) if identity(r) not in scored]
     for run_dir in run_dirs:
-        rows.append(screened(run_dir))
-        r = rows[-1]
+        r = screened(run_dir)
+        rows.append(r)
         print(f"{run_dir.name}: {flags_of(r)} {r['estimator']} seed {r['seed']}: held-out {r['heldout_greedy']:.2f}, "
               f"probe {r['probe_greedy']:.2f}, redundant {r['probe_redundant_rate_greedy']:.2f}", flush=True)
-    if len({identity(r) for r in rows}) < len(rows):
-        fail("screen.py", "two runs have the same split, estimator, seed and flags: score them from separate calls")
-    scored = {identity(r) for r in rows}
-    rows += [r for r in before if identity(r) not in scored]
     rows.sort(key=identity)
     save_results({"runs": rows, "probe": PROBE,
                   "defaults": {qs: set_defaults(qs) for qs in sorted({r["question_set"] for r in rows})}}, cfg.out)

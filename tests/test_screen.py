@@ -53,7 +53,7 @@ def test_a_trained_run_is_screened_on_its_split_and_on_201_to_300(tmp_path, mode
 
 def test_the_section_sets_each_group_against_the_default_by_seed(tmp_path):
     """Pass counts the runs at or above 80% on the probe; a group's difference from ECHO at the
-    defaults is paired over the seeds both have; the split's held-out secrets shared with a
+    defaults of its split is paired over the seeds both have; the split's held-out secrets shared with a
     reported split are named (split 0 and split 1 share 13, 18, 33, 50, 63, 98; split 3594 none)."""
     def row(estimator, seed, probe, changed=None, split=0):
         return {"question_set": "paper", "estimator": estimator, "seed": seed, "split_seed": split, "steps": 80,
@@ -61,17 +61,19 @@ def test_the_section_sets_each_group_against_the_default_by_seed(tmp_path):
                 "probe_greedy": probe, "probe_redundant_rate_greedy": 0.5, "probe_opening_greedy": "digit_sum, last_digit"}
     refused = {"refusal_rate": 0.6}
     runs = [row("echo", 0, 1.0), row("echo", 1, 0.5), row("echo", 2, 0.8), row("echo", 0, 0.5, refused),
-            row("echo", 1, 0.3, refused), row("echo", 5, 0.9, refused), row("echo-belief", 0, 0.8)]
+            row("echo", 1, 0.3, refused), row("echo", 5, 0.9, refused), row("echo-belief", 0, 0.8),
+            row("echo", 0, 0.2, {"split_seed": 1}, split=1)]
     (tmp_path / "screens.json").write_text(json.dumps({"command": "python bench/screen.py", "runs": runs,
                                                        "probe": {"secrets": [201, 300], "n_max": 300}}))
     (tmp_path / "generalization.json").write_text(json.dumps({"runs": [{"split_seed": 3594}, {"split_seed": 1}]}))
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_screens())
-    assert "| ECHO | - | 0, 1, 2 | 2 of 3 | 100.0 ± 0.0 | 76.7 ± 14.5 | 50.0 ± 0.0 | - | - |" in text
+    assert "| 0 | ECHO | - | 0, 1, 2 | 2 of 3 | 100.0 ± 0.0 | 76.7 ± 14.5 | 50.0 ± 0.0 | - | - |" in text
     # refusal 0.6 minus the default on seeds 0 and 1: (0.5 - 1.0 + 0.3 - 0.5) / 2
-    assert "| ECHO | `--refusal-rate 0.6` | 0, 1, 5 | 1 of 3 |" in text and "| -35.0 (t = -2.33, p = 0.26; seeds 0, 1) |" in text
-    assert "| ECHO-BELIEF | - | 0 | 1 of 1 |" in text          # one seed in common: no paired figure
+    assert "| 0 | ECHO | `--refusal-rate 0.6` | 0, 1, 5 | 1 of 3 |" in text and "| -35.0 (t = -2.33, p = 0.26; seeds 0, 1) |" in text
+    assert "| 0 | ECHO-BELIEF | - | 0 | 1 of 1 |" in text          # one seed in common: no paired figure
+    assert "| 1 | ECHO | - | 0 | 0 of 1 | 100.0 | 20.0 | 50.0 | - | - |" in text   # another split: its own default
     assert "split 0's held-out secrets that split 1's reported runs also hold out: 13, 18, 33, 50, 63, 98" in text
     assert "split 0's held-out secrets that split 3594's reported runs also hold out: none" in text
-    assert text.index("| ECHO | - |") < text.index("| ECHO | `--refusal-rate 0.6` |")
+    assert text.index("| 0 | ECHO | - |") < text.index("| 0 | ECHO | `--refusal-rate 0.6` |")
     assert "| echo | 5 | 0 | `--refusal-rate 0.6` | 80 (80) | 100.0 | 90.0 | 50.0 | digit sum, last digit | not recorded |" in text
