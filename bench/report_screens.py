@@ -1,7 +1,8 @@
 """The screens section of RESULTS.md (bench/report_results.py builds it) from bench/screen.py's
 file: training changes judged on validation (another split's held-out secrets, and secrets
 201..300 no test secret has), per group of runs that share a split, an estimator and flags, each
-set against the default group of its split, paired by seed. No number is typed here: each is read from the file.
+set against the default group of its split, paired by seed. No number is typed here: each is
+read from the file.
 """
 from bench.report_generalization import changed_text, flags_of, measured_cell, pct
 from bench.report_tables import load, missing, ms, num, provenance_line, seeds_text, t_test_text, table
@@ -10,7 +11,8 @@ from stats import paired_t_test
 
 FILE, GENERALIZATION = "screens.json", "generalization.json"
 SCREEN_PASS = 0.8   # the resolve a policy must reach on secrets up to 200 on every seed (the generalization target)
-FIGURES = [("heldout_greedy", "held-out"), ("probe_greedy", "probe"), ("probe_redundant_rate_greedy", "probe redundant")]
+FIGURES = [("heldout_greedy", "Held-out resolve"), ("probe_greedy", "Probe resolve"),
+           ("probe_redundant_rate_greedy", "Probe redundant")]
 
 
 def groups(runs: list[dict]) -> dict:
@@ -71,8 +73,7 @@ def section_screens() -> list[str]:
                      f"{sum(r['probe_greedy'] >= SCREEN_PASS for r in rs)} of {len(rs)}"]
                     + [ms([r[k] for r in rs]) for k, _ in FIGURES] + [against(rs, base, k) for k, _ in FIGURES[:2]])
     lines += ["Mean ± SEM over seeds (%), paper set:", ""]
-    lines += table(["Split", "Estimator", "Flags", "Seeds", "Pass"] + [f"{name.capitalize()} resolve" if "redundant" not in name
-                                                               else name.capitalize() for _, name in FIGURES]
+    lines += table(["Split", "Estimator", "Flags", "Seeds", "Pass"] + [name for _, name in FIGURES]
                    + ["Held-out against the default", "Probe against the default"], rows)
     lines += ["Per run:", ""]
     lines += table(["Estimator", "Seed", "Split", "Flags", "Steps (kept)", "Held-out %", "Probe %", "Probe redundant %",
