@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
 
@@ -65,24 +65,6 @@ CANDIDATE_FORMATS = ("list", "runs", "padded")
 
 
 @dataclass(frozen=True)
-class GameConfig:
-    n_max: int = 100            # secrets uniform on 1..n_max (paper: 100 training, up to 200 eval)
-    n_arms: int = 5             # K clue-holder arms (paper: 5)
-    max_turns: int = 10         # horizon T (paper: 10)
-    question_set: str = "paper"  # "paper": every family; "binary": yes/no questions only
-    expected_info: bool = False  # r_info = the elimination expected under b_t, not the realised one
-    candidate_format: str = "list"  # how the prompt writes C_t (candidate_text); "list": App. B
-
-    def __post_init__(self):
-        if self.question_set not in QUESTION_SETS:
-            raise ValueError(f"question_set must be one of {QUESTION_SETS}, not {self.question_set!r}")
-        if self.candidate_format not in CANDIDATE_FORMATS:
-            raise ValueError(f"candidate_format must be one of {CANDIDATE_FORMATS}, not {self.candidate_format!r}")
-        if self.n_max < 2 or self.n_arms < 1 or self.max_turns < 1:
-            raise ValueError(f"impossible game: {self}")
-
-
-@dataclass(frozen=True)
 class RewardWeights:
     """App. C "CSG Reward Composition": every constant of the turn reward, in one place."""
     redundancy_penalty: float = -0.1  # same question to the same arm: early return, no oracle
@@ -94,6 +76,26 @@ class RewardWeights:
 
 
 REWARD = RewardWeights()
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    n_max: int = 100            # secrets uniform on 1..n_max (paper: 100 training, up to 200 eval)
+    n_arms: int = 5             # K clue-holder arms (paper: 5)
+    max_turns: int = 10         # horizon T (paper: 10)
+    question_set: str = "paper"  # "paper": every family; "binary": yes/no questions only
+    expected_info: bool = False  # r_info = the elimination expected under b_t, not the realised one
+    candidate_format: str = "list"  # how the prompt writes C_t (candidate_text); "list": App. B
+    redundancy_penalty: float = REWARD.redundancy_penalty  # r_t of a question repeated to its arm (App. C)
+
+    def __post_init__(self):
+        if self.question_set not in QUESTION_SETS:
+            raise ValueError(f"question_set must be one of {QUESTION_SETS}, not {self.question_set!r}")
+        if self.candidate_format not in CANDIDATE_FORMATS:
+            raise ValueError(f"candidate_format must be one of {CANDIDATE_FORMATS}, not {self.candidate_format!r}")
+        if self.n_max < 2 or self.n_arms < 1 or self.max_turns < 1:
+            raise ValueError(f"impossible game: {self}")
+
 
 # Families each arm "owns" (the paper's ARM_PROPERTIES: parity/greater-than-50, prime/square,
 # divisibility by 3/5/7, digit sum/last digit, between-25-and-75), generalised to whole families.
@@ -413,6 +415,7 @@ class CSG:
         if len(universes) != len(secrets) or any(s not in u or not u <= full for s, u in zip(secrets, universes)):
             raise ValueError(f"each secret needs a universe within 1..{cfg.n_max} that holds it")
         self.cfg, self.oracle = cfg, oracle or RuleOracle()
+        self.weights = replace(REWARD, redundancy_penalty=cfg.redundancy_penalty)
         refused = [frozenset()] * len(secrets) if refused is None else [frozenset(r) for r in refused]
         self.episodes = [Episode(int(s), u, [[] for _ in range(cfg.n_arms)], refused=r)
                          for s, u, r in zip(secrets, universes, refused)]
@@ -486,7 +489,7 @@ class CSG:
             refused = qtype in ep.refused
             info = expected_elimination([before] if refused else answer_parts(question, belief, cfg))
         r = turn_reward(before, len(after), t, cfg.max_turns, redundant=redundant, invalid=invalid,
-                        arm_match=arm_match, novel=novel, resolved=ep.resolved, info=info)
+                        arm_match=arm_match, novel=novel, resolved=ep.resolved, info=info, w=self.weights)
         record = TurnRecord(
             episode=i, turn=t, arm=action.arm if action else -1, question=question,
             question_type=qtype, raw_response=raw,

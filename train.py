@@ -21,10 +21,9 @@ Departures from the paper, and why:
   whose gradient is not finite is skipped and counted (one would make every weight NaN).
 - It keeps the checkpoint that plays best on training secrets set aside (`validation_secrets` > 0; experiment.py
   says why); the paper reports its last. Eq. 1 is taken over the rollouts still active at turn t (echo.py says why).
-- Rollouts start after 0..3 random questions, a family an arm owns goes unanswered with chance 0.3
-  (experiment.episode_starts), candidates are written as runs FIRST-LAST (env.candidate_text): from the
-  paper's starts one fixed question sequence fits every episode of 1..100, and policies replay it on 1..200
-  (RESULTS.md). B = 6 for 80 steps keeps a run from an empty cache to minutes on 2 cores (binary, llm: B = 8).
+- Rollouts start after 0..3 random questions, a family an arm owns goes unanswered with chance 0.3, candidates are
+  runs FIRST-LAST (experiment.episode_starts, env.candidate_text): from the paper's starts one question sequence fits
+  1..100 and is replayed on 1..200 (RESULTS.md). B = 6 for 80 steps: minutes on 2 cores (binary, llm: B = 8).
 - pi_old is scored again by the update's padded passes (first ratio exactly 1) unless the trained model sampled in
   float32 (sampled_logprobs_are_old). On a GPU a bf16 copy samples (engine.py); their gap is logged per token and action.
 """
@@ -33,7 +32,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from cli import Preset, applied_presets, arg, fail, parse_config, use_threads  # before torch: how idle threads wait
 
@@ -74,6 +73,7 @@ class TrainConfig:
     question_set: str = arg("paper", "paper (every family) or binary (yes/no questions only)", choices=QUESTION_SETS)
     expected_info: bool = arg(False, "r_info is the elimination expected under the belief b_t, not the realised one "
                                      "(not in the paper; env.expected_elimination)")
+    redundancy_penalty: float = arg(-0.1, "r_t of a question asked again to the same arm (App. C: -0.1)", at_most=0)
     oracle: str = arg("rule", "rule (offline, exact) or llm (OpenAI-compatible, OPENAI_API_KEY)")
     oracle_model: str = arg("gpt-4o-mini", "model of the LLM oracle (paper: gpt-4o-mini, T = 0)")
     steps: int = arg(80, "RL steps (one batch of B x G episodes each)", at_least=1)
@@ -164,7 +164,7 @@ def config_from_flags(argv=None, prog: str | None = None) -> TrainConfig:
 
 
 def game_config(cfg: TrainConfig) -> GameConfig:
-    return GameConfig(**{k: getattr(cfg, k) for k in ("n_max", "question_set", "expected_info", "candidate_format")})
+    return GameConfig(**{f.name: getattr(cfg, f.name) for f in fields(GameConfig) if hasattr(cfg, f.name)})   # the ones set here
 
 
 def old_logprobs(policy, ref_policy, batch: RolloutBatch, micro: list, cfg: TrainConfig,

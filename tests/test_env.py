@@ -62,6 +62,15 @@ def test_redundant_question_is_penalised_without_asking_the_oracle():
     assert r.reward == pytest.approx(0.0)
 
 
+def test_the_redundancy_penalty_is_the_games():
+    """GameConfig.redundancy_penalty (train.py --redundancy-penalty) is a repeat's whole reward; the
+    other turns' rewards do not change with it."""
+    def play(penalty):
+        game = CSG([42], GameConfig(redundancy_penalty=penalty))
+        return [r.reward for r in (*game.step([act(0, "Is the number even?")]), *game.step([act(0, "Is the number even?")]))]
+    assert play(-0.5) == [play(-0.1)[0], -0.5] and play(-0.1)[1] == pytest.approx(-0.1)
+
+
 @pytest.mark.parametrize("text,reason", [
     ("I would ask about parity.", "no_json"),
     ('{"arm": 7, "question": "Is it even?"}', "arm_out_of_range"),

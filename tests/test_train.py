@@ -423,9 +423,11 @@ def test_hidden_beliefs_are_drawn_per_secret_and_the_credit_probe_replays_them(t
 def test_the_run_plays_the_game_its_settings_describe():
     """game_config carries every game setting of the run (the prompt's candidate format too, which
     evaluation then reads from the run's train_config.json)."""
-    cfg = train.config_from_flags(["--candidate-format", "runs", "--question-set", "binary", "--n-max", "60"])
+    cfg = train.config_from_flags(["--candidate-format", "runs", "--question-set", "binary", "--n-max", "60",
+                                   "--redundancy-penalty", "-0.5"])
     game = train.game_config(replace(cfg, expected_info=True))
     assert (game.candidate_format, game.question_set, game.n_max, game.expected_info) == ("runs", "binary", 60, True)
+    assert game.redundancy_penalty == -0.5
     assert train.game_config(replace(train.TrainConfig(), candidate_format="list")) == GameConfig()
 
 
