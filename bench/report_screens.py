@@ -12,7 +12,7 @@ from stats import paired_t_test
 FILE, GENERALIZATION = "screens.json", "generalization.json"
 SCREEN_PASS = 0.8   # the resolve a policy must reach on secrets up to 200 on every seed (the generalization target)
 FIGURES = [("heldout_greedy", "Held-out resolve"), ("probe_greedy", "Probe resolve"),
-           ("probe_redundant_rate_greedy", "Probe redundant")]
+           ("probe_redundant_rate_greedy", "Probe redundant"), ("probe_invalid_rate_greedy", "Probe invalid")]
 
 
 def groups(runs: list[dict]) -> dict:
@@ -59,8 +59,8 @@ def section_screens() -> list[str]:
               f"*Protocol:* each run trains on its split's training secrets of 1..100 and is judged by its kept "
               f"checkpoint, greedy, on its split's held-out secrets (Held-out) and on the secrets {lo}..{hi} in the "
               f"universe 1..{d['probe']['n_max']} (Probe), numbers above any the generalization test plays; "
-              f"{overlap_text(d['runs'])} Redundant: the share of probe "
-              f"turns that ask an arm what it was already asked. Pass: runs whose probe resolve is at least "
+              f"{overlap_text(d['runs'])} Redundant: the share of probe turns that ask an arm what it was "
+              f"already asked; Invalid: the share with no readable action. Pass: runs whose probe resolve is at least "
               f"{num(SCREEN_PASS, 0, 100)}%. Against the default: the group minus ECHO at the defaults on the same split, in "
               f"points, paired by seed. A group is its split, estimator and the train.py settings it changed from the "
               f"defaults.", ""]
@@ -71,14 +71,14 @@ def section_screens() -> list[str]:
         base = grouped.get((split, "echo", "-"), [])
         rows.append([split, estimator.upper(), flags, seeds_text(sorted(r["seed"] for r in rs)),
                      f"{sum(r['probe_greedy'] >= SCREEN_PASS for r in rs)} of {len(rs)}"]
-                    + [ms([r[k] for r in rs]) for k, _ in FIGURES] + [against(rs, base, k) for k, _ in FIGURES[:2]])
+                    + [ms([r.get(k) for r in rs]) for k, _ in FIGURES] + [against(rs, base, k) for k, _ in FIGURES[:2]])
     lines += ["Mean ± SEM over seeds (%), paper set:", ""]
     lines += table(["Split", "Estimator", "Flags", "Seeds", "Pass"] + [name for _, name in FIGURES]
                    + ["Held-out against the default", "Probe against the default"], rows)
     lines += ["Per run:", ""]
     lines += table(["Estimator", "Seed", "Split", "Flags", "Steps (kept)", "Held-out %", "Probe %", "Probe redundant %",
-                    "Probe opening", "Measured"],
+                    "Probe invalid %", "Probe opening", "Measured"],
                    [[r["estimator"], r["seed"], r["split_seed"], changed_text(r["changed"]), f"{r['steps']} ({r['kept_step']})",
                      pct(r["heldout_greedy"]), pct(r["probe_greedy"]), pct(r["probe_redundant_rate_greedy"]),
-                     r["probe_opening_greedy"].replace("_", " ") or "n/a", measured_cell(r, FILE)] for r in runs])
+                     pct(r.get("probe_invalid_rate_greedy")), r["probe_opening_greedy"].replace("_", " ") or "n/a", measured_cell(r, FILE)] for r in runs])
     return lines

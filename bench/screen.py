@@ -7,7 +7,8 @@ probe: numbers no test secret has, a universe wider than any trained on or teste
 
 Each run's kept checkpoint (bench/generalization.py's rule) is played greedy on its split's
 held-out secrets of 1..100 and on the probe; beside resolve, the share of probe turns that ask an
-arm what it was already asked and the probe's most common opening (bisection_behaviour). Runs
+arm what it was already asked, the share that are unreadable (a policy can swap one wasted turn
+for the other), and the probe's most common opening (bisection_behaviour). Runs
 are grouped by the train.py settings they changed from the defaults (and their estimator); each
 group is set against the default group, paired by seed (stats.paired_t_test). Train the runs
 with any names, e.g.
@@ -17,7 +18,7 @@ with any names, e.g.
 
 Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "kept_step",
 "changed", "train_seconds", "threads", "heldout_greedy", "probe_greedy", "probe_redundant_rate_greedy",
-"probe_opening_greedy", "measured"}], "probe": {"secrets", "n_max"}, "defaults"}, rates as
+"probe_invalid_rate_greedy", "probe_opening_greedy", "measured"}], "probe": {"secrets", "n_max"}, "defaults"}, rates as
 fractions. A row whose run directory is gone is kept from the output file (its flags taken again
 against today's defaults) unless a run of the same split, estimator, seed and flags is scored now.
 """
@@ -64,7 +65,8 @@ def screened(run_dir: Path) -> dict:
     probe = behaviour(turns)
     return {**facts, "heldout_greedy": evaluate_policy(policy, heldout_of(config), game, RuleOracle(), 0, 0)["eval/resolve_rate"],
             "probe_greedy": sum(r.turn_resolved for r, _ in turns) / len(probe_secrets()),
-            "probe_redundant_rate_greedy": probe["redundant_rate"], "probe_opening_greedy": probe["opening"],
+            "probe_redundant_rate_greedy": probe["redundant_rate"],
+            "probe_invalid_rate_greedy": sum(r.invalid for r, _ in turns) / max(len(turns), 1), "probe_opening_greedy": probe["opening"],
             "measured": measured(run_dir)}
 
 
@@ -89,7 +91,8 @@ def main(argv=None):
         r = screened(run_dir)
         rows.append(r)
         print(f"{run_dir.name}: {flags_of(r)} {r['estimator']} seed {r['seed']}: held-out {r['heldout_greedy']:.2f}, "
-              f"probe {r['probe_greedy']:.2f}, redundant {r['probe_redundant_rate_greedy']:.2f}", flush=True)
+              f"probe {r['probe_greedy']:.2f}, redundant {r['probe_redundant_rate_greedy']:.2f}, "
+              f"invalid {r['probe_invalid_rate_greedy']:.2f}", flush=True)
     rows.sort(key=identity)
     save_results({"runs": rows, "probe": PROBE,
                   "defaults": {qs: set_defaults(qs) for qs in sorted({r["question_set"] for r in rows})}}, cfg.out)

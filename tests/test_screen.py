@@ -34,6 +34,7 @@ def test_a_trained_run_is_screened_on_its_split_and_on_201_to_300(tmp_path, mode
     assert row["heldout_greedy"] == summary["final_eval"]["eval/resolve_rate"]       # the run's own greedy figure
     resolved = {r.episode for r, _ in turns if r.turn_resolved}
     assert row["probe_greedy"] == len(resolved) / 100 and 0.0 <= row["probe_redundant_rate_greedy"] <= 1.0
+    assert row["probe_invalid_rate_greedy"] == sum(r.invalid for r, _ in turns) / len(turns)
     assert written["probe"] == {"secrets": [201, 300], "n_max": 300} and "commit" in written
     # a row whose run is not scored now is kept; a run of the same split, estimator, seed and flags replaces its row
     other = {**row, "seed": 6, "probe_greedy": 0.25}
@@ -58,7 +59,8 @@ def test_the_section_sets_each_group_against_the_default_by_seed(tmp_path):
     def row(estimator, seed, probe, changed=None, split=0):
         return {"question_set": "paper", "estimator": estimator, "seed": seed, "split_seed": split, "steps": 80,
                 "kept_step": 80, "changed": changed or {}, "train_seconds": 300.0, "threads": 1, "heldout_greedy": 1.0,
-                "probe_greedy": probe, "probe_redundant_rate_greedy": 0.5, "probe_opening_greedy": "digit_sum, last_digit"}
+                "probe_greedy": probe, "probe_redundant_rate_greedy": 0.5, "probe_invalid_rate_greedy": 0.1 * seed,
+                "probe_opening_greedy": "digit_sum, last_digit"}
     refused = {"refusal_rate": 0.6}
     runs = [row("echo", 0, 1.0), row("echo", 1, 0.5), row("echo", 2, 0.8), row("echo", 0, 0.5, refused),
             row("echo", 1, 0.3, refused), row("echo", 5, 0.9, refused), row("echo-belief", 0, 0.8),
@@ -68,12 +70,12 @@ def test_the_section_sets_each_group_against_the_default_by_seed(tmp_path):
     (tmp_path / "generalization.json").write_text(json.dumps({"runs": [{"split_seed": 3594}, {"split_seed": 1}]}))
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_screens())
-    assert "| 0 | ECHO | - | 0, 1, 2 | 2 of 3 | 100.0 ± 0.0 | 76.7 ± 14.5 | 50.0 ± 0.0 | - | - |" in text
+    assert "| 0 | ECHO | - | 0, 1, 2 | 2 of 3 | 100.0 ± 0.0 | 76.7 ± 14.5 | 50.0 ± 0.0 | 10.0 ± 5.8 | - | - |" in text
     # refusal 0.6 minus the default on seeds 0 and 1: (0.5 - 1.0 + 0.3 - 0.5) / 2
     assert "| 0 | ECHO | `--refusal-rate 0.6` | 0, 1, 5 | 1 of 3 |" in text and "| -35.0 (t = -2.33, p = 0.26; seeds 0, 1) |" in text
     assert "| 0 | ECHO-BELIEF | - | 0 | 1 of 1 |" in text          # one seed in common: no paired figure
-    assert "| 1 | ECHO | - | 0 | 0 of 1 | 100.0 | 20.0 | 50.0 | - | - |" in text   # another split: its own default
+    assert "| 1 | ECHO | - | 0 | 0 of 1 | 100.0 | 20.0 | 50.0 | 0.0 | - | - |" in text   # another split: its own default
     assert "split 0's held-out secrets that split 1's reported runs also hold out: 13, 18, 33, 50, 63, 98" in text
     assert "split 0's held-out secrets that split 3594's reported runs also hold out: none" in text
     assert text.index("| 0 | ECHO | - |") < text.index("| 0 | ECHO | `--refusal-rate 0.6` |")
-    assert "| echo | 5 | 0 | `--refusal-rate 0.6` | 80 (80) | 100.0 | 90.0 | 50.0 | digit sum, last digit | not recorded |" in text
+    assert "| echo | 5 | 0 | `--refusal-rate 0.6` | 80 (80) | 100.0 | 90.0 | 50.0 | 50.0 | digit sum, last digit | not recorded |" in text
