@@ -10,6 +10,10 @@ Eq. 1 (group normalisation at each turn), over the rollouts G_t still active at 
 
     A_t^(g) = (r_t^(g) - mean_{j in G_t} r_t^(j)) / (std_{j in G_t} r_t^(j) + eps)
 
+It is scale-free: no advantage exceeds (|G_t| - 1) / sqrt(|G_t|) in size (1.5 at G = 4), whatever
+the reward, so a harsher penalty on one rollout of a group barely moves its credit and mostly
+squeezes its group's other advantages together (tests/test_echo.py; train.py --redundancy-penalty).
+
 Eq. 2 (clipped objective), with rho = pi_theta(a|h) / pi_theta_old(a|h), the action's
 probability being the product of its token probabilities:
 

@@ -54,6 +54,18 @@ def test_eq1_single_rollout_or_zero_spread_gives_zero():
     assert adv.abs().sum() == 0 and not torch.isnan(adv).any()
 
 
+def test_eq1_bounds_a_lone_penalty_whatever_its_size():
+    """One rollout of G = 4 penalised, three rewarded 0.5, 0.6, 0.7: with the sample std its
+    advantage is -(G - 1) / sqrt(G) = -1.5 in the limit, whatever the penalty (-1.46 at -0.1,
+    -1.49 at -1.0); a larger penalty only squeezes the others' spread (0.56 -> 0.25)."""
+    def advantages(penalty):
+        c = credit([[[0.5], [0.6], [0.7], [penalty]]])
+        return echo_advantages(c.rewards, c.active)[0, :, 0]
+    mild, harsh = advantages(-0.1), advantages(-1.0)
+    assert -1.5 < harsh[3] < mild[3] < harsh[3] + 0.05 and advantages(-1e6)[3] == pytest.approx(-1.5, abs=1e-4)
+    assert mild[2] - mild[0] == pytest.approx(0.556, abs=1e-3) and harsh[2] - harsh[0] == pytest.approx(0.249, abs=1e-3)
+
+
 def test_group_normalize_is_eq1_over_any_group_axes():
     """The one implementation of Eq. 1's normalisation: over the group axis it is ECHO's
     advantage; over (G, T) it normalises all of a secret's active cells together (as PBRS uses
