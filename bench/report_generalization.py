@@ -76,7 +76,11 @@ def by_estimator(runs: list[dict]) -> dict:
 
 
 def changed_text(changed: dict) -> str:
-    return " ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in sorted(changed.items())) or "-"
+    """The settings as train.py takes them: `--lr 0.001`, and a switch alone (`--expected-info`, `--no-anneal-lr`)."""
+    def flag(k, v):
+        name = k.replace("_", "-")
+        return (f"--{name}" if v else f"--no-{name}") if isinstance(v, bool) else f"--{name} {v}"
+    return " ".join(f"`{flag(k, v)}`" for k, v in sorted(changed.items())) or "-"
 
 
 def flags_of(row: dict) -> str:

@@ -8,7 +8,7 @@ import pytest
 
 from bench.bisection_behaviour import behaviour, heldout_and_n200
 from bench.generalization import carried_over, main as generalization, references
-from bench.report_generalization import flags_of
+from bench.report_generalization import changed_text, flags_of
 from cli import code_version
 from env import CSG, GameConfig, secret_split
 from experiment import eval_seed
@@ -340,3 +340,14 @@ def test_the_repeat_ratio_scores_each_action_under_its_own_episodes_next_prompt(
     assert before == pytest.approx([0.25, 0.25, 0.25 ** 2]) and after == [0.0, 0.0, 0.0]   # (0,2) (1,3) (3,5); not (2,4)
     before, after = again_probabilities(Stub(reads=False), b)
     assert after == pytest.approx([0.25] * 3) and repeat_ratio(before, after) == pytest.approx(0.75 / (2 * 0.25 + 0.0625))
+
+
+def test_changed_settings_are_written_as_train_py_takes_them():
+    """A run's changed settings read as flags train.py parses back to the same values: a switch
+    alone, a value after its name."""
+    changed = {"expected_info": True, "anneal_lr": False, "lr": 0.001}
+    text = changed_text(changed)
+    assert text == "`--no-anneal-lr` `--expected-info` `--lr 0.001`"
+    import train
+    cfg = train.config_from_flags(text.replace("`", "").split())
+    assert {k: getattr(cfg, k) for k in changed} == changed
