@@ -80,5 +80,6 @@ def section_screens() -> list[str]:
                     "Probe invalid %", "Probe opening", "Measured"],
                    [[r["estimator"], r["seed"], r["split_seed"], changed_text(r["changed"]), f"{r['steps']} ({r['kept_step']})",
                      pct(r["heldout_greedy"]), pct(r["probe_greedy"]), pct(r["probe_redundant_rate_greedy"]),
-                     pct(r.get("probe_invalid_rate_greedy")), r["probe_opening_greedy"].replace("_", " ") or "n/a", measured_cell(r, FILE)] for r in runs])
+                     pct(r.get("probe_invalid_rate_greedy")), r["probe_opening_greedy"].replace("_", " ") or "n/a",
+                     measured_cell(r, FILE)] for r in runs])
     return lines

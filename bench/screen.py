@@ -65,8 +65,8 @@ def screened(run_dir: Path) -> dict:
     probe = behaviour(turns)
     return {**facts, "heldout_greedy": evaluate_policy(policy, heldout_of(config), game, RuleOracle(), 0, 0)["eval/resolve_rate"],
             "probe_greedy": sum(r.turn_resolved for r, _ in turns) / len(probe_secrets()),
-            "probe_redundant_rate_greedy": probe["redundant_rate"],
-            "probe_invalid_rate_greedy": sum(r.invalid for r, _ in turns) / max(len(turns), 1), "probe_opening_greedy": probe["opening"],
+            "probe_redundant_rate_greedy": probe["redundant_rate"], "probe_opening_greedy": probe["opening"],
+            "probe_invalid_rate_greedy": sum(r.invalid for r, _ in turns) / max(len(turns), 1),
             "measured": measured(run_dir)}
 
 
