@@ -44,6 +44,7 @@ normalisation ("mean_std_norm", as its ALFWorld runs), gamma 0.95 and step weigh
 published ALFWorld settings), anchor states matched exactly (here they can be: the prompt is the
 state) rather than by hashing observations.
 """
+
 from __future__ import annotations
 
 import math
@@ -63,12 +64,15 @@ def on_one_rank(values: torch.Tensor) -> torch.Tensor:
 @dataclass
 class EstimatorContext:
     """What an estimator reads besides the batch."""
-    gigpo_step_weight: float = 1.0                   # gigpo: weight of the step-level advantage
-    gigpo_gamma: float = 0.95                        # gigpo: discount of the step-level return-to-go
-    sum_over_ranks: Callable = on_one_rank           # ranks.Ranks.sum under torchrun: a statistic of the whole batch
-    phi: torch.Tensor | None = None                  # pbrs: the potential's weights, averaged over steps
-    turn_stats: tuple | None = None                  # offline: (mean, std) of the reward at each turn t, (T,) each
-    phase: str = "sft"                               # offline: "sft" (behaviour cloning), then "rl"
+
+    gigpo_step_weight: float = 1.0  # gigpo: weight of the step-level advantage
+    gigpo_gamma: float = 0.95  # gigpo: discount of the step-level return-to-go
+    sum_over_ranks: Callable = (
+        on_one_rank  # ranks.Ranks.sum under torchrun: a statistic of the whole batch
+    )
+    phi: torch.Tensor | None = None  # pbrs: the potential's weights, averaged over steps
+    turn_stats: tuple | None = None  # offline: (mean, std) of the reward at each turn t, (T,) each
+    phase: str = "sft"  # offline: "sft" (behaviour cloning), then "rl"
 
     def carried(self) -> dict:
         """What changes from step to step: saved with a checkpoint, restored on --resume."""
@@ -79,12 +83,15 @@ class EstimatorContext:
 class Credit:
     """What an estimator may read: the batch as a (B, G, T) grid, one cell per (secret, rollout,
     turn). Cells of turns that were not played (the rollout had resolved) are inactive and 0."""
-    rewards: torch.Tensor    # (B, G, T) r_t, float64
-    active: torch.Tensor     # (B, G, T) bool: rollout g played turn t, i.e. g is in G_t
-    n_before: torch.Tensor   # (B, G, T) |C_t|
-    n_after: torch.Tensor    # (B, G, T) |C_{t+1}|
-    belief: torch.Tensor     # (B, G, T) long: equal ids <=> equal candidate sets C_t (-1 inactive)
-    prompt: torch.Tensor     # (B, G, T) long: equal ids <=> equal prompts, i.e. the same C_t and arm histories
+
+    rewards: torch.Tensor  # (B, G, T) r_t, float64
+    active: torch.Tensor  # (B, G, T) bool: rollout g played turn t, i.e. g is in G_t
+    n_before: torch.Tensor  # (B, G, T) |C_t|
+    n_after: torch.Tensor  # (B, G, T) |C_{t+1}|
+    belief: torch.Tensor  # (B, G, T) long: equal ids <=> equal candidate sets C_t (-1 inactive)
+    prompt: (
+        torch.Tensor
+    )  # (B, G, T) long: equal ids <=> equal prompts, i.e. the same C_t and arm histories
     n_max: int
     max_turns: int
 
@@ -94,15 +101,20 @@ def credit_from_batch(batch, n_max: int) -> Credit:
     recs = batch.records
     grid = lambda values: batch.to_grid(torch.tensor(values, dtype=torch.float64))  # noqa: E731
 
-    def ids(things) -> torch.Tensor:   # equal things, equal ids
+    def ids(things) -> torch.Tensor:  # equal things, equal ids
         seen = {}
         return batch.to_grid(torch.tensor([seen.setdefault(x, len(seen)) for x in things]), fill=-1)
-    return Credit(rewards=grid([r.reward for r in recs]),
-                  active=batch.to_grid(torch.ones(len(recs), dtype=torch.bool), fill=False),
-                  n_before=grid([r.candidates_before for r in recs]),
-                  n_after=grid([r.candidates_after for r in recs]),
-                  belief=ids(batch.beliefs), prompt=ids(tuple(p) for p in batch.prompt_ids),
-                  n_max=n_max, max_turns=batch.max_turns)
+
+    return Credit(
+        rewards=grid([r.reward for r in recs]),
+        active=batch.to_grid(torch.ones(len(recs), dtype=torch.bool), fill=False),
+        n_before=grid([r.candidates_before for r in recs]),
+        n_after=grid([r.candidates_after for r in recs]),
+        belief=ids(batch.beliefs),
+        prompt=ids(tuple(p) for p in batch.prompt_ids),
+        n_max=n_max,
+        max_turns=batch.max_turns,
+    )
 
 
 def turn_groups(c: Credit, within: torch.Tensor | None = None) -> torch.Tensor:
@@ -118,7 +130,9 @@ def turn_groups(c: Credit, within: torch.Tensor | None = None) -> torch.Tensor:
     return out
 
 
-def normalize_within(values: torch.Tensor, groups: torch.Tensor, eps: float = 1e-6) -> tuple[torch.Tensor, torch.Tensor]:
+def normalize_within(
+    values: torch.Tensor, groups: torch.Tensor, eps: float = 1e-6
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(v - mean) / (std + eps) within each group id (sample std), by scatter because the groups
     are irregular; 0 in a group of one. Returns (advantages, size of each cell's group). (B, G, T)"""
     m = groups >= 0
@@ -128,7 +142,10 @@ def normalize_within(values: torch.Tensor, groups: torch.Tensor, eps: float = 1e
     mean = torch.zeros(n_groups, dtype=torch.float64).index_add_(0, idx, v) / count
     sq = torch.zeros(n_groups, dtype=torch.float64).index_add_(0, idx, (v - mean[idx]) ** 2)
     std = (sq / (count - 1).clamp(min=1)).sqrt()
-    adv, size = torch.zeros_like(values, dtype=torch.float64), torch.zeros_like(values, dtype=torch.float64)
+    adv, size = (
+        torch.zeros_like(values, dtype=torch.float64),
+        torch.zeros_like(values, dtype=torch.float64),
+    )
     adv[m] = torch.where(count[idx] > 1, (v - mean[idx]) / (std[idx] + eps), 0.0)
     size[m] = count[idx]
     return adv, size
@@ -163,9 +180,9 @@ def grpo(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
     """Episodic return R = sum_t r_t over the turns a rollout played, normalised over the secret's
     G rollouts (Eq. 1's normalisation), on every turn the rollout played; 0 on the others."""
     # BEGIN SOLUTION
-    every_rollout = torch.ones(c.active.shape[:2], dtype=torch.bool)          # (B, G)
-    adv = group_normalize(episode_returns(c), every_rollout, dims=1)          # (B, G)
-    return torch.where(c.active, adv[..., None], 0.0)                         # broadcast over T
+    every_rollout = torch.ones(c.active.shape[:2], dtype=torch.bool)  # (B, G)
+    adv = group_normalize(episode_returns(c), every_rollout, dims=1)  # (B, G)
+    return torch.where(c.active, adv[..., None], 0.0)  # broadcast over T
     # END SOLUTION
 
 
@@ -183,14 +200,19 @@ def echo_belief(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
 def echo_zeropad(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
     """The paper's released code: every rollout padded to T turns with reward 0, mean and sample
     std over all G at each turn, std floored at 1e-4; the padded cells' credit is dropped."""
-    r = torch.where(c.active, c.rewards, 0.0)                               # (B, G, T), zero-padded
+    r = torch.where(c.active, c.rewards, 0.0)  # (B, G, T), zero-padded
     mean, std = r.mean(dim=1, keepdim=True), r.std(dim=1, keepdim=True).clamp(min=1e-4)
     return torch.where(c.active, (r - mean) / std, 0.0)
 
 
-def discounted_return_to_go(values: torch.Tensor, active: torch.Tensor, gamma: float) -> torch.Tensor:
+def discounted_return_to_go(
+    values: torch.Tensor, active: torch.Tensor, gamma: float
+) -> torch.Tensor:
     """R_t = r_t + gamma R_{t+1} along each rollout's turns. (B, G, T) -> (B, G, T)."""
-    out, running = torch.zeros_like(values, dtype=torch.float64), torch.zeros(values.shape[:2], dtype=torch.float64)
+    out, running = (
+        torch.zeros_like(values, dtype=torch.float64),
+        torch.zeros(values.shape[:2], dtype=torch.float64),
+    )
     for t in reversed(range(values.shape[-1])):
         running = torch.where(active[..., t], values[..., t] + gamma * running, 0.0)
         out[..., t] = running
@@ -207,25 +229,35 @@ def gigpo(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
     return torch.where(c.active, a_episode + ctx.gigpo_step_weight * a_step, 0.0)
 
 
-def belief_features(n_candidates: torch.Tensor, turn: torch.Tensor, n_max: int, max_turns: int) -> torch.Tensor:
+def belief_features(
+    n_candidates: torch.Tensor, turn: torch.Tensor, n_max: int, max_turns: int
+) -> torch.Tensor:
     """phi(b) for the potential: b_t = Unif(C_t) is summarised by log|C_t| / log N and t / T."""
     x = torch.log(n_candidates.double().clamp(min=1)) / math.log(n_max)
     return torch.stack([torch.ones_like(x), x, x * x, turn.double() / max_turns], dim=-1)
 
 
-def potential_shaped_rewards(c: Credit, ctx: EstimatorContext, ridge: float = 1e-3, momentum: float = 0.9) -> torch.Tensor:
+def potential_shaped_rewards(
+    c: Credit, ctx: EstimatorContext, ridge: float = 1e-3, momentum: float = 0.9
+) -> torch.Tensor:
     """r'_t = r_t + Phi(b_{t+1}) - Phi(b_t), Phi(terminal) = 0; refits Phi (ctx.phi). (B, G, T)"""
     turn = torch.arange(c.max_turns).expand_as(c.rewards)
-    f_now = belief_features(c.n_before, turn, c.n_max, c.max_turns)[c.active]          # (N, 4)
-    target = return_to_go(c.rewards, c.active)[c.active]                                # (N,)
-    normal = ctx.sum_over_ranks(torch.cat([f_now.T @ f_now, (f_now.T @ target)[:, None]], 1))   # (4, 5), whole batch
+    f_now = belief_features(c.n_before, turn, c.n_max, c.max_turns)[c.active]  # (N, 4)
+    target = return_to_go(c.rewards, c.active)[c.active]  # (N,)
+    normal = ctx.sum_over_ranks(
+        torch.cat([f_now.T @ f_now, (f_now.T @ target)[:, None]], 1)
+    )  # (4, 5), whole batch
     w = torch.linalg.solve(normal[:, :4] + ridge * torch.eye(4, dtype=f_now.dtype), normal[:, 4])
     ctx.phi = w if ctx.phi is None else momentum * ctx.phi + (1 - momentum) * w
     phi = ctx.phi
     plays_next = torch.zeros_like(c.active)
-    plays_next[..., :-1] = c.active[..., 1:]            # the rollout plays turn t + 1: b_{t+1} is not terminal
+    plays_next[..., :-1] = c.active[
+        ..., 1:
+    ]  # the rollout plays turn t + 1: b_{t+1} is not terminal
     phi_now = belief_features(c.n_before, turn, c.n_max, c.max_turns) @ phi
-    phi_next = torch.where(plays_next, belief_features(c.n_after, turn + 1, c.n_max, c.max_turns) @ phi, 0.0)
+    phi_next = torch.where(
+        plays_next, belief_features(c.n_after, turn + 1, c.n_max, c.max_turns) @ phi, 0.0
+    )
     return torch.where(c.active, c.rewards + phi_next - phi_now, 0.0)
 
 
@@ -250,12 +282,16 @@ def offline(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
     return torch.where(c.active, (c.rewards - mean) / (std + 1e-6), 0.0)
 
 
-def turn_stats(c: Credit, sum_over_ranks: Callable = on_one_rank) -> tuple[torch.Tensor, torch.Tensor]:
+def turn_stats(
+    c: Credit, sum_over_ranks: Callable = on_one_rank
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(mean, sample std) of the reward at each turn t over every rollout of c (and of every
     rank's c). Each (T,)."""
-    r = torch.where(c.active, c.rewards, 0.0).flatten(0, 1)       # (B * G, T)
-    sums = sum_over_ranks(torch.stack([c.active.flatten(0, 1).sum(0).double(), r.sum(0), (r * r).sum(0)]))
-    n, total, squares = sums                                       # (T,) each, the whole dataset's
+    r = torch.where(c.active, c.rewards, 0.0).flatten(0, 1)  # (B * G, T)
+    sums = sum_over_ranks(
+        torch.stack([c.active.flatten(0, 1).sum(0).double(), r.sum(0), (r * r).sum(0)])
+    )
+    n, total, squares = sums  # (T,) each, the whole dataset's
     mean = total / n.clamp(min=1)
     var = (squares - n * mean * mean).clamp(min=0) / (n - 1).clamp(min=1)
     return mean, torch.where(n > 1, var.sqrt(), 0.0)
@@ -263,12 +299,18 @@ def turn_stats(c: Credit, sum_over_ranks: Callable = on_one_rank) -> tuple[torch
 
 @dataclass(frozen=True)
 class Estimator:
-    advantages: object          # f(credit, ctx) -> (B, G, T) tensor
-    online: bool = True         # False: trains on a fixed dataset collected once (offline)
+    advantages: object  # f(credit, ctx) -> (B, G, T) tensor
+    online: bool = True  # False: trains on a fixed dataset collected once (offline)
 
 
-ESTIMATORS = {"echo": Estimator(echo), "grpo": Estimator(grpo), "rloo": Estimator(rloo),
-              "pbrs": Estimator(pbrs), "pbrs+rloo": Estimator(pbrs_rloo),
-              "offline": Estimator(offline, online=False),
-              "echo-belief": Estimator(echo_belief), "echo-zeropad": Estimator(echo_zeropad),
-              "gigpo": Estimator(gigpo)}
+ESTIMATORS = {
+    "echo": Estimator(echo),
+    "grpo": Estimator(grpo),
+    "rloo": Estimator(rloo),
+    "pbrs": Estimator(pbrs),
+    "pbrs+rloo": Estimator(pbrs_rloo),
+    "offline": Estimator(offline, online=False),
+    "echo-belief": Estimator(echo_belief),
+    "echo-zeropad": Estimator(echo_zeropad),
+    "gigpo": Estimator(gigpo),
+}

@@ -19,6 +19,7 @@ environment wins.
 `use_threads` then gives torch every core the process may run on, divided among the runs it
 starts side by side.
 """
+
 import argparse
 import dataclasses
 import json
@@ -32,18 +33,37 @@ from pathlib import Path
 os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 
-def arg(default, help: str, *, at_least=None, above=None, at_most=None, below=None, writes: str | None = None,
-        choices: tuple = ()):
+def arg(
+    default,
+    help: str,
+    *,
+    at_least=None,
+    above=None,
+    at_most=None,
+    below=None,
+    writes: str | None = None,
+    choices: tuple = (),
+):
     """A dataclass field with its one-line meaning, shown by --help, and the values that make
     sense: bounds on a number (a float must also be finite, always), the choices of a word, and
     for a path the program writes, writes="directory" or "file". `config_problem` checks them."""
-    bounds = {k: v for k, v in dict(at_least=at_least, above=above, at_most=at_most, below=below).items() if v is not None}
-    return dataclasses.field(default=default, metadata={"help": help, "bounds": bounds, "writes": writes,
-                                                        "choices": tuple(choices)})
+    bounds = {
+        k: v
+        for k, v in dict(at_least=at_least, above=above, at_most=at_most, below=below).items()
+        if v is not None
+    }
+    return dataclasses.field(
+        default=default,
+        metadata={"help": help, "bounds": bounds, "writes": writes, "choices": tuple(choices)},
+    )
 
 
-BOUNDS = {"at_least": (operator.ge, "at least"), "above": (operator.gt, "greater than"),
-          "at_most": (operator.le, "at most"), "below": (operator.lt, "less than")}
+BOUNDS = {
+    "at_least": (operator.ge, "at least"),
+    "above": (operator.gt, "greater than"),
+    "at_most": (operator.le, "at most"),
+    "below": (operator.lt, "less than"),
+}
 
 
 def config_problem(cfg) -> str | None:
@@ -59,7 +79,11 @@ def config_problem(cfg) -> str | None:
                 return f"{flag} must be {words} {limit}, not {value}."
         if (choices := f.metadata.get("choices")) and value not in choices:
             return f"{flag} must be {', '.join(choices[:-1])} or {choices[-1]}, not {value!r}."
-        if f.metadata.get("writes") and value and (problem := unwritable(Path(value), f.metadata["writes"])):
+        if (
+            f.metadata.get("writes")
+            and value
+            and (problem := unwritable(Path(value), f.metadata["writes"]))
+        ):
             return f"{flag} {value} {problem}."
     return None
 
@@ -88,22 +112,41 @@ def parse_config(cls, argv=None, description=None, prog=None, presets=None):
     called from Python names the script as `python script.py` does.
     """
     presets = presets or {}
-    prog = prog or Path(getattr(sys.modules.get(cls.__module__), "__file__", None) or sys.argv[0]).name
-    parser = argparse.ArgumentParser(prog=prog, description=description, allow_abbrev=False,
-                                     epilog=presets_help(presets), formatter_class=argparse.RawDescriptionHelpFormatter)
-    given = argparse.ArgumentParser(allow_abbrev=False, add_help=False)   # the flags on the command line only
+    prog = (
+        prog or Path(getattr(sys.modules.get(cls.__module__), "__file__", None) or sys.argv[0]).name
+    )
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description=description,
+        allow_abbrev=False,
+        epilog=presets_help(presets),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    given = argparse.ArgumentParser(
+        allow_abbrev=False, add_help=False
+    )  # the flags on the command line only
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
         shown = [f"{name}: {p.values[f.name]}" for name, p in presets.items() if f.name in p.values]
         default = [] if f.default == "" else [f"default: {f.default}"]
-        help_text = f"{f.metadata.get('help', '')}" + (f" ({'; '.join(default + shown)})" if default + shown else "")
+        help_text = f"{f.metadata.get('help', '')}" + (
+            f" ({'; '.join(default + shown)})" if default + shown else ""
+        )
         kind = {"int": int, "float": float, "str": str}.get(f.type, f.type)
         for p, default in ((parser, f.default), (given, argparse.SUPPRESS)):
             if f.type in (bool, "bool"):
-                p.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default, help=help_text)
+                p.add_argument(
+                    flag,
+                    dest=f.name,
+                    action=argparse.BooleanOptionalAction,
+                    default=default,
+                    help=help_text,
+                )
             else:
                 p.add_argument(flag, dest=f.name, type=kind, default=default, help=help_text)
-    cfg = with_presets(cls(**vars(parser.parse_args(argv))), presets, set(vars(given.parse_known_args(argv)[0])))
+    cfg = with_presets(
+        cls(**vars(parser.parse_args(argv))), presets, set(vars(given.parse_known_args(argv)[0]))
+    )
     if problem := config_problem(cfg):
         parser.error(problem)
     return cfg
@@ -112,16 +155,19 @@ def parse_config(cls, argv=None, description=None, prog=None, presets=None):
 @dataclasses.dataclass(frozen=True)
 class Preset:
     """Values of a config that depend on another setting (the model, the question set)."""
-    when: str          # the condition, as --help shows it
-    applies: object    # cfg -> bool
-    values: dict       # field -> value
+
+    when: str  # the condition, as --help shows it
+    applies: object  # cfg -> bool
+    values: dict  # field -> value
 
 
 def with_presets(cfg, presets: dict, given=frozenset()):
     """cfg with each applying preset's values set, in order, on the fields not in `given`."""
     for preset in presets.values():
         if preset.applies(cfg):
-            cfg = dataclasses.replace(cfg, **{k: v for k, v in preset.values.items() if k not in given})
+            cfg = dataclasses.replace(
+                cfg, **{k: v for k, v in preset.values.items() if k not in given}
+            )
     return cfg
 
 
@@ -160,7 +206,10 @@ def use_threads(threads: int = 0, parallel_runs: int = 1) -> int:
     """Set torch's intra-op threads: `threads` if > 0, else the cores this process may run on
     divided among `parallel_runs` processes (at least 1). Returns the number set."""
     import torch
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+    cores = (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    )
     n = threads if threads > 0 else max(1, cores // max(parallel_runs, 1))
     torch.set_num_threads(n)
     return n
@@ -171,14 +220,22 @@ def code_version(root: str = os.path.dirname(os.path.abspath(__file__))) -> dict
     {path: blob} for each tracked file that differs from HEAD, its content's `git hash-object`
     (None: deleted)}, so that a later reader can tell whether a file a result depends on still
     holds the same bytes. {} outside a git checkout."""
+
     def git(*args):
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+        return subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, check=True
+        ).stdout
+
     try:
         commit = git("rev-parse", "HEAD").strip()
         paths = [p for p in git("diff", "--name-only", "HEAD").splitlines() if p]
         top = git("rev-parse", "--show-toplevel").strip()
-        uncommitted = {p: git("hash-object", os.path.join(top, p)).strip() if os.path.exists(os.path.join(top, p)) else None
-                       for p in paths}
+        uncommitted = {
+            p: git("hash-object", os.path.join(top, p)).strip()
+            if os.path.exists(os.path.join(top, p))
+            else None
+            for p in paths
+        }
     except (OSError, subprocess.CalledProcessError):
         return {}
     return {"commit": commit, "uncommitted": uncommitted}

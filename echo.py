@@ -34,18 +34,21 @@ Departures from the paper's code, and why:
   importance ratio min(C, pi_old / pi_copy) of its action (`behaviour_weights`, train.py
   --behaviour-is-cap); the paper samples from pi_old itself and needs none.
 """
+
 from __future__ import annotations
 
 import torch
 
 
-def group_normalize(values: torch.Tensor, active: torch.Tensor, dims=1, eps: float = 1e-6) -> torch.Tensor:
+def group_normalize(
+    values: torch.Tensor, active: torch.Tensor, dims=1, eps: float = 1e-6
+) -> torch.Tensor:
     """Eq. 1's normalisation: (v - mean) / (std + eps) over the active cells of the group axis
     `dims`, with the sample std; 0 where fewer than two cells of the group are active.
     values, active: (B, G, T) -> (B, G, T), float64. Every depth-grouped estimator calls this."""
     # BEGIN SOLUTION
     v, m = values.double(), active.bool()
-    n = m.sum(dim=dims, keepdim=True)                                          # |G_t|: (B, 1, T)
+    n = m.sum(dim=dims, keepdim=True)  # |G_t|: (B, 1, T)
     mean = torch.where(m, v, 0.0).sum(dim=dims, keepdim=True) / n.clamp(min=1)
     var = torch.where(m, (v - mean) ** 2, 0.0).sum(dim=dims, keepdim=True) / (n - 1).clamp(min=1)
     return torch.where(m & (n > 1), (v - mean) / (var.sqrt() + eps), 0.0)
@@ -64,14 +67,20 @@ def approx_kl(log_ratio: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     (N, L) -> (N,); tokens outside the mask count nothing, whatever value they hold (inf too).
     KL(pi_old || pi): x = log pi - log pi_old; KL(pi || pi_ref): x = log pi_ref - log pi."""
     # BEGIN SOLUTION
-    x = torch.where(mask.bool(), log_ratio, 0.0)     # a padding token's value, even inf, stays out
+    x = torch.where(mask.bool(), log_ratio, 0.0)  # a padding token's value, even inf, stays out
     return (x.exp() - 1 - x).sum(-1)
     # END SOLUTION
 
 
-def clipped_objective(logp_new: torch.Tensor, logp_old: torch.Tensor, mask: torch.Tensor,
-                      advantages: torch.Tensor, clip_eta: float, n_terms: int,
-                      level: str = "sequence") -> tuple[torch.Tensor, dict]:
+def clipped_objective(
+    logp_new: torch.Tensor,
+    logp_old: torch.Tensor,
+    mask: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_eta: float,
+    n_terms: int,
+    level: str = "sequence",
+) -> tuple[torch.Tensor, dict]:
     """Eq. 2's sum over these (rollout, turn) terms, divided by n_terms (all terms of the batch,
     so minibatch sums add up to J exactly). Returns (J part, stats).
 
@@ -85,14 +94,14 @@ def clipped_objective(logp_new: torch.Tensor, logp_old: torch.Tensor, mask: torc
     # BEGIN SOLUTION
     mask = mask.to(logp_new.dtype)
     if level == "sequence":
-        log_ratio = ((logp_new - logp_old) * mask).sum(-1)                 # log rho: (N,)
+        log_ratio = ((logp_new - logp_old) * mask).sum(-1)  # log rho: (N,)
         ratio = log_ratio.exp()
         pg_term1 = ratio * advantages
         pg_term2 = ratio.clamp(1 - clip_eta, 1 + clip_eta) * advantages
-        terms = torch.minimum(pg_term1, pg_term2)                           # (N,)
+        terms = torch.minimum(pg_term1, pg_term2)  # (N,)
         clipped = (pg_term2 < pg_term1).float()
     elif level == "token":
-        ratio_tok = (logp_new - logp_old).exp()                             # (N, L)
+        ratio_tok = (logp_new - logp_old).exp()  # (N, L)
         adv = advantages[:, None]
         pg_term1, pg_term2 = ratio_tok * adv, ratio_tok.clamp(1 - clip_eta, 1 + clip_eta) * adv
         n_tok = mask.sum(-1).clamp(min=1)
@@ -101,8 +110,12 @@ def clipped_objective(logp_new: torch.Tensor, logp_old: torch.Tensor, mask: torc
         ratio = ((ratio_tok * mask).sum(-1) / n_tok).detach()
     else:
         raise ValueError(f"level must be 'sequence' or 'token', not {level!r}")
-    stats = {"clipped": clipped.sum().item(), "ratio_sum": ratio.detach().sum().item(),
-             "ratio_max": ratio.detach().max().item(), "terms": len(terms)}
+    stats = {
+        "clipped": clipped.sum().item(),
+        "ratio_sum": ratio.detach().sum().item(),
+        "ratio_max": ratio.detach().max().item(),
+        "terms": len(terms),
+    }
     return terms.sum() / n_terms, stats
     # END SOLUTION
 
@@ -114,6 +127,9 @@ def behaviour_weights(logp_old, logp_behaviour, cap: float) -> torch.Tensor:
     list each). Returns (N,), float32. Eq. 2 averages over actions drawn from pi_old; weighting
     each term by this corrects for having drawn them from mu, and the cap bounds what one action
     mu found unlikely can weigh (at the price of a bias on the actions above it)."""
-    log_ratio = [torch.as_tensor(old, dtype=torch.float64).sum().cpu() - torch.as_tensor(mu, dtype=torch.float64).sum().cpu()
-                 for old, mu in zip(logp_old, logp_behaviour)]   # log pi_old(a|h) - log mu(a|h)
+    log_ratio = [
+        torch.as_tensor(old, dtype=torch.float64).sum().cpu()
+        - torch.as_tensor(mu, dtype=torch.float64).sum().cpu()
+        for old, mu in zip(logp_old, logp_behaviour)
+    ]  # log pi_old(a|h) - log mu(a|h)
     return torch.stack(log_ratio).exp().clamp(max=cap).float()

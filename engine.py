@@ -59,6 +59,7 @@ its sums add in another order, and a uniform within rounding of a boundary can t
 neighbouring token (on a GPU the bf16 copy's logits already differ from the trained model's by
 far more).
 """
+
 from __future__ import annotations
 
 import time
@@ -76,12 +77,22 @@ from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 from policy import JsonScanner, LMPolicy, SampleConfig, positions, sample_next
 
-GROUPED = "echo_grouped_query"   # the rollout copy's attention, by the name transformers knows it under
+GROUPED = (
+    "echo_grouped_query"  # the rollout copy's attention, by the name transformers knows it under
+)
 
 
-def grouped_query_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                            attention_mask: torch.Tensor | None, scaling: float | None = None, dropout: float = 0.0,
-                            read_length: int | None = None, **kwargs) -> tuple[torch.Tensor, None]:
+def grouped_query_attention(
+    module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    read_length: int | None = None,
+    **kwargs,
+) -> tuple[torch.Tensor, None]:
     """Attention as transformers' interface calls it: query (B, H, Lq, D), key and value
     (B, H_kv, L, D), a boolean mask (B, 1, Lq, L) or None; returns (B, Lq, H, D). Query head h
     attends with key/value head h // (H / H_kv), as repeat_kv pairs them. `read_length`: only the
@@ -91,15 +102,20 @@ def grouped_query_attention(module, query: torch.Tensor, key: torch.Tensor, valu
         attention_mask = None if attention_mask is None else attention_mask[..., :read_length]
     groups = getattr(module, "num_key_value_groups", 1)
     B, H, Lq, D = query.shape
-    if Lq != 1 or groups == 1:   # a prompt's prefill (not compiled), or one key/value head per query head
-        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
-                                      **kwargs)
+    if (
+        Lq != 1 or groups == 1
+    ):  # a prompt's prefill (not compiled), or one key/value head per query head
+        return sdpa_attention_forward(
+            module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
+        )
     # One token: its H query heads as H_kv groups of H / H_kv queries, each group against its own
     # key/value head, so the kernel reads every key and value once. The mask (B, 1, 1, L) is the
     # same for every head and query and broadcasts.
-    grouped = query.view(B, H // groups, groups, D)                          # (B, H_kv, H / H_kv, D)
-    out = F.scaled_dot_product_attention(grouped, key, value, attn_mask=attention_mask, scale=scaling)
-    return out.reshape(B, H, 1, D).transpose(1, 2), None                     # (B, 1, H, D)
+    grouped = query.view(B, H // groups, groups, D)  # (B, H_kv, H / H_kv, D)
+    out = F.scaled_dot_product_attention(
+        grouped, key, value, attn_mask=attention_mask, scale=scaling
+    )
+    return out.reshape(B, H, 1, D).transpose(1, 2), None  # (B, 1, H, D)
 
 
 # Registered under our own name: a model uses it only when built with attn_implementation=GROUPED
@@ -120,21 +136,45 @@ class FusedAttention(nn.Module):
         super().__init__()
         q, k, v = attention.q_proj, attention.k_proj, attention.v_proj
         assert getattr(attention, "sliding_window", None) is None, "a sliding window is not fused"
-        self.config, self.layer_idx, self.head_dim = attention.config, attention.layer_idx, attention.head_dim
-        self.num_key_value_groups, self.scaling, self.is_causal = attention.num_key_value_groups, attention.scaling, True
+        self.config, self.layer_idx, self.head_dim = (
+            attention.config,
+            attention.layer_idx,
+            attention.head_dim,
+        )
+        self.num_key_value_groups, self.scaling, self.is_causal = (
+            attention.num_key_value_groups,
+            attention.scaling,
+            True,
+        )
         self.sizes = [q.out_features, k.out_features, v.out_features]
-        self.qkv_proj = nn.Linear(q.in_features, sum(self.sizes), bias=q.bias is not None,
-                                  device=q.weight.device, dtype=q.weight.dtype)
+        self.qkv_proj = nn.Linear(
+            q.in_features,
+            sum(self.sizes),
+            bias=q.bias is not None,
+            device=q.weight.device,
+            dtype=q.weight.dtype,
+        )
         self.o_proj = attention.o_proj
 
-    def forward(self, hidden_states: torch.Tensor, position_embeddings: tuple[torch.Tensor, torch.Tensor],
-                attention_mask: torch.Tensor | None, past_key_values=None, **kwargs) -> tuple[torch.Tensor, None]:
-        shape = (*hidden_states.shape[:-1], -1, self.head_dim)                  # (B, L, heads, D)
-        query, key, value = (x.view(shape).transpose(1, 2) for x in self.qkv_proj(hidden_states).split(self.sizes, -1))
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        position_embeddings: tuple[torch.Tensor, torch.Tensor],
+        attention_mask: torch.Tensor | None,
+        past_key_values=None,
+        **kwargs,
+    ) -> tuple[torch.Tensor, None]:
+        shape = (*hidden_states.shape[:-1], -1, self.head_dim)  # (B, L, heads, D)
+        query, key, value = (
+            x.view(shape).transpose(1, 2)
+            for x in self.qkv_proj(hidden_states).split(self.sizes, -1)
+        )
         query, key = apply_rotary_pos_emb(query, key, *position_embeddings)
         if past_key_values is not None:
             key, value = past_key_values.update(key, value, self.layer_idx)
-        attend = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)
+        attend = ALL_ATTENTION_FUNCTIONS.get_interface(
+            self.config._attn_implementation, eager_attention_forward
+        )
         out, _ = attend(self, query, key, value, attention_mask, scaling=self.scaling, **kwargs)
         return self.o_proj(out.reshape(*shape[:-2], -1)), None
 
@@ -145,8 +185,13 @@ class FusedMLP(nn.Module):
     def __init__(self, mlp: nn.Module):
         super().__init__()
         gate = mlp.gate_proj
-        self.gate_up_proj = nn.Linear(gate.in_features, 2 * gate.out_features, bias=False,
-                                      device=gate.weight.device, dtype=gate.weight.dtype)
+        self.gate_up_proj = nn.Linear(
+            gate.in_features,
+            2 * gate.out_features,
+            bias=False,
+            device=gate.weight.device,
+            dtype=gate.weight.dtype,
+        )
         self.down_proj, self.act_fn = mlp.down_proj, mlp.act_fn
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -155,8 +200,10 @@ class FusedMLP(nn.Module):
 
 
 # Each fused weight (and bias) of a layer and the stock weights it stacks, in order.
-FUSED = {"self_attn.qkv_proj": ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"),
-         "mlp.gate_up_proj": ("mlp.gate_proj", "mlp.up_proj")}
+FUSED = {
+    "self_attn.qkv_proj": ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"),
+    "mlp.gate_up_proj": ("mlp.gate_proj", "mlp.up_proj"),
+}
 
 
 def fuse_projections(model: nn.Module) -> nn.Module:
@@ -174,8 +221,10 @@ def fused_state_dict(state: dict) -> dict:
     for key in state:
         for fused, parts in FUSED.items():
             prefix, dot, suffix = key.partition(parts[0] + ".")
-            if dot and not suffix.count("."):     # e.g. model.layers.3. + self_attn.q_proj. + weight
-                out[f"{prefix}{fused}.{suffix}"] = torch.cat([out.pop(f"{prefix}{p}.{suffix}") for p in parts])
+            if dot and not suffix.count("."):  # e.g. model.layers.3. + self_attn.q_proj. + weight
+                out[f"{prefix}{fused}.{suffix}"] = torch.cat(
+                    [out.pop(f"{prefix}{p}.{suffix}") for p in parts]
+                )
     return out
 
 
@@ -193,7 +242,9 @@ def read_length(n: int, least: int = 64) -> int:
     return -(-n // step) * step
 
 
-def blocked_inverse_cdf(probs: torch.Tensor, uniforms: torch.Tensor, width: int = 128) -> torch.Tensor:
+def blocked_inverse_cdf(
+    probs: torch.Tensor, uniforms: torch.Tensor, width: int = 128
+) -> torch.Tensor:
     """policy.inverse_cdf's token found in two levels: the block of `width` tokens where the
     target (u x the total) falls, from the blocks' cumulative sums, then the token within it.
     (B, V), (B,) -> (B,). Why: torch's cumulative sum over a 152k vocabulary runs each row on one
@@ -202,13 +253,17 @@ def blocked_inverse_cdf(probs: torch.Tensor, uniforms: torch.Tensor, width: int 
     add in another order, so a uniform within rounding (about 1e-7) of a boundary can take the
     neighbouring token."""
     B, V = probs.shape
-    blocks = F.pad(probs, (0, -V % width)).view(B, -1, width)                 # (B, n, w): no mass past V
-    block_cdf = blocks.sum(-1).cumsum(-1)                                     # (B, n)
-    target = uniforms[:, None] * block_cdf[:, -1:]                            # (B, 1)
-    j = torch.searchsorted(block_cdf, target).clamp(max=block_cdf.shape[1] - 1)   # (B, 1): the first block reaching it
-    before = block_cdf.gather(1, (j - 1).clamp(min=0)) * (j > 0)              # (B, 1): the mass of the blocks before j
-    inner = blocks.gather(1, j[:, :, None].expand(B, 1, width))[:, 0]         # (B, w)
-    k = torch.searchsorted(before + inner.cumsum(-1), target)                 # (B, 1): the first token reaching it
+    blocks = F.pad(probs, (0, -V % width)).view(B, -1, width)  # (B, n, w): no mass past V
+    block_cdf = blocks.sum(-1).cumsum(-1)  # (B, n)
+    target = uniforms[:, None] * block_cdf[:, -1:]  # (B, 1)
+    j = torch.searchsorted(block_cdf, target).clamp(
+        max=block_cdf.shape[1] - 1
+    )  # (B, 1): the first block reaching it
+    before = block_cdf.gather(1, (j - 1).clamp(min=0)) * (
+        j > 0
+    )  # (B, 1): the mass of the blocks before j
+    inner = blocks.gather(1, j[:, :, None].expand(B, 1, width))[:, 0]  # (B, w)
+    k = torch.searchsorted(before + inner.cumsum(-1), target)  # (B, 1): the first token reaching it
     # Where rounding leaves the target past the block's own running sum, its last token with mass
     # (never a token of probability 0, whose log-prob would be -inf).
     last = (torch.arange(width, device=probs.device) * (inner > 0)).amax(-1, keepdim=True)
@@ -224,25 +279,38 @@ class StaticDecoder:
     `fast_sampling`: each step's draw (policy.sample_next) with blocked_inverse_cdf, compiled into a
     few fused kernels; None: where the forward is compiled. Off, the draw is the reference's own."""
 
-    def __init__(self, compile: bool | None = None, min_positions: int = 256, lookahead: int = 2,
-                 fast_sampling: bool | None = None):
+    def __init__(
+        self,
+        compile: bool | None = None,
+        min_positions: int = 256,
+        lookahead: int = 2,
+        fast_sampling: bool | None = None,
+    ):
         self.compile, self.min_positions, self.lookahead = compile, min_positions, lookahead
-        self.fast_sampling, self.draw = fast_sampling, None   # the draw: sample_next, or its fast form
-        self.buffers = {}        # (rows, positions) -> the cache and the step's inputs, at fixed addresses
-        self.forward = None      # the model's forward, compiled on first use when compiling
+        self.fast_sampling, self.draw = (
+            fast_sampling,
+            None,
+        )  # the draw: sample_next, or its fast form
+        self.buffers = {}  # (rows, positions) -> the cache and the step's inputs, at fixed addresses
+        self.forward = None  # the model's forward, compiled on first use when compiling
         self.compiled = False
-        self.shapes = {}         # (rows, positions, read) -> decode steps run: one graph each when compiling
-        self.compile_seconds = 0.0   # each compiled shape's first two steps: compilation, then the CUDA graph's capture
+        self.shapes = {}  # (rows, positions, read) -> decode steps run: one graph each when compiling
+        self.compile_seconds = (
+            0.0  # each compiled shape's first two steps: compilation, then the CUDA graph's capture
+        )
 
     def _buffer(self, policy: LMPolicy, rows: int, length: int) -> dict:
         from transformers import StaticCache
+
         key = (rows, length)
         if key not in self.buffers:
             dev = policy.device
-            self.buffers[key] = {"cache": StaticCache(config=policy.model.config, max_cache_len=length),
-                                 "tokens": torch.zeros((rows, 1), dtype=torch.long, device=dev),
-                                 "positions": torch.zeros((rows, 1), dtype=torch.long, device=dev),
-                                 "mask": torch.zeros((rows, length), dtype=torch.long, device=dev)}
+            self.buffers[key] = {
+                "cache": StaticCache(config=policy.model.config, max_cache_len=length),
+                "tokens": torch.zeros((rows, 1), dtype=torch.long, device=dev),
+                "positions": torch.zeros((rows, 1), dtype=torch.long, device=dev),
+                "mask": torch.zeros((rows, length), dtype=torch.long, device=dev),
+            }
         return self.buffers[key]
 
     def _forward(self, policy: LMPolicy):
@@ -250,8 +318,12 @@ class StaticDecoder:
             on_cuda = policy.device.type == "cuda"
             if self.compile or (self.compile is None and on_cuda):
                 # one graph per shape met: the default limit of 8 would fall back to eager
-                torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 128)
-                self.forward = torch.compile(policy.model.forward, mode="reduce-overhead" if on_cuda else "default")
+                torch._dynamo.config.cache_size_limit = max(
+                    torch._dynamo.config.cache_size_limit, 128
+                )
+                self.forward = torch.compile(
+                    policy.model.forward, mode="reduce-overhead" if on_cuda else "default"
+                )
                 self.compiled = True
             else:
                 self.forward = policy.model.forward
@@ -270,16 +342,18 @@ class StaticDecoder:
         """(next-token logits (B, V), advance), as `LMPolicy.eager_decoder`."""
         B = len(prompt_ids)
         rows = next_power_of_two(B)
-        logits, prefill, mask = policy.prefill(list(prompt_ids) + [prompt_ids[0]] * (rows - B))   # padding rows
+        logits, prefill, mask = policy.prefill(
+            list(prompt_ids) + [prompt_ids[0]] * (rows - B)
+        )  # padding rows
         Lp = mask.shape[1]
         buf = self._buffer(policy, rows, next_power_of_two(Lp + max_new_tokens, self.min_positions))
         cache = buf["cache"]
         for source, layer in zip(prefill.layers, cache.layers):
             if not layer.is_initialized:
                 layer.lazy_initialization(source.keys, source.values)
-            layer.keys[:, :, :Lp] = source.keys       # what lies beyond Lp is masked out until written
+            layer.keys[:, :, :Lp] = source.keys  # what lies beyond Lp is masked out until written
             layer.values[:, :, :Lp] = source.values
-            layer.cumulative_length.fill_(Lp)         # where the next token's keys and values go
+            layer.cumulative_length.fill_(Lp)  # where the next token's keys and values go
         buf["mask"].zero_()
         buf["mask"][:, :Lp] = mask
         buf["positions"].copy_(positions(mask)[:, -1:] + 1)
@@ -297,22 +371,34 @@ class StaticDecoder:
                 sync(policy.device)
                 began = time.perf_counter()
             with policy.autocast():
-                out = forward(input_ids=buf["tokens"], attention_mask=buf["mask"], position_ids=buf["positions"],
-                              past_key_values=cache, use_cache=True, **read).logits[:B, -1]
+                out = forward(
+                    input_ids=buf["tokens"],
+                    attention_mask=buf["mask"],
+                    position_ids=buf["positions"],
+                    past_key_values=cache,
+                    use_cache=True,
+                    **read,
+                ).logits[:B, -1]
             if first:
                 sync(policy.device)
                 self.compile_seconds += time.perf_counter() - began
             self.shapes[shape] = self.shapes.get(shape, 0) + 1
             buf["positions"].add_(1)
             step[0] += 1
-            return out.clone()   # a graph's output is overwritten by its next replay
+            return out.clone()  # a graph's output is overwritten by its next replay
+
         return logits[:B], advance
 
     __call__ = start
 
     @torch.no_grad()
-    def generate(self, policy: LMPolicy, prompt_ids: list[list[int]], sample: SampleConfig = SampleConfig(),
-                 generator: torch.Generator | list | None = None) -> list:
+    def generate(
+        self,
+        policy: LMPolicy,
+        prompt_ids: list[list[int]],
+        sample: SampleConfig = SampleConfig(),
+        generator: torch.Generator | list | None = None,
+    ) -> list:
         """LMPolicy.generate's Generations (the same tokens, log-probs and entropies under the same
         seeds), the host reading each step's tokens up to `lookahead` steps after the device made them."""
         dev, steps = policy.device, sample.max_new_tokens
@@ -322,25 +408,31 @@ class StaticDecoder:
         # A generator shared by the batch (or torch's own) is advanced by every step drawn: steps past
         # the reference's last one would change what it draws next, so then the host keeps in step.
         lookahead = self.lookahead if per_row or sample.greedy else 0
-        if per_row:   # each row's uniforms up front, as LMPolicy.generate draws them
-            uniforms = torch.stack([torch.rand(steps, generator=g, device=dev) for g in generator])   # (B, steps)
+        if per_row:  # each row's uniforms up front, as LMPolicy.generate draws them
+            uniforms = torch.stack(
+                [torch.rand(steps, generator=g, device=dev) for g in generator]
+            )  # (B, steps)
         tokens = torch.zeros((B, steps), dtype=torch.long, device=dev)
         logps, ents = torch.zeros((B, steps), device=dev), torch.zeros((B, steps), device=dev)
-        on_host = torch.zeros((steps, B), dtype=torch.long, pin_memory=dev.type == "cuda")   # step k's tokens
-        arrived = []          # per step, on CUDA: an event marking that its tokens have reached the host
+        on_host = torch.zeros(
+            (steps, B), dtype=torch.long, pin_memory=dev.type == "cuda"
+        )  # step k's tokens
+        arrived = []  # per step, on CUDA: an event marking that its tokens have reached the host
         scanners, length, read = [JsonScanner() for _ in range(B)], [0] * B, 0
 
-        def read_step(j: int) -> None:   # the host's bookkeeping of step j, LMPolicy.generate's
+        def read_step(j: int) -> None:  # the host's bookkeeping of step j, LMPolicy.generate's
             if arrived:
                 arrived[j].synchronize()
             for b, t in enumerate(on_host[j].tolist()):
                 if not length[b] and (t in policy.stop_ids or scanners[b].feed(texts[t])):
-                    length[b] = j + 1     # this turn's action ends with step j's token
+                    length[b] = j + 1  # this turn's action ends with step j's token
 
         # A generator shared by the batch is torch.multinomial's: drawn by the reference's own code.
         draw = self._draw() if per_row or sample.greedy else sample_next
         for k in range(steps):
-            tok, logp, ent = draw(logits, sample, uniforms[:, k] if per_row else None, None if per_row else generator)
+            tok, logp, ent = draw(
+                logits, sample, uniforms[:, k] if per_row else None, None if per_row else generator
+            )
             tokens[:, k], logps[:, k], ents[:, k] = tok, logp, ent
             on_host[k].copy_(tok, non_blocking=True)
             if dev.type == "cuda":
@@ -352,10 +444,12 @@ class StaticDecoder:
             if all(length) or k + 1 == steps:
                 break
             logits = advance(tok)
-        while read <= k:    # the steps the host has not read yet
+        while read <= k:  # the steps the host has not read yet
             read_step(read)
             read += 1
-        return policy.generations(prompt_ids, tokens[:, :k + 1], logps[:, :k + 1], ents[:, :k + 1], length)
+        return policy.generations(
+            prompt_ids, tokens[:, : k + 1], logps[:, : k + 1], ents[:, : k + 1], length
+        )
 
 
 def sync(device: torch.device) -> None:
@@ -367,7 +461,9 @@ def folded_state_dict(model) -> dict:
     """The weights of `model` as a plain model of its architecture holds them: for a peft LoRA
     model, each adapted weight is W + s * B @ A, computed in float32; otherwise the model's own."""
     inner = model.get_base_model() if hasattr(model, "get_base_model") else model
-    state = {k.replace(".base_layer", ""): v for k, v in inner.state_dict().items() if ".lora_" not in k}
+    state = {
+        k.replace(".base_layer", ""): v for k, v in inner.state_dict().items() if ".lora_" not in k
+    }
     for name, module in inner.named_modules():
         adapters = getattr(module, "lora_A", None)
         if adapters is None or not hasattr(module, "base_layer"):
@@ -375,7 +471,9 @@ def folded_state_dict(model) -> dict:
         weight = module.base_layer.weight.float()
         for a in module.active_adapters:
             if a in adapters:
-                weight = weight + module.scaling[a] * (module.lora_B[a].weight.float() @ adapters[a].weight.float())
+                weight = weight + module.scaling[a] * (
+                    module.lora_B[a].weight.float() @ adapters[a].weight.float()
+                )
         state[f"{name}.weight"] = weight
     return state
 
@@ -390,8 +488,13 @@ def refresh(rollout: LMPolicy, policy: LMPolicy) -> None:
         rollout.model.load_state_dict(fused_state_dict(state) if fused else state, strict=True)
 
 
-def rollout_policy(policy: LMPolicy, dtype: torch.dtype | None = torch.bfloat16,
-                   decoder: StaticDecoder | None = None, attention: str = GROUPED, fused: bool = True) -> LMPolicy:
+def rollout_policy(
+    policy: LMPolicy,
+    dtype: torch.dtype | None = torch.bfloat16,
+    decoder: StaticDecoder | None = None,
+    attention: str = GROUPED,
+    fused: bool = True,
+) -> LMPolicy:
     """The policy that samples: a plain copy of `policy`'s current weights in `dtype` (LoRA folded
     in) with `attention` (GROUPED, or a transformers name such as "sdpa"), decoding with `decoder`;
     `fused`: its projections fused (fuse_projections). dtype None keeps the trained model itself
@@ -399,15 +502,27 @@ def rollout_policy(policy: LMPolicy, dtype: torch.dtype | None = torch.bfloat16,
     if dtype is None:
         return LMPolicy(policy.model, policy.tokenizer, policy.name, policy.compute_dtype, decoder)
     from transformers import AutoModelForCausalLM
-    inner = policy.model.get_base_model() if hasattr(policy.model, "get_base_model") else policy.model
-    config = deepcopy(inner.config)   # from_config writes the dtype and attention into the config it is given
+
+    inner = (
+        policy.model.get_base_model() if hasattr(policy.model, "get_base_model") else policy.model
+    )
+    config = deepcopy(
+        inner.config
+    )  # from_config writes the dtype and attention into the config it is given
     with torch.device(policy.device):
-        model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=attention).eval()
+        model = AutoModelForCausalLM.from_config(
+            config, dtype=dtype, attn_implementation=attention
+        ).eval()
         if fused:
             fuse_projections(model)
     model.requires_grad_(False)
-    copy = LMPolicy(model, policy.tokenizer, f"{policy.name} ({str(dtype).removeprefix('torch.')} rollout copy)",
-                    None, decoder)
+    copy = LMPolicy(
+        model,
+        policy.tokenizer,
+        f"{policy.name} ({str(dtype).removeprefix('torch.')} rollout copy)",
+        None,
+        decoder,
+    )
     refresh(copy, policy)
     return copy
 
@@ -450,7 +565,7 @@ class CompiledLayers:
 
     def __enter__(self):
         for layer, forward in zip(self.layers, self.compiled):
-            layer.forward = forward          # an instance attribute, over the class's forward
+            layer.forward = forward  # an instance attribute, over the class's forward
         self.policy.plain_scoring = bool(self.layers)
         return self
 

@@ -45,6 +45,7 @@ Departures from the paper's code, and why:
   falls back on its opening where the list is one it never saw (secrets above 100); without the
   list, the question must follow from what the history shows was answered.
 """
+
 from __future__ import annotations
 
 import json
@@ -67,40 +68,62 @@ CANDIDATE_FORMATS = ("list", "runs", "padded")
 @dataclass(frozen=True)
 class RewardWeights:
     """App. C "CSG Reward Composition": every constant of the turn reward, in one place."""
+
     redundancy_penalty: float = -0.1  # same question to the same arm: early return, no oracle
-    invalid_penalty: float = -0.1     # unreadable action (not in the paper, which had none)
-    arm_match_bonus: float = 0.05     # question family is one the chosen arm covers
-    diversity_bonus: float = 0.05     # question not asked to any arm earlier in the episode
-    resolve_bonus: float = 1.0        # C_{t+1} == {secret}
-    efficiency_weight: float = 0.1    # times (T - t) on resolution, t the 0-based turn
+    invalid_penalty: float = -0.1  # unreadable action (not in the paper, which had none)
+    arm_match_bonus: float = 0.05  # question family is one the chosen arm covers
+    diversity_bonus: float = 0.05  # question not asked to any arm earlier in the episode
+    resolve_bonus: float = 1.0  # C_{t+1} == {secret}
+    efficiency_weight: float = 0.1  # times (T - t) on resolution, t the 0-based turn
 
 
 REWARD = RewardWeights()
+# The parts of r_t that turn_reward returns, in the order App. C adds them (with the penalties).
+REWARD_PARTS = (
+    "r_info",
+    "r_arm_match",
+    "r_diversity",
+    "r_resolve",
+    "r_efficiency",
+    "r_redundancy",
+    "r_invalid",
+)
 
 
 @dataclass(frozen=True)
 class GameConfig:
-    n_max: int = 100            # secrets uniform on 1..n_max (paper: 100 training, up to 200 eval)
-    n_arms: int = 5             # K clue-holder arms (paper: 5)
-    max_turns: int = 10         # horizon T (paper: 10)
+    n_max: int = 100  # secrets uniform on 1..n_max (paper: 100 training, up to 200 eval)
+    n_arms: int = 5  # K clue-holder arms (paper: 5)
+    max_turns: int = 10  # horizon T (paper: 10)
     question_set: str = "paper"  # "paper": every family; "binary": yes/no questions only
     expected_info: bool = False  # r_info = the elimination expected under b_t, not the realised one
     candidate_format: str = "list"  # how the prompt writes C_t (candidate_text); "list": App. B
-    redundancy_penalty: float = REWARD.redundancy_penalty  # r_t of a question repeated to its arm (App. C)
+    redundancy_penalty: float = (
+        REWARD.redundancy_penalty
+    )  # r_t of a question repeated to its arm (App. C)
 
     def __post_init__(self):
         if self.question_set not in QUESTION_SETS:
-            raise ValueError(f"question_set must be one of {QUESTION_SETS}, not {self.question_set!r}")
+            raise ValueError(
+                f"question_set must be one of {QUESTION_SETS}, not {self.question_set!r}"
+            )
         if self.candidate_format not in CANDIDATE_FORMATS:
-            raise ValueError(f"candidate_format must be one of {CANDIDATE_FORMATS}, not {self.candidate_format!r}")
+            raise ValueError(
+                f"candidate_format must be one of {CANDIDATE_FORMATS}, not {self.candidate_format!r}"
+            )
         if self.n_max < 2 or self.n_arms < 1 or self.max_turns < 1:
             raise ValueError(f"impossible game: {self}")
 
 
 # Families each arm "owns" (the paper's ARM_PROPERTIES: parity/greater-than-50, prime/square,
 # divisibility by 3/5/7, digit sum/last digit, between-25-and-75), generalised to whole families.
-ARM_FAMILIES = {0: ("parity", "comparison"), 1: ("prime", "square"), 2: ("divisibility",),
-                3: ("digit_sum", "last_digit"), 4: ("between",)}
+ARM_FAMILIES = {
+    0: ("parity", "comparison"),
+    1: ("prime", "square"),
+    2: ("divisibility",),
+    3: ("digit_sum", "last_digit"),
+    4: ("between",),
+}
 
 SYSTEM_PROMPT = "You are a helpful assistant. Follow instructions exactly."
 
@@ -141,7 +164,9 @@ def random_class(secret: int, n_max: int, least: int, rng: random.Random) -> fro
 UNIVERSES = {"interval": random_interval, "subset": random_subset, "class": random_class}
 
 
-def secret_split(n_max: int = 100, n_heldout: int = 20, seed: int = 0) -> tuple[list[int], list[int]]:
+def secret_split(
+    n_max: int = 100, n_heldout: int = 20, seed: int = 0
+) -> tuple[list[int], list[int]]:
     """(training secrets, held-out evaluation secrets): 1..n_max minus a fixed random subset.
 
     The same seed gives the same split in train.py and evaluate.py, so evaluation never sees a
@@ -163,24 +188,38 @@ def candidate_text(candidates, candidate_format: str = "list") -> str:
         return ", ".join(map(str, numbers))
     write = (lambda n: f"{n:03d}") if candidate_format == "padded" else str
     parts, start = [], 0
-    for end in range(len(numbers)):             # a run closes where the next number is not end + 1
+    for end in range(len(numbers)):  # a run closes where the next number is not end + 1
         if end + 1 == len(numbers) or numbers[end + 1] != numbers[end] + 1:
-            run = numbers[start:end + 1]
-            parts += [f"{write(run[0])}-{write(run[-1])}"] if len(run) >= 3 else [write(n) for n in run]
+            run = numbers[start : end + 1]
+            parts += (
+                [f"{write(run[0])}-{write(run[-1])}"] if len(run) >= 3 else [write(n) for n in run]
+            )
             start = end + 1
     return ", ".join(parts)
 
 
-def selector_prompt(candidates, arm_histories, turn: int, cfg: GameConfig, hidden: bool = False) -> str:
+def selector_prompt(
+    candidates, arm_histories, turn: int, cfg: GameConfig, hidden: bool = False
+) -> str:
     """The selector prompt of App. B (A): the belief (candidate list) and per-arm histories. With
     `hidden` (not in the paper; a share of training episodes, experiment.episode_starts) the prompt
     does not show C_t: the belief is then only in the history, and the next question must be read
     from what was answered."""
-    shown = "not shown" if hidden else f"({len(candidates)}): [{candidate_text(candidates, cfg.candidate_format)}]"
-    lines = ["You are solving a number guessing game.",
-             "A secret number has been chosen from the current candidate universe.",
-             f"You have {cfg.n_arms} clue-holder arms. Choose one arm and ask one property question.",
-             "", f"Turn {turn + 1} of {cfg.max_turns}", f"Remaining candidates {shown}", "", "Arm histories:"]
+    shown = (
+        "not shown"
+        if hidden
+        else f"({len(candidates)}): [{candidate_text(candidates, cfg.candidate_format)}]"
+    )
+    lines = [
+        "You are solving a number guessing game.",
+        "A secret number has been chosen from the current candidate universe.",
+        f"You have {cfg.n_arms} clue-holder arms. Choose one arm and ask one property question.",
+        "",
+        f"Turn {turn + 1} of {cfg.max_turns}",
+        f"Remaining candidates {shown}",
+        "",
+        "Arm histories:",
+    ]
     for arm, history in enumerate(arm_histories):
         if not history:
             lines.append(f"  Arm {arm}: not yet queried")
@@ -188,20 +227,31 @@ def selector_prompt(candidates, arm_histories, turn: int, cfg: GameConfig, hidde
         lines.append(f"  Arm {arm} (queried {len(history)}x):")
         for question, hint in history:
             lines += [f"    Q: {question}", f"    A: {hint}"]
-    lines += ["", "Good questions ask about specific properties that split the candidates:",
-              "  parity, primality, divisibility, digit sum, last digit, range, perfect square.",
-              "", "Do NOT repeat a question already asked to any arm."]
+    lines += [
+        "",
+        "Good questions ask about specific properties that split the candidates:",
+        "  parity, primality, divisibility, digit sum, last digit, range, perfect square.",
+        "",
+        "Do NOT repeat a question already asked to any arm.",
+    ]
     if cfg.question_set == "binary":
         lines.append("Only yes-or-no questions are answered.")
-    lines += ["Select an arm-question pair that is most informative for the current candidates.",
-              "", "Respond with JSON only:",
-              f'  {{"arm": <0 to {cfg.n_arms - 1}>, "question": "<precise property question>"}}']
+    lines += [
+        "Select an arm-question pair that is most informative for the current candidates.",
+        "",
+        "Respond with JSON only:",
+        f'  {{"arm": <0 to {cfg.n_arms - 1}>, "question": "<precise property question>"}}',
+    ]
     return "\n".join(lines)
 
 
-def selector_messages(candidates, arm_histories, turn: int, cfg: GameConfig, hidden: bool = False) -> list[dict]:
-    return [{"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": selector_prompt(candidates, arm_histories, turn, cfg, hidden)}]
+def selector_messages(
+    candidates, arm_histories, turn: int, cfg: GameConfig, hidden: bool = False
+) -> list[dict]:
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": selector_prompt(candidates, arm_histories, turn, cfg, hidden)},
+    ]
 
 
 @dataclass(frozen=True)
@@ -291,8 +341,20 @@ def answer_parts(question: str, candidates: frozenset, cfg: GameConfig) -> list[
     return [len(p) for p in answer_partition(question, candidates, cfg)]
 
 
-def turn_reward(n_before: int, n_after: int, turn: int, max_turns: int, *, redundant=False,
-                invalid=False, arm_match=False, novel=False, resolved=False, info=None, w=REWARD) -> dict:
+def turn_reward(
+    n_before: int,
+    n_after: int,
+    turn: int,
+    max_turns: int,
+    *,
+    redundant=False,
+    invalid=False,
+    arm_match=False,
+    novel=False,
+    resolved=False,
+    info=None,
+    w=REWARD,
+) -> dict:
     """App. C "CSG Reward Composition": r_t = r_info + arm match + diversity + resolution +
     efficiency, or a penalty.
 
@@ -301,8 +363,7 @@ def turn_reward(n_before: int, n_after: int, turn: int, max_turns: int, *, redun
     invalid turns return early with their penalty.
     """
     # BEGIN SOLUTION
-    r = dict(r_info=0.0, r_arm_match=0.0, r_diversity=0.0, r_resolve=0.0, r_efficiency=0.0,
-             r_redundancy=0.0, r_invalid=0.0)
+    r = dict.fromkeys(REWARD_PARTS, 0.0)
     if invalid:
         r["r_invalid"] = w.invalid_penalty
     elif redundant:
@@ -322,16 +383,17 @@ def turn_reward(n_before: int, n_after: int, turn: int, max_turns: int, *, redun
 @dataclass(slots=True)
 class TurnRecord:
     """One row of the paper's `turns` table (App. D), plus the reward components."""
+
     episode: int
     turn: int
-    arm: int                 # -1 for an invalid turn
+    arm: int  # -1 for an invalid turn
     question: str
-    question_type: str       # a properties.FAMILIES name, "identity" or "unsupported"
-    raw_response: str        # everything the policy wrote
-    completion: str          # the action JSON read from it
+    question_type: str  # a properties.FAMILIES name, "identity" or "unsupported"
+    raw_response: str  # everything the policy wrote
+    completion: str  # the action JSON read from it
     hint: str
-    answer: str              # "yes" / "no" / the value, "" when the hint carries no information
-    hint_status: str         # "fact" / "deflection" / "unreadable" / "identity" / "" (no oracle)
+    answer: str  # "yes" / "no" / the value, "" when the hint carries no information
+    hint_status: str  # "fact" / "deflection" / "unreadable" / "identity" / "" (no oracle)
     candidates_before: int
     eliminated: int
     candidates_after: int
@@ -341,7 +403,7 @@ class TurnRecord:
     inconsistent: bool
     arm_match: bool
     novel: bool
-    turn_resolved: bool      # this turn left C_{t+1} = {secret}: the episode ends with it
+    turn_resolved: bool  # this turn left C_{t+1} = {secret}: the episode ends with it
     r_info: float
     r_arm_match: float
     r_diversity: float
@@ -358,22 +420,32 @@ class TurnRecord:
 @dataclass
 class Episode:
     """The state of one game: the secret, the belief C_t, and what each arm has answered."""
+
     secret: int
     candidates: frozenset
     arm_histories: list
     turn: int = 0
     resolved: bool = False
-    asked: set = field(default_factory=set)      # (arm, normalised question) pairs
+    asked: set = field(default_factory=set)  # (arm, normalised question) pairs
     asked_any: set = field(default_factory=set)  # normalised questions, any arm
     records: list = field(default_factory=list)
-    refused: frozenset = frozenset()             # question families no clue holder answers here
-    hidden: bool = False                         # its prompts do not show C_t (selector_prompt)
+    refused: frozenset = frozenset()  # question families no clue holder answers here
+    hidden: bool = False  # its prompts do not show C_t (selector_prompt)
 
     def carried_on(self, secret: int) -> "Episode":
         """A new episode that starts where this one stands (belief, arm histories, questions
         asked, turn, refused families, hidden belief), for `secret`, with no turns of its own yet."""
-        return Episode(int(secret), self.candidates, [list(h) for h in self.arm_histories], self.turn,
-                       self.resolved, set(self.asked), set(self.asked_any), refused=self.refused, hidden=self.hidden)
+        return Episode(
+            int(secret),
+            self.candidates,
+            [list(h) for h in self.arm_histories],
+            self.turn,
+            self.resolved,
+            set(self.asked),
+            set(self.asked_any),
+            refused=self.refused,
+            hidden=self.hidden,
+        )
 
 
 def question_key(question: str) -> str:
@@ -389,8 +461,11 @@ def _answer_label(question: str, fact: Fact | None, n_max: int) -> str:
         return ""
     if query.kind == "value":
         p = fact.predicate
-        return (p.test if p.test in ("even", "odd") else str(p.args[0])) if not fact.negated and (
-            p.test in ("even", "odd", "eq")) else ""
+        return (
+            (p.test if p.test in ("even", "odd") else str(p.args[0]))
+            if not fact.negated and (p.test in ("even", "odd", "eq"))
+            else ""
+        )
     said, asked = fact.members(n_max), Fact(query.predicate, query.negated).members(n_max)
     return "yes" if said <= asked else "no" if not said & asked else ""
 
@@ -401,7 +476,9 @@ class CSG:
     game = CSG(secrets, cfg); while game.active: texts = policy(game.messages()); game.step(texts)
     """
 
-    def __init__(self, secrets, cfg: GameConfig = GameConfig(), oracle=None, universes=None, refused=None):
+    def __init__(
+        self, secrets, cfg: GameConfig = GameConfig(), oracle=None, universes=None, refused=None
+    ):
         """`universes`: one set of numbers per secret, the episode's candidate universe C_0, which
         holds its secret (None: every episode starts from 1..n_max, the paper's game). The prompt
         lists the candidates, so a policy sees its universe; a fixed question sequence cannot
@@ -411,25 +488,43 @@ class CSG:
         if bad:
             raise ValueError(f"secrets {bad[:5]} are outside 1..{cfg.n_max}")
         full = frozenset(range(1, cfg.n_max + 1))
-        universes = [full] * len(secrets) if universes is None else [frozenset(u) for u in universes]
-        if len(universes) != len(secrets) or any(s not in u or not u <= full for s, u in zip(secrets, universes)):
+        universes = (
+            [full] * len(secrets) if universes is None else [frozenset(u) for u in universes]
+        )
+        if len(universes) != len(secrets) or any(
+            s not in u or not u <= full for s, u in zip(secrets, universes)
+        ):
             raise ValueError(f"each secret needs a universe within 1..{cfg.n_max} that holds it")
         self.cfg, self.oracle = cfg, oracle or RuleOracle()
         self.weights = replace(REWARD, redundancy_penalty=cfg.redundancy_penalty)
-        refused = [frozenset()] * len(secrets) if refused is None else [frozenset(r) for r in refused]
-        self.episodes = [Episode(int(s), u, [[] for _ in range(cfg.n_arms)], refused=r)
-                         for s, u, r in zip(secrets, universes, refused)]
+        refused = (
+            [frozenset()] * len(secrets) if refused is None else [frozenset(r) for r in refused]
+        )
+        self.episodes = [
+            Episode(int(s), u, [[] for _ in range(cfg.n_arms)], refused=r)
+            for s, u, r in zip(secrets, universes, refused)
+        ]
 
     @property
     def active(self) -> list[int]:
         """Indices of the episodes still playing (not resolved, turns left)."""
-        return [i for i, e in enumerate(self.episodes) if not e.resolved and e.turn < self.cfg.max_turns]
+        return [
+            i for i, e in enumerate(self.episodes) if not e.resolved and e.turn < self.cfg.max_turns
+        ]
 
     def messages(self, indices=None) -> list[list[dict]]:
         """Chat messages (system + selector prompt) for each active episode, in `active` order."""
         indices = self.active if indices is None else indices
-        return [selector_messages(self.episodes[i].candidates, self.episodes[i].arm_histories,
-                                  self.episodes[i].turn, self.cfg, self.episodes[i].hidden) for i in indices]
+        return [
+            selector_messages(
+                self.episodes[i].candidates,
+                self.episodes[i].arm_histories,
+                self.episodes[i].turn,
+                self.cfg,
+                self.episodes[i].hidden,
+            )
+            for i in indices
+        ]
 
     def step(self, responses: list[str]) -> list[TurnRecord]:
         """Play one turn of every active episode; responses[j] is the text of active[j]."""
@@ -445,16 +540,22 @@ class CSG:
                 continue
             query = parse_question(action.question)
             if query is not None and query.family in ep.refused:
-                hints[i] = DEFLECTION      # as the oracle declines a question it cannot answer
+                hints[i] = DEFLECTION  # as the oracle declines a question it cannot answer
                 continue
             if self.cfg.question_set == "binary" and query is not None and not query.binary:
                 continue
             ask.append((i, action.question, ep.secret))
-        hints.update(zip([i for i, _, _ in ask], self.oracle.answer_many([(q, s) for _, q, s in ask])))
-        return [self._apply(i, text, action, reason, hints.get(i))
-                for i, text, (action, reason) in zip(indices, responses, actions)]
+        hints.update(
+            zip([i for i, _, _ in ask], self.oracle.answer_many([(q, s) for _, q, s in ask]))
+        )
+        return [
+            self._apply(i, text, action, reason, hints.get(i))
+            for i, text, (action, reason) in zip(indices, responses, actions)
+        ]
 
-    def _apply(self, i: int, raw: str, action: Action | None, reason: str, hint: str | None) -> TurnRecord:
+    def _apply(
+        self, i: int, raw: str, action: Action | None, reason: str, hint: str | None
+    ) -> TurnRecord:
         ep, cfg = self.episodes[i], self.cfg
         t, before, belief = ep.turn, len(ep.candidates), ep.candidates
         invalid = action is None
@@ -485,19 +586,47 @@ class CSG:
             ep.candidates = after
             ep.resolved = after == {ep.secret}
         info = None
-        if cfg.expected_info and not (invalid or redundant):   # the elimination expected under b_t
+        if cfg.expected_info and not (invalid or redundant):  # the elimination expected under b_t
             refused = qtype in ep.refused
-            info = expected_elimination([before] if refused else answer_parts(question, belief, cfg))
-        r = turn_reward(before, len(after), t, cfg.max_turns, redundant=redundant, invalid=invalid,
-                        arm_match=arm_match, novel=novel, resolved=ep.resolved, info=info, w=self.weights)
+            info = expected_elimination(
+                [before] if refused else answer_parts(question, belief, cfg)
+            )
+        r = turn_reward(
+            before,
+            len(after),
+            t,
+            cfg.max_turns,
+            redundant=redundant,
+            invalid=invalid,
+            arm_match=arm_match,
+            novel=novel,
+            resolved=ep.resolved,
+            info=info,
+            w=self.weights,
+        )
         record = TurnRecord(
-            episode=i, turn=t, arm=action.arm if action else -1, question=question,
-            question_type=qtype, raw_response=raw,
-            completion=action.completion if action else "", hint=hint, answer=answer,
-            hint_status=status, candidates_before=before, eliminated=before - len(after),
-            candidates_after=len(after), redundant=redundant, invalid=invalid,
-            invalid_reason=reason, inconsistent=inconsistent, arm_match=arm_match, novel=novel,
-            turn_resolved=ep.resolved, **r)
+            episode=i,
+            turn=t,
+            arm=action.arm if action else -1,
+            question=question,
+            question_type=qtype,
+            raw_response=raw,
+            completion=action.completion if action else "",
+            hint=hint,
+            answer=answer,
+            hint_status=status,
+            candidates_before=before,
+            eliminated=before - len(after),
+            candidates_after=len(after),
+            redundant=redundant,
+            invalid=invalid,
+            invalid_reason=reason,
+            inconsistent=inconsistent,
+            arm_match=arm_match,
+            novel=novel,
+            turn_resolved=ep.resolved,
+            **r,
+        )
         ep.records.append(record)
         ep.turn += 1
         return record
@@ -516,13 +645,25 @@ class CSG:
     def episode_summary(self, i: int) -> dict:
         """One row of the paper's `episodes` table (App. D)."""
         ep = self.episodes[i]
-        return dict(episode=i, secret=ep.secret, resolved=ep.resolved, turns_taken=ep.turn,
-                    final_candidates=len(ep.candidates),
-                    total_reward=sum(r.reward for r in ep.records))
+        return dict(
+            episode=i,
+            secret=ep.secret,
+            resolved=ep.resolved,
+            turns_taken=ep.turn,
+            final_candidates=len(ep.candidates),
+            total_reward=sum(r.reward for r in ep.records),
+        )
 
 
-def explored(secret: int, cfg: GameConfig, explorer, turns: int, oracle=None, universe=None,
-             refused=frozenset()) -> Episode:
+def explored(
+    secret: int,
+    cfg: GameConfig,
+    explorer,
+    turns: int,
+    oracle=None,
+    universe=None,
+    refused=frozenset(),
+) -> Episode:
     """Where one episode stands after up to `turns` turns of another respond(game)-policy (an
     explorer: reference.RandomPolicy), stopping before a turn that would end it: a reachable
     state with a real history h_t, from which a learner's rollouts carry on (Episode.carried_on)."""

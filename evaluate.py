@@ -24,6 +24,7 @@ Departures from the paper, and why:
 - The arm, hint-type and recovery-event tables pool the episodes of all runs (the paper gives
   single numbers there); Table 1 and the LateCalib table are mean +- SEM over runs.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,63 +43,117 @@ import torch
 
 import metrics
 import models
-from env import CANDIDATE_FORMATS, CSG, QUESTION_SETS, SYSTEM_PROMPT, GameConfig, candidate_text, play, secret_split
+from env import (
+    CANDIDATE_FORMATS,
+    CSG,
+    QUESTION_SETS,
+    SYSTEM_PROMPT,
+    GameConfig,
+    candidate_text,
+    play,
+    secret_split,
+)
 from oracle import OracleConfigError, make_oracle
 from policy import SampleConfig, play_rollouts
 from reference import REFERENCE_POLICIES
-from report import SAMPLED, LogError, build_tables, format_tables, read_logs, write_figures, write_logs
+from report import (
+    SAMPLED,
+    LogError,
+    build_tables,
+    format_tables,
+    read_logs,
+    write_figures,
+    write_logs,
+)
 from stats import mean_sem
 
 LM_ALIASES = ("tiny", "smollm2")
 VARIANTS = ("cot", "react", "fullreact")
 # The paper code's chain-of-thought prefix, put before the selector prompt.
-COT_PREFIX = ("Think step by step:\n1. Which arms have already been queried and what did you learn?\n"
-              "2. Which arm has the most remaining information?\n"
-              "3. What property of the number would eliminate the most candidates?\n"
-              "Then output your decision.\n\n")
-REACT_SYSTEM = (SYSTEM_PROMPT + "\nReply in exactly this format:\nThought: <your reasoning about the "
-                'remaining candidates>\nAction: {"arm": <arm>, "question": "<question>"}')
+COT_PREFIX = (
+    "Think step by step:\n1. Which arms have already been queried and what did you learn?\n"
+    "2. Which arm has the most remaining information?\n"
+    "3. What property of the number would eliminate the most candidates?\n"
+    "Then output your decision.\n\n"
+)
+REACT_SYSTEM = (
+    SYSTEM_PROMPT + "\nReply in exactly this format:\nThought: <your reasoning about the "
+    'remaining candidates>\nAction: {"arm": <arm>, "question": "<question>"}'
+)
 
 
 @dataclass
 class EvalConfig:
-    policies: str = arg("random,fixed_sequence,greedy_oracle,bayes",
-                        "comma list: random, fixed_sequence, greedy_oracle, bayes, tiny, smollm2, an HF id or "
-                        "dir, checkpoint:PATH, api:MODEL; a language model takes +cot, +react or +fullreact")
-    eval_set: str = arg("heldout", "heldout: the 20 held-out secrets of env.secret_split(), N=100; "
-                                   "generalization: secrets 1..200, N=200")
+    policies: str = arg(
+        "random,fixed_sequence,greedy_oracle,bayes",
+        "comma list: random, fixed_sequence, greedy_oracle, bayes, tiny, smollm2, an HF id or "
+        "dir, checkpoint:PATH, api:MODEL; a language model takes +cot, +react or +fullreact",
+    )
+    eval_set: str = arg(
+        "heldout",
+        "heldout: the 20 held-out secrets of env.secret_split(), N=100; "
+        "generalization: secrets 1..200, N=200",
+    )
     split_seed: int = arg(0, "seed of the held-out split (train.py --split-seed)", at_least=0)
-    max_secrets: int = arg(0, "evaluate a seeded random subset of this many secrets of the set (0: all)", at_least=0)
-    question_set: str = arg("paper", "paper: every question family; binary: only yes/no questions (App. C)")
+    max_secrets: int = arg(
+        0, "evaluate a seeded random subset of this many secrets of the set (0: all)", at_least=0
+    )
+    question_set: str = arg(
+        "paper", "paper: every question family; binary: only yes/no questions (App. C)"
+    )
     max_turns: int = arg(10, "horizon T (paper: 10)", at_least=1)
-    candidate_format: str = arg("auto", "how prompts write the candidates: list (App. B), runs or padded; auto: a checkpoint in "
-                                        "its run's train.py --candidate-format, any other policy in list",
-                                choices=("auto", *CANDIDATE_FORMATS))
+    candidate_format: str = arg(
+        "auto",
+        "how prompts write the candidates: list (App. B), runs or padded; auto: a checkpoint in "
+        "its run's train.py --candidate-format, any other policy in list",
+        choices=("auto", *CANDIDATE_FORMATS),
+    )
     runs: int = arg(3, "runs per policy, run r with seed r (paper: 3)", at_least=1)
-    oracle: str = arg("rule", "clue holder: rule (offline, exact) or llm (OpenAI-compatible; paper: "
-                              "gpt-4o-mini at T=0)")
+    oracle: str = arg(
+        "rule",
+        "clue holder: rule (offline, exact) or llm (OpenAI-compatible; paper: gpt-4o-mini at T=0)",
+    )
     oracle_model: str = arg("gpt-4o-mini", "the llm oracle's model")
     temperature: float = arg(0.0, "LM sampling temperature; 0 is greedy decoding", at_least=0)
-    samples: int = arg(4, "with greedy decoding, language models also play every secret this many times per run "
-                          "sampled at T = 1, as the row '<policy> [T=1]' (the paper sampled its trained models; 0: no)",
-                  at_least=0)
+    samples: int = arg(
+        4,
+        "with greedy decoding, language models also play every secret this many times per run "
+        "sampled at T = 1, as the row '<policy> [T=1]' (the paper sampled its trained models; 0: no)",
+        at_least=0,
+    )
     top_p: float = arg(1.0, "nucleus mass of sampled decoding", above=0, at_most=1)
     max_new_tokens: int = arg(64, "token limit of a zero-shot LM action", at_least=1)
-    reasoning_max_new_tokens: int = arg(256, "token limit with +cot, +react, +fullreact (reasoning first)", at_least=1)
+    reasoning_max_new_tokens: int = arg(
+        256, "token limit with +cot, +react, +fullreact (reasoning first)", at_least=1
+    )
     batch_size: int = arg(64, "conversations per LM generate call", at_least=1)
     out: str = arg("", "output directory; empty: runs/eval/<timestamp>", writes="directory")
-    from_logs: str = arg("", "recompute and print every table from an earlier --out directory, playing nothing")
+    from_logs: str = arg(
+        "", "recompute and print every table from an earlier --out directory, playing nothing"
+    )
     figures: bool = arg(True, "write the PNG figures")
-    threads: int = arg(0, "torch threads on a CPU (0: every core this process may use; cli.use_threads)", at_least=0)
+    threads: int = arg(
+        0,
+        "torch threads on a CPU (0: every core this process may use; cli.use_threads)",
+        at_least=0,
+    )
 
 
 def parse_args(argv=None) -> EvalConfig:
     """EvalConfig from the command line (cli.py: unknown flags, wrong types and values out of range are
     errors), checked."""
     cfg = parse_config(EvalConfig, argv, description=__doc__.splitlines()[0])
-    checks = [(cfg.eval_set in ("heldout", "generalization"), "--eval-set must be heldout or generalization"),
-              (cfg.question_set in QUESTION_SETS, f"--question-set must be one of {', '.join(QUESTION_SETS)}"),
-              (cfg.oracle in ("rule", "llm"), "--oracle must be rule or llm")]
+    checks = [
+        (
+            cfg.eval_set in ("heldout", "generalization"),
+            "--eval-set must be heldout or generalization",
+        ),
+        (
+            cfg.question_set in QUESTION_SETS,
+            f"--question-set must be one of {', '.join(QUESTION_SETS)}",
+        ),
+        (cfg.oracle in ("rule", "llm"), "--oracle must be rule or llm"),
+    ]
     for ok, message in checks:
         if not ok:
             fail(message + ".")
@@ -118,46 +173,72 @@ def evaluation_set(cfg: EvalConfig) -> tuple[GameConfig, list[int]]:
     """(game, secrets): the held-out split at N = 100 or 1..200 at N = 200 (section 5.1), or a
     seeded subset of either (--max-secrets)."""
     n_max = 100 if cfg.eval_set == "heldout" else 200
-    secrets = secret_split(100, seed=cfg.split_seed)[1] if cfg.eval_set == "heldout" else list(range(1, 201))
+    secrets = (
+        secret_split(100, seed=cfg.split_seed)[1]
+        if cfg.eval_set == "heldout"
+        else list(range(1, 201))
+    )
     if 0 < cfg.max_secrets < len(secrets):
         secrets = sorted(random.Random(0).sample(secrets, cfg.max_secrets))
-    return GameConfig(n_max=n_max, max_turns=cfg.max_turns, question_set=cfg.question_set,
-                      candidate_format="list" if cfg.candidate_format == "auto" else cfg.candidate_format), secrets
+    return GameConfig(
+        n_max=n_max,
+        max_turns=cfg.max_turns,
+        question_set=cfg.question_set,
+        candidate_format="list" if cfg.candidate_format == "auto" else cfg.candidate_format,
+    ), secrets
 
 
 def game_of(base: str, cfg: EvalConfig, gcfg: GameConfig) -> GameConfig:
     """The game one policy plays: with --candidate-format auto, a checkpoint reads the candidates as
     its run wrote them in training (RUN/train_config.json beside it; list if there is none)."""
     run_config = Path(base.removeprefix("checkpoint:")).parent / "train_config.json"
-    if cfg.candidate_format != "auto" or not base.startswith("checkpoint:") or not run_config.exists():
+    if (
+        cfg.candidate_format != "auto"
+        or not base.startswith("checkpoint:")
+        or not run_config.exists()
+    ):
         return gcfg
-    return replace(gcfg, candidate_format=json.loads(run_config.read_text()).get("candidate_format", "list"))
+    return replace(
+        gcfg, candidate_format=json.loads(run_config.read_text()).get("candidate_format", "list")
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Policies: a spec is "<base>[+variant]"; every player has respond(game) -> [text per active episode]
 # ---------------------------------------------------------------------------------------------
 
+
 def split_spec(spec: str) -> tuple[str, str, str]:
     """(base, variant, kind) of a policy spec, kind one of reference, api, lm; unknown names stop
     here, before anything runs."""
     base, plus, variant = spec.rpartition("+")
-    if not plus or (base.startswith("checkpoint:") and os.path.isdir(spec[len("checkpoint:"):])):
-        base, variant = spec, ""        # a directory whose name holds a '+' (a pbrs+rloo run) is no variant
+    if not plus or (base.startswith("checkpoint:") and os.path.isdir(spec[len("checkpoint:") :])):
+        base, variant = (
+            spec,
+            "",
+        )  # a directory whose name holds a '+' (a pbrs+rloo run) is no variant
     elif variant not in VARIANTS:
-        fail(f"unknown prompting variant {'+' + variant!r} in {spec!r}: use +cot, +react or +fullreact.")
+        fail(
+            f"unknown prompting variant {'+' + variant!r} in {spec!r}: use +cot, +react or +fullreact."
+        )
     if base in REFERENCE_POLICIES:
         if variant:
-            fail(f"{spec!r}: prompting variants apply to language models, not to reference policies.")
+            fail(
+                f"{spec!r}: prompting variants apply to language models, not to reference policies."
+            )
         return base, variant, "reference"
     if base.startswith("api:") and len(base) > 4:
         return base, variant, "api"
-    if base.startswith("checkpoint:") and not os.path.isdir(base[len("checkpoint:"):]):
-        fail(f"{spec!r}: {base[len('checkpoint:'):]!r} is not a directory; give a trained checkpoint directory.")
+    if base.startswith("checkpoint:") and not os.path.isdir(base[len("checkpoint:") :]):
+        fail(
+            f"{spec!r}: {base[len('checkpoint:') :]!r} is not a directory; give a trained checkpoint directory."
+        )
     if base.startswith("checkpoint:") or base in LM_ALIASES or "/" in base or os.path.isdir(base):
         return base, variant, "lm"
-    fail(f"unknown policy {spec!r}: use {', '.join(REFERENCE_POLICIES)}, {', '.join(LM_ALIASES)}, "
-         "an HF id (owner/name), a local directory, checkpoint:PATH or api:MODEL.")
+    fail(
+        f"unknown policy {spec!r}: use {', '.join(REFERENCE_POLICIES)}, {', '.join(LM_ALIASES)}, "
+        "an HF id (owner/name), a local directory, checkpoint:PATH or api:MODEL."
+    )
 
 
 def load_lm(base: str, question_set: str = "paper", candidate_format: str = "list"):
@@ -165,9 +246,12 @@ def load_lm(base: str, question_set: str = "paper", candidate_format: str = "lis
     "tiny" is the built-in model after its format warm-up for `question_set`, on prompts that write
     the candidates as it will read them (warmup.py)."""
     from warmup import WarmupConfig, warmed_up
+
     try:
         if base == "tiny":
-            return warmed_up("tiny", question_set, WarmupConfig(candidate_format=candidate_format), quiet=True)
+            return warmed_up(
+                "tiny", question_set, WarmupConfig(candidate_format=candidate_format), quiet=True
+            )
         return models.load_policy(base.removeprefix("checkpoint:"))
     except (models.ModelNotFoundError, models.DamagedFileError) as e:
         fail(str(e))
@@ -179,26 +263,39 @@ class APIModel:
     def __init__(self, model: str, workers: int = 8):
         key = os.environ.get("OPENAI_API_KEY")
         if not key:
-            raise SkipPolicy(f"api:{model} skipped: set OPENAI_API_KEY (and OPENAI_BASE_URL for a server "
-                             "other than api.openai.com) to evaluate API models.")
+            raise SkipPolicy(
+                f"api:{model} skipped: set OPENAI_API_KEY (and OPENAI_BASE_URL for a server "
+                "other than api.openai.com) to evaluate API models."
+            )
         import openai
+
         self._openai, self.name, self.workers = openai, model, workers
-        self.client = openai.OpenAI(api_key=key, base_url=os.environ.get("OPENAI_BASE_URL"), timeout=60,
-                                    max_retries=4)  # the client backs off on rate limits and 5xx
+        self.client = openai.OpenAI(
+            api_key=key, base_url=os.environ.get("OPENAI_BASE_URL"), timeout=60, max_retries=4
+        )  # the client backs off on rate limits and 5xx
         self.failures = []  # requests that failed after the client's retries: logged as invalid turns
 
-    def generate_text(self, messages_list, greedy=True, temperature=1.0, top_p=1.0, max_new_tokens=64, seed=None):
+    def generate_text(
+        self, messages_list, greedy=True, temperature=1.0, top_p=1.0, max_new_tokens=64, seed=None
+    ):
         o = self._openai
 
         def one(messages):
             try:
                 r = self.client.chat.completions.create(
-                    model=self.name, messages=messages, temperature=0.0 if greedy else temperature,
-                    top_p=1.0 if greedy else top_p, max_tokens=max_new_tokens, seed=seed)
+                    model=self.name,
+                    messages=messages,
+                    temperature=0.0 if greedy else temperature,
+                    top_p=1.0 if greedy else top_p,
+                    max_tokens=max_new_tokens,
+                    seed=seed,
+                )
                 return r.choices[0].message.content or ""
             except (o.AuthenticationError, o.PermissionDeniedError, o.NotFoundError) as e:
-                raise SkipPolicy(f"api:{self.name} skipped: the endpoint refused it ({e}); check "
-                                 "OPENAI_API_KEY, OPENAI_BASE_URL and the model name.") from e
+                raise SkipPolicy(
+                    f"api:{self.name} skipped: the endpoint refused it ({e}); check "
+                    "OPENAI_API_KEY, OPENAI_BASE_URL and the model name."
+                ) from e
             except o.OpenAIError as e:
                 self.failures.append(str(e))  # list.append is thread-safe
                 return ""
@@ -212,7 +309,13 @@ class LMPlayer:
     (temperature 0) or sampled."""
 
     def __init__(self, lm, variant: str, cfg: EvalConfig, seed: int, temperature: float):
-        self.lm, self.variant, self.cfg, self.seed, self.temperature = lm, variant, cfg, seed, temperature
+        self.lm, self.variant, self.cfg, self.seed, self.temperature = (
+            lm,
+            variant,
+            cfg,
+            seed,
+            temperature,
+        )
         self.chats = {}  # fullreact: episode index -> the growing Thought/Action/Observation chat
 
     def messages(self, game: CSG, i: int) -> list[dict]:
@@ -226,10 +329,19 @@ class LMPlayer:
             if i not in self.chats:
                 self.chats[i] = [{"role": "system", "content": REACT_SYSTEM}, user]
             else:
-                hint = ep.records[-1].hint or "No valid action was read. Reply with a Thought and an Action."
-                self.chats[i].append({"role": "user", "content": (
-                    f"Observation: {hint}\nTurn {ep.turn + 1} of {gcfg.max_turns}. Remaining candidates "
-                    f"({len(ep.candidates)}): [{candidate_text(ep.candidates, gcfg.candidate_format)}]")})
+                hint = (
+                    ep.records[-1].hint
+                    or "No valid action was read. Reply with a Thought and an Action."
+                )
+                self.chats[i].append(
+                    {
+                        "role": "user",
+                        "content": (
+                            f"Observation: {hint}\nTurn {ep.turn + 1} of {gcfg.max_turns}. Remaining candidates "
+                            f"({len(ep.candidates)}): [{candidate_text(ep.candidates, gcfg.candidate_format)}]"
+                        ),
+                    }
+                )
             return list(self.chats[i])
         return [system, user]
 
@@ -239,9 +351,14 @@ class LMPlayer:
         limit = cfg.reasoning_max_new_tokens if self.variant else cfg.max_new_tokens
         turn, texts = game.episodes[active[0]].turn, []
         for start in range(0, len(batch), cfg.batch_size):
-            texts += self.lm.generate_text(batch[start:start + cfg.batch_size], greedy=self.temperature == 0,
-                                           temperature=self.temperature or 1.0, top_p=cfg.top_p,
-                                           max_new_tokens=limit, seed=self.seed * 10**6 + turn * 10**3 + start)
+            texts += self.lm.generate_text(
+                batch[start : start + cfg.batch_size],
+                greedy=self.temperature == 0,
+                temperature=self.temperature or 1.0,
+                top_p=cfg.top_p,
+                max_new_tokens=limit,
+                seed=self.seed * 10**6 + turn * 10**3 + start,
+            )
         if self.variant == "fullreact":
             for i, text in zip(active, texts):
                 self.chats[i].append({"role": "assistant", "content": text})
@@ -251,7 +368,9 @@ class LMPlayer:
 def make_player(spec: str, cfg: EvalConfig, seed: int, loaded: dict, temperature: float):
     base, variant, kind = split_spec(spec)
     if kind == "reference":
-        return REFERENCE_POLICIES[base](seed=seed) if base == "random" else REFERENCE_POLICIES[base]()
+        return (
+            REFERENCE_POLICIES[base](seed=seed) if base == "random" else REFERENCE_POLICIES[base]()
+        )
     return LMPlayer(loaded[base], variant, cfg, seed, temperature)
 
 
@@ -262,11 +381,19 @@ def game_rows(game, model_key: str, kind: str, run: int) -> tuple[list, list]:
     turns, episodes = [], []
     for i, ep in enumerate(game.episodes):
         rows = [r.as_dict() for r in ep.records]
-        ids = {"model_key": model_key, "group": kind, "run_id": f"run{run}", "run_index": run,
-               "episode_id": i, "episode_index": i}
+        ids = {
+            "model_key": model_key,
+            "group": kind,
+            "run_id": f"run{run}",
+            "run_index": run,
+            "episode_id": i,
+            "episode_index": i,
+        }
         summary = game.episode_summary(i)
         on_turns = {"secret": summary["secret"], "episode_resolved": summary["resolved"]}
-        turns += [{**ids, **on_turns, **r, **extra} for r, extra in zip(rows, metrics.turn_columns(rows))]
+        turns += [
+            {**ids, **on_turns, **r, **extra} for r, extra in zip(rows, metrics.turn_columns(rows))
+        ]
         episodes.append({**ids, **summary, **metrics.episode_columns(rows)})
     return turns, episodes
 
@@ -274,6 +401,7 @@ def game_rows(game, model_key: str, kind: str, run: int) -> tuple[list, list]:
 # ---------------------------------------------------------------------------------------------
 # Play, then the four tables of App. D
 # ---------------------------------------------------------------------------------------------
+
 
 def play_all(cfg: EvalConfig, gcfg: GameConfig, secrets: list[int]) -> tuple[list, list, dict]:
     """(turn rows, episode rows, skipped policies) for every policy x run."""
@@ -289,8 +417,11 @@ def play_all(cfg: EvalConfig, gcfg: GameConfig, secrets: list[int]) -> tuple[lis
     for base, _, kind in parsed.values():  # load every model first: missing weights stop early
         if kind != "reference" and base not in loaded and base not in refused:
             try:
-                loaded[base] = (load_lm(base, cfg.question_set, game_of(base, cfg, gcfg).candidate_format) if kind == "lm"
-                                else APIModel(base[len("api:"):]))
+                loaded[base] = (
+                    load_lm(base, cfg.question_set, game_of(base, cfg, gcfg).candidate_format)
+                    if kind == "lm"
+                    else APIModel(base[len("api:") :])
+                )
             except SkipPolicy as e:
                 refused[base] = str(e)
     turns, episodes, skipped = [], [], {}
@@ -304,8 +435,12 @@ def play_all(cfg: EvalConfig, gcfg: GameConfig, secrets: list[int]) -> tuple[lis
                 if kind != "reference" and cfg.samples > 0 and cfg.temperature == 0:
                     plays.append((spec + SAMPLED, 1.0, secrets * cfg.samples))
                 for model_key, temperature, episode_secrets in plays:
-                    game = play(make_player(spec, cfg, run, loaded, temperature), episode_secrets,
-                                game_of(base, cfg, gcfg), oracle)
+                    game = play(
+                        make_player(spec, cfg, run, loaded, temperature),
+                        episode_secrets,
+                        game_of(base, cfg, gcfg),
+                        oracle,
+                    )
                     new_turns, new_episodes = game_rows(game, model_key, kind, run)
                     rows_t += new_turns
                     rows_e += new_episodes
@@ -317,10 +452,14 @@ def play_all(cfg: EvalConfig, gcfg: GameConfig, secrets: list[int]) -> tuple[lis
         episodes += rows_e
         if getattr(loaded.get(base), "failures", None):
             failures = loaded[base].failures
-            print(f"{spec}: {len(failures)} API requests failed after retries and were logged as invalid turns "
-                  f"(first: {failures[0]})")
-        print(f"played {spec}: {cfg.runs} runs x {len(secrets)} secrets in {time.perf_counter() - start:.1f} s",
-              file=sys.stderr)
+            print(
+                f"{spec}: {len(failures)} API requests failed after retries and were logged as invalid turns "
+                f"(first: {failures[0]})"
+            )
+        print(
+            f"played {spec}: {cfg.runs} runs x {len(secrets)} secrets in {time.perf_counter() - start:.1f} s",
+            file=sys.stderr,
+        )
     return turns, episodes, skipped
 
 
@@ -328,8 +467,10 @@ def play_all(cfg: EvalConfig, gcfg: GameConfig, secrets: list[int]) -> tuple[lis
 # During training: the eval/ metrics of train.py
 # ---------------------------------------------------------------------------------------------
 
-def evaluate_policy(policy, secrets, game_cfg: GameConfig, oracle, samples: int, seed: int,
-                    per_secret: bool = False) -> dict:
+
+def evaluate_policy(
+    policy, secrets, game_cfg: GameConfig, oracle, samples: int, seed: int, per_secret: bool = False
+) -> dict:
     """The eval/ metrics of a language-model policy on these secrets, played two ways. Greedy
     (one episode per secret): the paper's Table 1 columns among them. Sampled at T = 1 as in
     training (`samples` episodes per secret, as the paper evaluated its trained models):
@@ -339,16 +480,31 @@ def evaluate_policy(policy, secrets, game_cfg: GameConfig, oracle, samples: int,
     game = play(policy, secrets, game_cfg, oracle)
     episodes = [[r.as_dict() for r in e.records] for e in game.episodes]
     summaries = [game.episode_summary(i) for i in range(len(secrets))]
-    out = {f"eval/{k}": v for k, v in metrics.training_metrics([r for ep in episodes for r in ep], summaries,
-                                                                game_cfg.max_turns).items()}
+    out = {
+        f"eval/{k}": v
+        for k, v in metrics.training_metrics(
+            [r for ep in episodes for r in ep], summaries, game_cfg.max_turns
+        ).items()
+    }
     out.update({f"eval/{k}": v for k, v in metrics.run_metrics(episodes).items()})
     if samples > 0:
-        sampled = play_rollouts(policy, secrets, samples, game_cfg, SampleConfig(), oracle,
-                                torch.Generator(policy.device).manual_seed(seed))
+        sampled = play_rollouts(
+            policy,
+            secrets,
+            samples,
+            game_cfg,
+            SampleConfig(),
+            oracle,
+            torch.Generator(policy.device).manual_seed(seed),
+        )
         resolved = torch.tensor([e["resolved"] for e in sampled.episodes], dtype=torch.float64)
-        by_secret = resolved.view(len(secrets), samples).mean(1)                       # (secrets,)
-        out["eval/sampled_resolve_rate"], out["eval/sampled_resolve_sem"] = mean_sem(by_secret.tolist())
-        out["eval/sampled_episode_length"] = sum(e["turns_taken"] for e in sampled.episodes) / len(sampled.episodes)
+        by_secret = resolved.view(len(secrets), samples).mean(1)  # (secrets,)
+        out["eval/sampled_resolve_rate"], out["eval/sampled_resolve_sem"] = mean_sem(
+            by_secret.tolist()
+        )
+        out["eval/sampled_episode_length"] = sum(e["turns_taken"] for e in sampled.episodes) / len(
+            sampled.episodes
+        )
         if per_secret:
             out["per_secret_sampled"] = by_secret.tolist()
     if per_secret:
@@ -372,14 +528,21 @@ def main(argv=None) -> dict:
     turns, episodes, skipped = play_all(cfg, gcfg, secrets)
     if not turns:
         fail("no policy could be evaluated (see the messages above).")
-    info = {"eval": {**asdict(cfg), "out": str(out)}, "game": asdict(gcfg), "secrets": secrets, "skipped": skipped}
+    info = {
+        "eval": {**asdict(cfg), "out": str(out)},
+        "game": asdict(gcfg),
+        "secrets": secrets,
+        "skipped": skipped,
+    }
     results = build_tables(turns, gcfg.n_arms, gcfg.max_turns)
     text = format_tables(results, info)
     print(text)
     write_logs(out, turns, episodes, results, info, text)
     figures = write_figures(results, info, out / "figures") if cfg.figures else []
-    print(f"\nwrote {out}/{{model_summary,runs,episodes,turns}}.{{csv,jsonl}}, config.json, tables.txt"
-          + (f" and {len(figures)} figures in {out / 'figures'}" if figures else ""))
+    print(
+        f"\nwrote {out}/{{model_summary,runs,episodes,turns}}.{{csv,jsonl}}, config.json, tables.txt"
+        + (f" and {len(figures)} figures in {out / 'figures'}" if figures else "")
+    )
     return results
 
 

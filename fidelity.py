@@ -28,6 +28,7 @@ z in C_t. train.py logs the correlation of its estimator with A1_B (train/credit
 
     python fidelity.py [--policy tiny | CHECKPOINT_DIR] [--quick]
 """
+
 from __future__ import annotations
 
 import json
@@ -38,7 +39,13 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from cli import arg, fail, parse_config, save_config, use_threads  # before torch: it sets how idle threads wait
+from cli import (
+    arg,
+    fail,
+    parse_config,
+    save_config,
+    use_threads,
+)  # before torch: it sets how idle threads wait
 
 import torch
 
@@ -51,27 +58,47 @@ from warmup import warmed_up
 
 @dataclass
 class FidelityConfig:
-    policy: str = arg("tiny", "tiny (the warmed-up model, before RL) or a checkpoint directory of train.py")
+    policy: str = arg(
+        "tiny", "tiny (the warmed-up model, before RL) or a checkpoint directory of train.py"
+    )
     question_set: str = arg("paper", "paper or binary")
     secrets: int = arg(8, "B: secrets of the batch the estimators credit", at_least=1)
     group_size: int = arg(4, "G: rollouts per secret (train.py's default)", at_least=2)
-    turns: int = arg(96, "turns (h_t, a_t) of the batch whose A_B is measured by branching", at_least=1)
+    turns: int = arg(
+        96, "turns (h_t, a_t) of the batch whose A_B is measured by branching", at_least=1
+    )
     branches: int = arg(24, "K: secrets z ~ b_t (branches) per action", at_least=1)
-    alternatives: int = arg(4, "M: actions a' ~ pi(.|h_t) whose Q_B make the baseline of A_B", at_least=1)
-    bootstrap: int = arg(1000, "bootstrap resamples of the drawn turns for the intervals", at_least=1)
-    quick: bool = arg(False, "a small, fast setting (tests): 2 secrets x 4 rollouts, 12 turns, K = 6, M = 2")
+    alternatives: int = arg(
+        4, "M: actions a' ~ pi(.|h_t) whose Q_B make the baseline of A_B", at_least=1
+    )
+    bootstrap: int = arg(
+        1000, "bootstrap resamples of the drawn turns for the intervals", at_least=1
+    )
+    quick: bool = arg(
+        False, "a small, fast setting (tests): 2 secrets x 4 rollouts, 12 turns, K = 6, M = 2"
+    )
     seed: int = arg(0, "seed of the batch, the draws and the branches", at_least=0)
     threads: int = arg(0, "torch threads (0: every core; cli.use_threads)", at_least=0)
-    out: str = arg("runs/fidelity", "the table, CSV, figure and config are written to OUT/<policy name>",
-                   writes="directory")
+    out: str = arg(
+        "runs/fidelity",
+        "the table, CSV, figure and config are written to OUT/<policy name>",
+        writes="directory",
+    )
 
 
-TURN_BANDS = [("t=0", 0, 0), ("t=1-2", 1, 2), ("t=3-5", 3, 5), ("t>=6", 6, 99)]   # turns reported together
+TURN_BANDS = [
+    ("t=0", 0, 0),
+    ("t=1-2", 1, 2),
+    ("t=3-5", 3, 5),
+    ("t>=6", 6, 99),
+]  # turns reported together
 
 
 def lm_actor(policy, generator: torch.Generator):
     """actor(game) -> sampled action texts (T = 1) for game.active: the policy carrying on."""
-    return lambda game: [g.text for g in policy.generate(policy.encode(game.messages()), SampleConfig(), generator)]
+    return lambda game: [
+        g.text for g in policy.generate(policy.encode(game.messages()), SampleConfig(), generator)
+    ]
 
 
 def replay(records, start, turn: int, cfg: GameConfig) -> CSG:
@@ -90,11 +117,14 @@ def play_branches(starts, actor, cfg: GameConfig, chunk: int = 512) -> list[list
     """starts: [(game at h_t, action text, secrets)]. Every (start, secret) is one branch: the
     action taken, then the actor to the horizon. Returns each start's returns-to-go from t.
     Branches are played together, `chunk` episodes at a time (one batched generation per turn)."""
-    branches = [(s, ep, action) for s, (game, action, secrets) in enumerate(starts)
-                for ep in game.branch(0, secrets).episodes]
+    branches = [
+        (s, ep, action)
+        for s, (game, action, secrets) in enumerate(starts)
+        for ep in game.branch(0, secrets).episodes
+    ]
     returns = [[] for _ in starts]
     for k in range(0, len(branches), chunk):
-        part = branches[k:k + chunk]
+        part = branches[k : k + chunk]
         combined = CSG([], cfg)
         combined.episodes = [ep for _, ep, _ in part]
         combined.step([action for _, _, action in part])
@@ -120,7 +150,9 @@ def onestep_expected_reward(starts, cfg: GameConfig) -> list[float]:
     return out
 
 
-def states_and_alternatives(batch, picks, policy, cfg: GameConfig, m: int, generator: torch.Generator):
+def states_and_alternatives(
+    batch, picks, policy, cfg: GameConfig, m: int, generator: torch.Generator
+):
     """For each picked turn index of `batch`: the game at its h_t (replayed) and its actions, the
     one taken first, then m sampled from pi(.|h_t) (T = 1)."""
     by_episode = {}
@@ -129,32 +161,57 @@ def states_and_alternatives(batch, picks, policy, cfg: GameConfig, m: int, gener
     games = []
     for i in picks:
         r = batch.records[i]
-        games.append(replay([batch.records[j] for j in by_episode[r.episode]], batch.starts[r.episode], r.turn, cfg))
+        games.append(
+            replay(
+                [batch.records[j] for j in by_episode[r.episode]],
+                batch.starts[r.episode],
+                r.turn,
+                cfg,
+            )
+        )
     prompts = [policy.encode(g.messages())[0] for g in games]
-    alternatives = policy.generate([p for p in prompts for _ in range(m)], SampleConfig(), generator)
-    actions = [[batch.records[i].raw_response] + [alternatives[n * m + j].text for j in range(m)]
-               for n, i in enumerate(picks)]
+    alternatives = policy.generate(
+        [p for p in prompts for _ in range(m)], SampleConfig(), generator
+    )
+    actions = [
+        [batch.records[i].raw_response] + [alternatives[n * m + j].text for j in range(m)]
+        for n, i in enumerate(picks)
+    ]
     return games, actions
 
 
 def onestep_advantages(games, actions, cfg: GameConfig) -> list[float]:
     """A1_B(h_t, a_t) = E_z[r_t(a_t)] - the mean of E_z[r_t(a'_m)], each exact under b_t."""
-    expected = onestep_expected_reward([(g, a) for g, acts in zip(games, actions) for a in acts], cfg)
+    expected = onestep_expected_reward(
+        [(g, a) for g, acts in zip(games, actions) for a in acts], cfg
+    )
     out, k = [], 0
     for acts in actions:
-        e = expected[k:k + len(acts)]
+        e = expected[k : k + len(acts)]
         out.append(e[0] - sum(e[1:]) / (len(e) - 1))
         k += len(acts)
     return out
 
 
-def bayesian_advantages(batch, picks, policy, actor, cfg: GameConfig, k: int, m: int, rng: random.Random,
-                        generator: torch.Generator) -> list[dict]:
+def bayesian_advantages(
+    batch,
+    picks,
+    policy,
+    actor,
+    cfg: GameConfig,
+    k: int,
+    m: int,
+    rng: random.Random,
+    generator: torch.Generator,
+) -> list[dict]:
     """For each picked turn index of `batch`: A_B by branching (with its standard error) and the
     one-step A1_B, from the same M alternative actions."""
     games, actions = states_and_alternatives(batch, picks, policy, cfg, m, generator)
-    starts = [(g, a, [rng.choice(sorted(g.episodes[0].candidates)) for _ in range(k)]) for g, acts in zip(games, actions)
-              for a in acts]
+    starts = [
+        (g, a, [rng.choice(sorted(g.episodes[0].candidates)) for _ in range(k)])
+        for g, acts in zip(games, actions)
+        for a in acts
+    ]
     returns = play_branches(starts, actor, cfg)
     onestep = onestep_advantages(games, actions, cfg)
     out = []
@@ -163,19 +220,30 @@ def bayesian_advantages(batch, picks, policy, actor, cfg: GameConfig, k: int, m:
         q_alt = torch.stack([x.mean() for x in q[1:]])
         a_b = q[0].mean() - q_alt.mean()
         se = math.sqrt(q[0].var().item() / k + (q_alt.var().item() / m if m > 1 else 0.0))
-        out.append({"index": i, "turn": batch.records[i].turn, "a_b": a_b.item(), "a_b_se": se, "a1_b": onestep[n]})
+        out.append(
+            {
+                "index": i,
+                "turn": batch.records[i].turn,
+                "a_b": a_b.item(),
+                "a_b_se": se,
+                "a1_b": onestep[n],
+            }
+        )
     return out
 
 
-def credit_probe(policy, batch, advantages: torch.Tensor, cfg: GameConfig, n: int, seed: int) -> dict:
+def credit_probe(
+    policy, batch, advantages: torch.Tensor, cfg: GameConfig, n: int, seed: int
+) -> dict:
     """A cheap look at the credit's quality during training (train.py, at each evaluation, under
     pi_old): on n turns of the batch, the correlation of the estimator's advantages with the
     one-step Bayesian advantage A1_B = E_{z ~ b_t}[r_t(a_t)] - E_{a' ~ pi} E_{z ~ b_t}[r_t(a')],
     exact over C_t, 3 alternatives a' each. advantages: (N,) one per turn of `batch`."""
     rng = random.Random(seed)
     picks = sorted(rng.sample(range(len(batch.records)), min(n, len(batch.records))))
-    games, actions = states_and_alternatives(batch, picks, policy, cfg, 3,
-                                             torch.Generator(policy.device).manual_seed(seed))
+    games, actions = states_and_alternatives(
+        batch, picks, policy, cfg, 3, torch.Generator(policy.device).manual_seed(seed)
+    )
     a1 = torch.tensor(onestep_advantages(games, actions, cfg), dtype=torch.float64)
     return {"train/credit_onestep_corr": pearson(advantages[picks].double().cpu(), a1)}
 
@@ -194,51 +262,107 @@ def spearman(x: torch.Tensor, y: torch.Tensor) -> float:
 def agreement(est: torch.Tensor, truth: torch.Tensor) -> dict:
     """How well one estimator's credit tracks A_B on the same turns."""
     # the best scale c >= 0: credit is used with its sign, so an anti-correlated one gets c = 0
-    c = ((est * truth).sum() / est.square().sum()).clamp(min=0) if est.square().sum() > 0 else torch.tensor(0.0)
-    return {"pearson": pearson(est, truth), "spearman": spearman(est, truth),
-            "sign": ((est > 0) == (truth > 0)).double().mean().item(),
-            "scaled_error": ((c * est - truth).square().mean() / truth.square().mean()).item()}
+    c = (
+        ((est * truth).sum() / est.square().sum()).clamp(min=0)
+        if est.square().sum() > 0
+        else torch.tensor(0.0)
+    )
+    return {
+        "pearson": pearson(est, truth),
+        "spearman": spearman(est, truth),
+        "sign": ((est > 0) == (truth > 0)).double().mean().item(),
+        "scaled_error": ((c * est - truth).square().mean() / truth.square().mean()).item(),
+    }
 
 
-def return_only_floor(truth: torch.Tensor, se: torch.Tensor, returns: torch.Tensor, bin_size: int = 6) -> float:
+def return_only_floor(
+    truth: torch.Tensor, se: torch.Tensor, returns: torch.Tensor, bin_size: int = 6
+) -> float:
     """E[Var(A_B | R)] / E[A_B^2] from samples: turns sorted by their episode's return R and cut
     into bins of `bin_size`; the mean within-bin variance of the measured A_B, less the mean
     branching noise se^2 (which the measured values add), relative to E[A_B^2]."""
     order = returns.argsort()
-    variances = [truth[order[s:s + bin_size]].var().item() for s in range(0, len(order) - 1, bin_size)
-                 if len(order[s:s + bin_size]) > 1]
+    variances = [
+        truth[order[s : s + bin_size]].var().item()
+        for s in range(0, len(order) - 1, bin_size)
+        if len(order[s : s + bin_size]) > 1
+    ]
     noise = se.square().mean().item()
-    return max(0.0, (sum(variances) / len(variances) - noise)) / truth.square().mean().item() if variances else math.nan
+    return (
+        max(0.0, (sum(variances) / len(variances) - noise)) / truth.square().mean().item()
+        if variances
+        else math.nan
+    )
 
 
 def bootstrap(fn, n: int, draws: int, rng: random.Random) -> tuple[float, float]:
     """(2.5%, 97.5%) of fn(resampled indices) over `draws` resamples of n items."""
-    values = sorted(v for v in (fn(torch.tensor([rng.randrange(n) for _ in range(n)])) for _ in range(draws))
-                    if v == v)
-    return (values[int(0.025 * len(values))], values[int(0.975 * len(values)) - 1]) if values else (math.nan, math.nan)
+    values = sorted(
+        v
+        for v in (fn(torch.tensor([rng.randrange(n) for _ in range(n)])) for _ in range(draws))
+        if v == v
+    )
+    return (
+        (values[int(0.025 * len(values))], values[int(0.975 * len(values)) - 1])
+        if values
+        else (math.nan, math.nan)
+    )
 
 
 def credit_of_every_estimator(batch, n_max: int) -> dict:
     """Each online estimator's advantage for every turn of the batch, in play order."""
     credit = credit_from_batch(batch, n_max)
-    return {name: batch.from_grid(e.advantages(credit, EstimatorContext())).double() for name, e in ESTIMATORS.items() if e.online}
+    return {
+        name: batch.from_grid(e.advantages(credit, EstimatorContext())).double()
+        for name, e in ESTIMATORS.items()
+        if e.online
+    }
 
 
 def measure(cfg: FidelityConfig) -> dict:
     """The whole lab: the batch, the credit, A_B by branching, and every comparison."""
     if cfg.quick:
-        cfg = FidelityConfig(**{**asdict(cfg), "secrets": 2, "group_size": 4, "turns": 12, "branches": 6,
-                                "alternatives": 2, "bootstrap": 100, "quick": False})
+        cfg = FidelityConfig(
+            **{
+                **asdict(cfg),
+                "secrets": 2,
+                "group_size": 4,
+                "turns": 12,
+                "branches": 6,
+                "alternatives": 2,
+                "bootstrap": 100,
+                "quick": False,
+            }
+        )
     game_cfg = GameConfig(question_set=cfg.question_set)
-    policy = warmed_up("tiny", cfg.question_set, quiet=True) if cfg.policy == "tiny" else models.load_policy(cfg.policy)
+    policy = (
+        warmed_up("tiny", cfg.question_set, quiet=True)
+        if cfg.policy == "tiny"
+        else models.load_policy(cfg.policy)
+    )
     rng, generator = random.Random(cfg.seed), torch.Generator().manual_seed(cfg.seed)
-    batch = play_rollouts(policy, rng.sample(secret_split()[0], cfg.secrets), cfg.group_size, game_cfg, SampleConfig(),
-                    generator=generator)
+    batch = play_rollouts(
+        policy,
+        rng.sample(secret_split()[0], cfg.secrets),
+        cfg.group_size,
+        game_cfg,
+        SampleConfig(),
+        generator=generator,
+    )
     credit = credit_of_every_estimator(batch, game_cfg.n_max)
     picks = sorted(rng.sample(range(len(batch.records)), min(cfg.turns, len(batch.records))))
     start = time.perf_counter()
-    truth = bayesian_advantages(batch, picks, policy, lm_actor(policy, generator), game_cfg, cfg.branches,
-                                cfg.alternatives, rng, generator)
+    truth = bayesian_advantages(
+        batch,
+        picks,
+        policy,
+        lm_actor(policy, generator),
+        game_cfg,
+        cfg.branches,
+        cfg.alternatives,
+        rng,
+        generator,
+    )
     seconds = time.perf_counter() - start
     a_b = torch.tensor([x["a_b"] for x in truth], dtype=torch.float64)
     se = torch.tensor([x["a_b_se"] for x in truth], dtype=torch.float64)
@@ -246,19 +370,26 @@ def measure(cfg: FidelityConfig) -> dict:
     episode_return = {}
     for r in batch.records:
         episode_return[r.episode] = episode_return.get(r.episode, 0.0) + r.reward
-    returns = torch.tensor([episode_return[batch.records[i].episode] for i in picks], dtype=torch.float64)
+    returns = torch.tensor(
+        [episode_return[batch.records[i].episode] for i in picks], dtype=torch.float64
+    )
     columns = {name: adv[picks] for name, adv in credit.items()}
     columns["onestep A1_B"] = torch.tensor([x["a1_b"] for x in truth], dtype=torch.float64)
     brng = random.Random(cfg.seed + 1)
     rows = []
     for name, est in columns.items():
-        for label, keep in [("all", torch.ones_like(turn, dtype=torch.bool))] + \
-                [(name, (turn >= lo) & (turn <= hi)) for name, lo, hi in TURN_BANDS if ((turn >= lo) & (turn <= hi)).sum() >= 6]:
+        for label, keep in [("all", torch.ones_like(turn, dtype=torch.bool))] + [
+            (name, (turn >= lo) & (turn <= hi))
+            for name, lo, hi in TURN_BANDS
+            if ((turn >= lo) & (turn <= hi)).sum() >= 6
+        ]:
             e, a = est[keep], a_b[keep]
             row = {"estimator": name, "turns": label, "n": int(keep.sum()), **agreement(e, a)}
             lo, hi = bootstrap(lambda idx: pearson(e[idx], a[idx]), len(e), cfg.bootstrap, brng)
             row.update(pearson_lo=lo, pearson_hi=hi)
-            lo, hi = bootstrap(lambda idx: agreement(e[idx], a[idx])["scaled_error"], len(e), cfg.bootstrap, brng)
+            lo, hi = bootstrap(
+                lambda idx: agreement(e[idx], a[idx])["scaled_error"], len(e), cfg.bootstrap, brng
+            )
             row.update(scaled_error_lo=lo, scaled_error_hi=hi)
             rows.append(row)
     floors = {"all": return_only_floor(a_b, se, returns)}
@@ -266,49 +397,89 @@ def measure(cfg: FidelityConfig) -> dict:
         keep = (turn >= lo) & (turn <= hi)
         if keep.sum() >= 12:
             floors[name] = return_only_floor(a_b[keep], se[keep], returns[keep])
-    samples = [{**x, "episode_return": returns[n].item(), **{name: col[n].item() for name, col in columns.items()}}
-               for n, x in enumerate(truth)]
-    return {"config": asdict(cfg), "policy_name": policy.name, "rows": rows, "floors": floors, "samples": samples,
-            "branching_seconds": round(seconds, 1), "noise_se_mean": se.mean().item(),
-            "a_b_rms": a_b.square().mean().sqrt().item(), "batch_turns": len(batch.records)}
+    samples = [
+        {
+            **x,
+            "episode_return": returns[n].item(),
+            **{name: col[n].item() for name, col in columns.items()},
+        }
+        for n, x in enumerate(truth)
+    ]
+    return {
+        "config": asdict(cfg),
+        "policy_name": policy.name,
+        "rows": rows,
+        "floors": floors,
+        "samples": samples,
+        "branching_seconds": round(seconds, 1),
+        "noise_se_mean": se.mean().item(),
+        "a_b_rms": a_b.square().mean().sqrt().item(),
+        "batch_turns": len(batch.records),
+    }
 
 
 def table(result: dict) -> str:
     cfg = result["config"]
-    lines = [f"# Credit fidelity: {result['policy_name']} ({cfg['question_set']} set)", "",
-             f"{cfg['secrets']} secrets x {cfg['group_size']} rollouts ({result['batch_turns']} turns); A_B of "
-             f"{len(result['samples'])} drawn turns by branching (K = {cfg['branches']} secrets per action, "
-             f"M = {cfg['alternatives']} alternatives); RMS A_B {result['a_b_rms']:.3f}, mean branching SE "
-             f"{result['noise_se_mean']:.3f}; {result['branching_seconds']} s. Scaled error: min_c E[(c A - A_B)^2] / "
-             "E[A_B^2] (0 is perfect, 1 is no better than 0). Intervals: bootstrap 95% over the drawn turns.", "",
-             "| Estimator | Turns | n | Pearson [95%] | Spearman | Sign agreement | Scaled error [95%] |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Credit fidelity: {result['policy_name']} ({cfg['question_set']} set)",
+        "",
+        f"{cfg['secrets']} secrets x {cfg['group_size']} rollouts ({result['batch_turns']} turns); A_B of "
+        f"{len(result['samples'])} drawn turns by branching (K = {cfg['branches']} secrets per action, "
+        f"M = {cfg['alternatives']} alternatives); RMS A_B {result['a_b_rms']:.3f}, mean branching SE "
+        f"{result['noise_se_mean']:.3f}; {result['branching_seconds']} s. Scaled error: min_c E[(c A - A_B)^2] / "
+        "E[A_B^2] (0 is perfect, 1 is no better than 0). Intervals: bootstrap 95% over the drawn turns.",
+        "",
+        "| Estimator | Turns | n | Pearson [95%] | Spearman | Sign agreement | Scaled error [95%] |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in result["rows"]:
-        lines.append(f"| {r['estimator']} | {r['turns']} | {r['n']} | {r['pearson']:.3f} [{r['pearson_lo']:.3f}, "
-                     f"{r['pearson_hi']:.3f}] | {r['spearman']:.3f} | {r['sign']:.3f} | {r['scaled_error']:.3f} "
-                     f"[{r['scaled_error_lo']:.3f}, {r['scaled_error_hi']:.3f}] |")
-    lines += ["", "Floor of any return-only credit, E[Var(A_B | R)] / E[A_B^2] (Theorem 3.2 (ii)), estimated from "
-              "the same turns: " + ", ".join(f"{k}: {v:.3f}" for k, v in result["floors"].items()), ""]
+        lines.append(
+            f"| {r['estimator']} | {r['turns']} | {r['n']} | {r['pearson']:.3f} [{r['pearson_lo']:.3f}, "
+            f"{r['pearson_hi']:.3f}] | {r['spearman']:.3f} | {r['sign']:.3f} | {r['scaled_error']:.3f} "
+            f"[{r['scaled_error_lo']:.3f}, {r['scaled_error_hi']:.3f}] |"
+        )
+    lines += [
+        "",
+        "Floor of any return-only credit, E[Var(A_B | R)] / E[A_B^2] (Theorem 3.2 (ii)), estimated from "
+        "the same turns: " + ", ".join(f"{k}: {v:.3f}" for k, v in result["floors"].items()),
+        "",
+    ]
     return "\n".join(lines)
 
 
 def figure(result: dict, path: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    names = [n for n in result["samples"][0] if n not in ("index", "turn", "a_b", "a_b_se", "a1_b", "episode_return")]
+
+    names = [
+        n
+        for n in result["samples"][0]
+        if n not in ("index", "turn", "a_b", "a_b_se", "a1_b", "episode_return")
+    ]
     cols = 5
-    fig, axes = plt.subplots(math.ceil(len(names) / cols), cols, figsize=(3.2 * cols, 3.0 * math.ceil(len(names) / cols)),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        math.ceil(len(names) / cols),
+        cols,
+        figsize=(3.2 * cols, 3.0 * math.ceil(len(names) / cols)),
+        squeeze=False,
+    )
     a_b = [s["a_b"] for s in result["samples"]]
     for ax, name in zip(axes.flat, names):
         r = next(r for r in result["rows"] if r["estimator"] == name and r["turns"] == "all")
-        ax.scatter([s[name] for s in result["samples"]], a_b, s=8, c=[s["turn"] for s in result["samples"]], cmap="viridis")
+        ax.scatter(
+            [s[name] for s in result["samples"]],
+            a_b,
+            s=8,
+            c=[s["turn"] for s in result["samples"]],
+            cmap="viridis",
+        )
         ax.set_title(f"{name}: r = {r['pearson']:.2f}", fontsize=9)
         ax.set_xlabel("estimator's advantage", fontsize=8)
         ax.set_ylabel("A_B (branching)", fontsize=8)
         ax.grid(alpha=0.3)
-    for ax in axes.flat[len(names):]:
+    for ax in axes.flat[len(names) :]:
         ax.axis("off")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -322,7 +493,9 @@ def main(argv=None) -> dict:
         result = measure(cfg)
     except (models.ModelNotFoundError, models.DamagedFileError) as e:
         fail("fidelity.py", str(e))
-    out = Path(cfg.out) / ("tiny-before-rl" if cfg.policy == "tiny" else Path(cfg.policy).parent.name or "policy")
+    out = Path(cfg.out) / (
+        "tiny-before-rl" if cfg.policy == "tiny" else Path(cfg.policy).parent.name or "policy"
+    )
     out.mkdir(parents=True, exist_ok=True)
     text = table(result)
     (out / "fidelity.md").write_text(text)
@@ -330,7 +503,9 @@ def main(argv=None) -> dict:
         keys = list(result["samples"][0])
         f.write(",".join(keys) + "\n")
         f.writelines(",".join(str(s[k]) for k in keys) + "\n" for s in result["samples"])
-    (out / "fidelity.json").write_text(json.dumps({k: v for k, v in result.items() if k != "samples"}, indent=2))
+    (out / "fidelity.json").write_text(
+        json.dumps({k: v for k, v in result.items() if k != "samples"}, indent=2)
+    )
     figure(result, out / "fidelity.png")
     save_config(cfg, out / "fidelity_config.json")
     print(text)

@@ -45,6 +45,7 @@ Choices where the paper is open (kept fixed; the README glossary repeats them):
   Table 1 and LateCalib, and pools the episodes of all runs for the arm, hint-type and
   recovery-event tables, for which the paper gives single numbers.
 """
+
 from __future__ import annotations
 
 import math
@@ -53,18 +54,20 @@ import numpy as np
 
 from env import first_json_object
 
-GROUNDED_QUAL = 0.5      # a turn is grounded at Qual >= 0.5 (App. C "Ground")
-LATE_TURN = 4            # late_narrow: 0-based turn >= 4 (the paper's 1-based position >= 5) ...
-NARROW_CANDIDATES = 10   # ... and |C_t| <= 10
+GROUNDED_QUAL = 0.5  # a turn is grounded at Qual >= 0.5 (App. C "Ground")
+LATE_TURN = 4  # late_narrow: 0-based turn >= 4 (the paper's 1-based position >= 5) ...
+NARROW_CANDIDATES = 10  # ... and |C_t| <= 10
 NAN = float("nan")
 
 # Broad semantic domain of each arm for StaticComp: deliberately wider than env.ARM_FAMILIES,
 # which decides the logged arm_match (ArmMatch) and the arm-match bonus.
-ARM_DOMAINS = {0: ("parity", "comparison"),
-               1: ("prime", "square", "cube", "power_of_two", "fibonacci", "triangular", "palindrome"),
-               2: ("divisibility",),
-               3: ("digit_sum", "last_digit", "tens_digit", "first_digit", "num_digits"),
-               4: ("between",)}
+ARM_DOMAINS = {
+    0: ("parity", "comparison"),
+    1: ("prime", "square", "cube", "power_of_two", "fibonacci", "triangular", "palindrome"),
+    2: ("divisibility",),
+    3: ("digit_sum", "last_digit", "tens_digit", "first_digit", "num_digits"),
+    4: ("between",),
+}
 
 
 def _mean(values) -> float:
@@ -75,6 +78,7 @@ def _mean(values) -> float:
 # ---------------------------------------------------------------------------------------------
 # Turn-level quantities
 # ---------------------------------------------------------------------------------------------
+
 
 def elim_quality(row: dict) -> float:
     """Qual of one turn: eliminated / max(|C_t| / 2, 1), capped at 1 (1 = an exact halving or better)."""
@@ -140,6 +144,7 @@ def episode_resolved(episode: list) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Table 1 and LateCalib: one run = a list of episodes
 # ---------------------------------------------------------------------------------------------
+
 
 def _turns(episodes):
     return [row for ep in episodes for row in ep]
@@ -232,13 +237,37 @@ def recovery(episodes, event: str = "zero") -> dict:
                 continue
             nxt = ep[t + 1]
             later = [k - t for k in range(t + 1, len(ep)) if is_grounded(ep[k])]
-            sust2 = is_grounded(nxt) and (bool(nxt["turn_resolved"]) or (t + 2 < len(ep) and is_grounded(ep[t + 2])))
-            rows.append(dict(Rec1=not is_wasted(nxt) and nxt["eliminated"] >= 1, GRec1=is_grounded(nxt),
-                             RecQ=elim_quality(nxt), Gain=frac_eliminated(nxt), NextZero=is_zero(nxt),
-                             NextBad=is_bad(nxt), NextRed=is_wasted(nxt), Sust2=sust2,
-                             TTR=later[0] if later else None, TTRsucc=bool(later), EpResPerEvent=resolved))
+            sust2 = is_grounded(nxt) and (
+                bool(nxt["turn_resolved"]) or (t + 2 < len(ep) and is_grounded(ep[t + 2]))
+            )
+            rows.append(
+                dict(
+                    Rec1=not is_wasted(nxt) and nxt["eliminated"] >= 1,
+                    GRec1=is_grounded(nxt),
+                    RecQ=elim_quality(nxt),
+                    Gain=frac_eliminated(nxt),
+                    NextZero=is_zero(nxt),
+                    NextBad=is_bad(nxt),
+                    NextRed=is_wasted(nxt),
+                    Sust2=sust2,
+                    TTR=later[0] if later else None,
+                    TTRsucc=bool(later),
+                    EpResPerEvent=resolved,
+                )
+            )
     out = {"N": len(rows)}
-    for key in ("Rec1", "GRec1", "RecQ", "Gain", "NextZero", "NextBad", "NextRed", "Sust2", "TTRsucc", "EpResPerEvent"):
+    for key in (
+        "Rec1",
+        "GRec1",
+        "RecQ",
+        "Gain",
+        "NextZero",
+        "NextBad",
+        "NextRed",
+        "Sust2",
+        "TTRsucc",
+        "EpResPerEvent",
+    ):
         out[key] = _mean(float(r[key]) for r in rows)
     out["TTR"] = _mean(r["TTR"] for r in rows if r["TTR"] is not None)
     out["EpRes"] = _mean(float(r) for r in with_event)
@@ -259,37 +288,75 @@ def episode_aggregates(episodes) -> dict:
     """
     per = lambda f: _mean(f(ep) for ep in episodes if ep)  # noqa: E731
     share = lambda key: per(lambda ep: sum(bool(r[key]) for r in ep) / len(ep))  # noqa: E731
-    return {"efficiency": per(lambda ep: sum(r["reward"] for r in ep) / len(ep)),
-            "mean_total_reward": per(lambda ep: sum(r["reward"] for r in ep)),
-            "mean_eliminated": per(lambda ep: sum(r["eliminated"] for r in ep) / len(ep)),
-            "mean_final_candidates": per(lambda ep: ep[-1]["candidates_after"]),
-            "arm_match_rate": share("arm_match"), "redundancy_rate": share("redundant"),
-            "diversity_rate": share("novel"), "mean_turns_taken": per(len)}
+    return {
+        "efficiency": per(lambda ep: sum(r["reward"] for r in ep) / len(ep)),
+        "mean_total_reward": per(lambda ep: sum(r["reward"] for r in ep)),
+        "mean_eliminated": per(lambda ep: sum(r["eliminated"] for r in ep) / len(ep)),
+        "mean_final_candidates": per(lambda ep: ep[-1]["candidates_after"]),
+        "arm_match_rate": share("arm_match"),
+        "redundancy_rate": share("redundant"),
+        "diversity_rate": share("novel"),
+        "mean_turns_taken": per(len),
+    }
 
 
-AGGREGATE_KEYS = ("efficiency", "mean_total_reward", "mean_eliminated", "mean_final_candidates",
-                  "arm_match_rate", "redundancy_rate", "diversity_rate", "mean_turns_taken")
-RUN_KEYS = ("resolve_rate", "zero_rate", "quality_mean", "grounded_rate", "grounded_recover_rate",
-            "res_after_zero", "reason_pct", "late_calib", "zero_events", "rec1", "rec_q", "next_zero",
-            "next_bad", "ttr", "ttr_succ") + AGGREGATE_KEYS
+AGGREGATE_KEYS = (
+    "efficiency",
+    "mean_total_reward",
+    "mean_eliminated",
+    "mean_final_candidates",
+    "arm_match_rate",
+    "redundancy_rate",
+    "diversity_rate",
+    "mean_turns_taken",
+)
+RUN_KEYS = (
+    "resolve_rate",
+    "zero_rate",
+    "quality_mean",
+    "grounded_rate",
+    "grounded_recover_rate",
+    "res_after_zero",
+    "reason_pct",
+    "late_calib",
+    "zero_events",
+    "rec1",
+    "rec_q",
+    "next_zero",
+    "next_bad",
+    "ttr",
+    "ttr_succ",
+) + AGGREGATE_KEYS
 
 
 def run_metrics(episodes) -> dict:
     """One row of the `runs` table (App. D): Table 1, LateCalib, zero-event recovery and the
     paper's evaluation-script aggregates of one run."""
     rec = recovery(episodes, "zero")
-    return {"resolve_rate": resolve(episodes), "zero_rate": zero(episodes),
-            "quality_mean": quality(episodes), "grounded_rate": ground(episodes),
-            "grounded_recover_rate": rec["GRec1"], "res_after_zero": res_after_zero(episodes),
-            "reason_pct": reason_pct(episodes), "late_calib": late_calib(episodes),
-            "zero_events": rec["N"], "rec1": rec["Rec1"], "rec_q": rec["RecQ"],
-            "next_zero": rec["NextZero"], "next_bad": rec["NextBad"], "ttr": rec["TTR"],
-            "ttr_succ": rec["TTRsucc"], **episode_aggregates(episodes)}
+    return {
+        "resolve_rate": resolve(episodes),
+        "zero_rate": zero(episodes),
+        "quality_mean": quality(episodes),
+        "grounded_rate": ground(episodes),
+        "grounded_recover_rate": rec["GRec1"],
+        "res_after_zero": res_after_zero(episodes),
+        "reason_pct": reason_pct(episodes),
+        "late_calib": late_calib(episodes),
+        "zero_events": rec["N"],
+        "rec1": rec["Rec1"],
+        "rec_q": rec["RecQ"],
+        "next_zero": rec["NextZero"],
+        "next_bad": rec["NextBad"],
+        "ttr": rec["TTR"],
+        "ttr_succ": rec["TTRsucc"],
+        **episode_aggregates(episodes),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
 # Arm routing diagnostics (tab:arm_metric_definitions). Over turns with a valid action (arm >= 0).
 # ---------------------------------------------------------------------------------------------
+
 
 def _arm_counts(episodes, n_arms: int) -> np.ndarray:
     return np.bincount([r["arm"] for r in _turns(episodes) if r["arm"] >= 0], minlength=n_arms)
@@ -312,7 +379,11 @@ def dominant_arm(episodes, n_arms: int = 5) -> float:
 
 def static_comp(episodes) -> float:
     """StaticComp: fraction of valid turns whose question family is in ARM_DOMAINS[arm]."""
-    return _mean(r["question_type"] in ARM_DOMAINS.get(r["arm"], ()) for r in _turns(episodes) if r["arm"] >= 0)
+    return _mean(
+        r["question_type"] in ARM_DOMAINS.get(r["arm"], ())
+        for r in _turns(episodes)
+        if r["arm"] >= 0
+    )
 
 
 def arm_match(episodes) -> float:
@@ -355,22 +426,50 @@ def qual_switch(episodes) -> float:
 
 def arm_diagnostics(episodes, n_arms: int = 5) -> dict:
     """The columns of tab:arm_routing_belief_diagnostics."""
-    return {"Res.": resolve(episodes), "Zero": zero(episodes), "Qual.": quality(episodes),
-            "Ground": ground(episodes), "ArmEnt": arm_entropy(episodes, n_arms),
-            "DomArm": dominant_arm(episodes, n_arms), "StaticComp": static_comp(episodes),
-            "ArmMatch": arm_match(episodes), "SameArm": same_arm(episodes),
-            "ZeroSame": zero_same(episodes), "ZeroSwitch": zero_switch(episodes),
-            "QualSame": qual_same(episodes), "QualSwitch": qual_switch(episodes)}
+    return {
+        "Res.": resolve(episodes),
+        "Zero": zero(episodes),
+        "Qual.": quality(episodes),
+        "Ground": ground(episodes),
+        "ArmEnt": arm_entropy(episodes, n_arms),
+        "DomArm": dominant_arm(episodes, n_arms),
+        "StaticComp": static_comp(episodes),
+        "ArmMatch": arm_match(episodes),
+        "SameArm": same_arm(episodes),
+        "ZeroSame": zero_same(episodes),
+        "ZeroSwitch": zero_switch(episodes),
+        "QualSame": qual_same(episodes),
+        "QualSwitch": qual_switch(episodes),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
 # Hint-type distribution (tab:csg_hint_distribution_all)
 # ---------------------------------------------------------------------------------------------
 
-HINT_FAMILIES = {"comparison": "Range", "divisibility": "Divis.", "parity": "Parity", "prime": "Prime",
-                 "square": "Square", "between": "Between", "last_digit": "LastDigit", "digit_sum": "DigitSum"}
-HINT_COLUMNS = ("Range", "Divis.", "Parity", "Other", "Redund.", "Uninf.", "Prime", "Square",
-                "Between", "LastDigit", "DigitSum")
+HINT_FAMILIES = {
+    "comparison": "Range",
+    "divisibility": "Divis.",
+    "parity": "Parity",
+    "prime": "Prime",
+    "square": "Square",
+    "between": "Between",
+    "last_digit": "LastDigit",
+    "digit_sum": "DigitSum",
+}
+HINT_COLUMNS = (
+    "Range",
+    "Divis.",
+    "Parity",
+    "Other",
+    "Redund.",
+    "Uninf.",
+    "Prime",
+    "Square",
+    "Between",
+    "LastDigit",
+    "DigitSum",
+)
 
 
 def hint_category(row: dict) -> str:
@@ -398,6 +497,7 @@ def hint_distribution(episodes) -> dict:
 # The turns and episodes tables' metric columns (App. D, fig:csg_dataset_structure)
 # ---------------------------------------------------------------------------------------------
 
+
 def turn_columns(episode: list) -> list[dict]:
     """Per turn: zero_nonred, elim_quality, grounded, late_narrow, reasoning_presence, and the
     recovery diagnostics prev_zero_nonred, grounded_recover (previous turn zero and this one
@@ -406,11 +506,21 @@ def turn_columns(episode: list) -> list[dict]:
     out = []
     for t, r in enumerate(episode):
         prev_zero = t > 0 and is_zero(episode[t - 1])
-        out.append(dict(zero_nonred=is_zero(r), elim_quality=elim_quality(r), grounded=is_grounded(r),
-                        late_narrow=is_late_narrow(r), reasoning_presence=has_reasoning(r["raw_response"]),
-                        prev_zero_nonred=prev_zero, grounded_recover=prev_zero and is_grounded(r),
-                        recovery_quality=elim_quality(r) if prev_zero else None,
-                        next_bad_after_this_zero=is_zero(r) and t + 1 < len(episode) and is_bad(episode[t + 1])))
+        out.append(
+            dict(
+                zero_nonred=is_zero(r),
+                elim_quality=elim_quality(r),
+                grounded=is_grounded(r),
+                late_narrow=is_late_narrow(r),
+                reasoning_presence=has_reasoning(r["raw_response"]),
+                prev_zero_nonred=prev_zero,
+                grounded_recover=prev_zero and is_grounded(r),
+                recovery_quality=elim_quality(r) if prev_zero else None,
+                next_bad_after_this_zero=is_zero(r)
+                and t + 1 < len(episode)
+                and is_bad(episode[t + 1]),
+            )
+        )
     return out
 
 
@@ -418,14 +528,20 @@ def episode_columns(episode: list) -> dict:
     """Per episode, the columns the paper's episodes table and its results script read:
     zero_rate, grounded_rate, quality_mean, grounded_recover_rate (NaN without a ZeroEvent),
     reason_pct, and resolved_after_zero (None without a ZeroEvent)."""
-    return {"zero_rate": zero([episode]), "grounded_rate": ground([episode]), "quality_mean": quality([episode]),
-            "grounded_recover_rate": recovery([episode], "zero")["GRec1"], "reason_pct": reason_pct([episode]),
-            "resolved_after_zero": episode_resolved(episode) if zero_events(episode) else None}
+    return {
+        "zero_rate": zero([episode]),
+        "grounded_rate": ground([episode]),
+        "quality_mean": quality([episode]),
+        "grounded_recover_rate": recovery([episode], "zero")["GRec1"],
+        "reason_pct": reason_pct([episode]),
+        "resolved_after_zero": episode_resolved(episode) if zero_events(episode) else None,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
 # Training metrics (tab:metric_definitions): logged by train.py every step, so one pass.
 # ---------------------------------------------------------------------------------------------
+
 
 def training_metrics(turn_rows: list, episode_rows: list, max_turns: int) -> dict:
     """The train/ metrics of one step, from its turn rows and episode rows (CSG.episode_summary).
@@ -452,9 +568,23 @@ def training_metrics(turn_rows: list, episode_rows: list, max_turns: int) -> dic
     zero_rate            fraction of non-wasted turns that eliminated nothing (Zero)
     """
     n = len(turn_rows)
-    sums = dict.fromkeys(("reward", "r_info", "turn_resolved", "eliminated", "candidates_before",
-                          "candidates_after", "arm_match", "r_efficiency", "redundant", "novel",
-                          "invalid", "inconsistent"), 0.0)
+    sums = dict.fromkeys(
+        (
+            "reward",
+            "r_info",
+            "turn_resolved",
+            "eliminated",
+            "candidates_before",
+            "candidates_after",
+            "arm_match",
+            "r_efficiency",
+            "redundant",
+            "novel",
+            "invalid",
+            "inconsistent",
+        ),
+        0.0,
+    )
     for r in turn_rows:
         for key in sums:
             sums[key] += r[key]
@@ -462,22 +592,30 @@ def training_metrics(turn_rows: list, episode_rows: list, max_turns: int) -> dic
     resolved_lengths = [e["turns_taken"] for e in episode_rows if e["resolved"]]
     n_ep = len(episode_rows)
     return {
-        "reward": per_turn["reward"], "normalized_reward": per_turn["r_info"],
+        "reward": per_turn["reward"],
+        "normalized_reward": per_turn["r_info"],
         "episode_resolve_rate": len(resolved_lengths) / n_ep if n_ep else NAN,
-        "turn_resolve_rate": per_turn["turn_resolved"], "eliminated_mean": per_turn["eliminated"],
-        "candidates_before": per_turn["candidates_before"], "candidates_after": per_turn["candidates_after"],
-        "arm_match_rate": per_turn["arm_match"], "mean_turn": _mean(resolved_lengths),
+        "turn_resolve_rate": per_turn["turn_resolved"],
+        "eliminated_mean": per_turn["eliminated"],
+        "candidates_before": per_turn["candidates_before"],
+        "candidates_after": per_turn["candidates_after"],
+        "arm_match_rate": per_turn["arm_match"],
+        "mean_turn": _mean(resolved_lengths),
         "episode_length": _mean(e["turns_taken"] for e in episode_rows),
         "turns_saved": sum(max_turns - t for t in resolved_lengths) / n_ep if n_ep else NAN,
-        "efficiency_bonus": per_turn["r_efficiency"], "redundancy_rate": per_turn["redundant"],
-        "diversity_rate": per_turn["novel"], "invalid_rate": per_turn["invalid"],
-        "inconsistent_rate": per_turn["inconsistent"], "zero_rate": zero([turn_rows]),
+        "efficiency_bonus": per_turn["r_efficiency"],
+        "redundancy_rate": per_turn["redundant"],
+        "diversity_rate": per_turn["novel"],
+        "invalid_rate": per_turn["invalid"],
+        "inconsistent_rate": per_turn["inconsistent"],
+        "zero_rate": zero([turn_rows]),
     }
 
 
 # ---------------------------------------------------------------------------------------------
 # History reading (not in the paper): does the policy ask again what it has just been answered?
 # ---------------------------------------------------------------------------------------------
+
 
 def repeat_ratio(before, after) -> float:
     """sum_t pi(a_t | h_{t+1}) / sum_t pi(a_t | h_t), over the turns t whose action a_t was read and

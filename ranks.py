@@ -16,6 +16,7 @@ turns, so their micro-batch counts differ, and DDP requires every rank to run th
 of backward passes. A plain `python train.py` has one rank and every function here is the
 identity on it.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,7 +26,7 @@ import torch
 import torch.distributed as dist
 
 
-@dataclass
+@dataclass(frozen=True)
 class Ranks:
     rank: int = 0
     world: int = 1
@@ -76,7 +77,7 @@ class Ranks:
         dist.all_reduce(flat, op=dist.ReduceOp.SUM)
         offset = 0
         for p, g in zip(params, grads):
-            p.grad = flat[offset:offset + g.numel()].view_as(g).clone()
+            p.grad = flat[offset : offset + g.numel()].view_as(g).clone()
             offset += g.numel()
 
     def barrier(self) -> None:

@@ -18,6 +18,7 @@ interface as the LLM policy, so evaluate.py treats them all alike:
                       b_t = Unif(C_t) over the whole bank; for the binary set this is bisection.
                       The limit the paper does not report.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,15 +36,27 @@ from properties import QUANTITIES, Predicate, Query
 FAMILY_ARM = {family: arm for arm, families in ARM_FAMILIES.items() for family in families}
 
 # The paper code's PROPERTY_QUESTIONS, the greedy oracle's bank.
-PAPER_QUESTIONS = ["Is the number odd or even?", "Is the number prime?", "Is the number divisible by 3?",
-                   "Is the number divisible by 7?", "Is the number divisible by 5?",
-                   "Is the number greater than 50?", "Is the number a perfect square?",
-                   "What is the sum of the digits?", "What is the last digit?",
-                   "Is the number between 25 and 75?"]
+PAPER_QUESTIONS = [
+    "Is the number odd or even?",
+    "Is the number prime?",
+    "Is the number divisible by 3?",
+    "Is the number divisible by 7?",
+    "Is the number divisible by 5?",
+    "Is the number greater than 50?",
+    "Is the number a perfect square?",
+    "What is the sum of the digits?",
+    "What is the last digit?",
+    "Is the number between 25 and 75?",
+]
 
 _SHAPES = ("prime", "composite", "square", "cube", "pow2", "palindrome", "fibonacci", "triangular")
-_DIGIT_RANGE = {"digit_sum": (0, 27), "last_digit": (0, 9), "tens_digit": (0, 9),
-                "first_digit": (1, 9), "num_digits": (1, 3)}
+_DIGIT_RANGE = {
+    "digit_sum": (0, 27),
+    "last_digit": (0, 9),
+    "tens_digit": (0, 9),
+    "first_digit": (1, 9),
+    "num_digits": (1, 3),
+}
 
 
 def action_text(query: Query, arm: int | None = None) -> str:
@@ -57,15 +70,20 @@ def random_query(rng: random.Random, cfg: GameConfig) -> Query:
     n = cfg.n_max
     family = rng.choice(["parity", "shape", "divisibility", "comparison", "between", "digit"])
     if family == "parity":
-        options = [Query("yesno", Predicate("n", "even")), Query("yesno", Predicate("n", "odd")),
-                   Query("value", quantity="parity")]
+        options = [
+            Query("yesno", Predicate("n", "even")),
+            Query("yesno", Predicate("n", "odd")),
+            Query("value", quantity="parity"),
+        ]
         return rng.choice(options)
     if family == "shape":
         return Query("yesno", Predicate("n", rng.choice(_SHAPES)))
     if family == "divisibility":
         return Query("yesno", Predicate("n", "div", (rng.randint(2, n // 2),)))
     if family == "comparison":
-        return Query("yesno", Predicate("n", rng.choice(["gt", "lt", "ge", "le"]), (rng.randint(1, n),)))
+        return Query(
+            "yesno", Predicate("n", rng.choice(["gt", "lt", "ge", "le"]), (rng.randint(1, n),))
+        )
     if family == "between":
         a, b = sorted(rng.sample(range(1, n + 1), 2))
         return Query("yesno", Predicate("n", "between", (a, b)))
@@ -74,13 +92,16 @@ def random_query(rng: random.Random, cfg: GameConfig) -> Query:
         return Query("value", quantity=quantity)
     lo, hi = _DIGIT_RANGE[quantity]
     test = rng.choice(["gt", "lt", "eq", "even"])
-    return Query("yesno", Predicate(quantity, test, () if test == "even" else (rng.randint(lo, hi),)))
+    return Query(
+        "yesno", Predicate(quantity, test, () if test == "even" else (rng.randint(lo, hi),))
+    )
 
 
 class RandomPolicy:
     """Random arm, random question (random_query): the belief-agnostic floor. It follows the
     prompt's one rule, "Do NOT repeat a question already asked", by drawing again when a question
     was already asked in the episode; that uses its own past questions, never the candidates."""
+
     name = "random"
 
     def __init__(self, seed: int = 0):
@@ -94,8 +115,13 @@ class RandomPolicy:
         return query
 
     def respond(self, game: CSG) -> list[str]:
-        return [action_text(self._fresh_query(game.cfg, game.episodes[i].asked_any),
-                            self.rng.randrange(game.cfg.n_arms)) for i in game.active]
+        return [
+            action_text(
+                self._fresh_query(game.cfg, game.episodes[i].asked_any),
+                self.rng.randrange(game.cfg.n_arms),
+            )
+            for i in game.active
+        ]
 
 
 @dataclass(frozen=True)
@@ -105,10 +131,11 @@ class Bank:
     outcomes[q, n - 1] is the answer of number n to question q (0/1 for yes/no questions, the
     value for value questions). Questions that split 1..n_max the same way are kept once.
     """
+
     queries: tuple
     texts: tuple
     outcomes: np.ndarray  # (Q, n_max) int8 (every answer is below 28)
-    binary: np.ndarray    # (Q,) bool: two outcomes
+    binary: np.ndarray  # (Q,) bool: two outcomes
 
 
 def _bank_queries(cfg: GameConfig) -> list[Query]:
@@ -116,10 +143,18 @@ def _bank_queries(cfg: GameConfig) -> list[Query]:
     qs += [Query("yesno", Predicate("n", t)) for t in ("even",) + _SHAPES]
     qs += [Query("yesno", Predicate("n", "gt", (k,))) for k in range(1, n)]
     qs += [Query("yesno", Predicate("n", "div", (k,))) for k in range(3, n // 2 + 1)]
-    qs += [Query("yesno", Predicate("n", "between", (a, b))) for a in range(2, n) for b in range(a + 1, n)]
+    qs += [
+        Query("yesno", Predicate("n", "between", (a, b)))
+        for a in range(2, n)
+        for b in range(a + 1, n)
+    ]
     for quantity, (lo, hi) in _DIGIT_RANGE.items():
         qs.append(Query("yesno", Predicate(quantity, "even")))
-        qs += [Query("yesno", Predicate(quantity, t, (k,))) for k in range(lo, hi + 1) for t in ("gt", "eq")]
+        qs += [
+            Query("yesno", Predicate(quantity, t, (k,)))
+            for k in range(lo, hi + 1)
+            for t in ("gt", "eq")
+        ]
         if cfg.question_set == "paper":
             qs.append(Query("value", quantity=quantity))
     return qs
@@ -141,19 +176,23 @@ def question_bank(cfg: GameConfig) -> Bank:
         seen.add(key)
         rows.append(row)
         kept.append(q)
-    return Bank(tuple(kept), tuple(render_question(q) for q in kept), np.stack(rows).astype(np.int8),
-                np.array([q.binary for q in kept]))
+    return Bank(
+        tuple(kept),
+        tuple(render_question(q) for q in kept),
+        np.stack(rows).astype(np.int8),
+        np.array([q.binary for q in kept]),
+    )
 
 
 def expected_information_gain(bank: Bank, candidates) -> np.ndarray:
     """H(answer) under b_t = Unif(C_t), for every bank question (nats). (Q,)"""
     idx = np.fromiter(candidates, dtype=np.int64) - 1
-    sub = bank.outcomes[:, idx]                                       # (Q, |C|)
+    sub = bank.outcomes[:, idx]  # (Q, |C|)
     gain = np.zeros(len(bank.queries))
-    p = sub[bank.binary].sum(axis=1, dtype=np.int64) / len(idx)      # P(yes) for yes/no questions
+    p = sub[bank.binary].sum(axis=1, dtype=np.int64) / len(idx)  # P(yes) for yes/no questions
     with np.errstate(divide="ignore", invalid="ignore"):
         gain[bank.binary] = -np.nan_to_num(p * np.log(p) + (1 - p) * np.log(1 - p))
-    for q in np.flatnonzero(~bank.binary):                            # value questions: few
+    for q in np.flatnonzero(~bank.binary):  # value questions: few
         counts = np.unique(sub[q], return_counts=True)[1] / len(idx)
         gain[q] = -(counts * np.log(counts)).sum()
     return gain
@@ -161,17 +200,25 @@ def expected_information_gain(bank: Bank, candidates) -> np.ndarray:
 
 class BayesPolicy:
     """argmax_q EIG(q | C_t): adaptive, uses only the belief (never the secret)."""
+
     name = "bayes"
 
     def respond(self, game: CSG) -> list[str]:
         bank = question_bank(game.cfg)
-        return [action_text(bank.queries[int(np.argmax(expected_information_gain(
-            bank, game.episodes[i].candidates)))]) for i in game.active]
+        return [
+            action_text(
+                bank.queries[
+                    int(np.argmax(expected_information_gain(bank, game.episodes[i].candidates)))
+                ]
+            )
+            for i in game.active
+        ]
 
 
 class GreedyOraclePolicy:
     """The paper's greedy oracle: knows the secret; among the unasked PAPER_QUESTIONS, the one
     that eliminates the most candidates (ties: first in the list)."""
+
     name = "greedy_oracle"
 
     def __init__(self, questions=PAPER_QUESTIONS):
@@ -188,7 +235,7 @@ class GreedyOraclePolicy:
                 if text in asked:
                     continue
                 if game.cfg.question_set == "binary" and not query.binary:
-                    elim = 0   # deflected there: it teaches nothing, but it is not a repeat
+                    elim = 0  # deflected there: it teaches nothing, but it is not a repeat
                 else:
                     fact = query.true_fact(ep.secret)
                     elim = len(ep.candidates) - len(ep.candidates & fact.members(game.cfg.n_max))
@@ -208,7 +255,7 @@ def _scores(refined: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     new = np.ones_like(refined, dtype=bool)
     new[:, 1:] = refined[:, 1:] != refined[:, :-1]
     alone = new.copy()
-    alone[:, :-1] &= new[:, 1:]                                   # differs from both neighbours
+    alone[:, :-1] &= new[:, 1:]  # differs from both neighbours
     starts = [np.flatnonzero(r) for r in new]
     sizes = [np.diff(np.append(s, refined.shape[1])) / refined.shape[1] for s in starts]
     return alone.sum(1), np.array([-(p * np.log(p)).sum() for p in sizes])
@@ -239,7 +286,7 @@ def best_fixed_sequence(cfg: GameConfig) -> tuple:
     while improved:
         improved = False
         for t in range(len(chosen)):
-            others = chosen[:t] + chosen[t + 1:]
+            others = chosen[:t] + chosen[t + 1 :]
             identified, _ = _scores(_refine(_labels(outcomes, others), outcomes))
             if identified.max() > best:
                 best, chosen[t], improved = int(identified.max()), int(np.argmax(identified)), True
@@ -250,13 +297,20 @@ def best_fixed_sequence(cfg: GameConfig) -> tuple:
 
 class FixedSequencePolicy:
     """Turn t asks question t of best_fixed_sequence, for every secret: belief-agnostic."""
+
     name = "fixed_sequence"
 
     def respond(self, game: CSG) -> list[str]:
         sequence = best_fixed_sequence(game.cfg)
-        return [action_text(sequence[min(game.episodes[i].turn, len(sequence) - 1)]) for i in game.active]
+        return [
+            action_text(sequence[min(game.episodes[i].turn, len(sequence) - 1)])
+            for i in game.active
+        ]
 
 
-REFERENCE_POLICIES = {"random": RandomPolicy, "fixed_sequence": FixedSequencePolicy,
-                      "greedy_oracle": GreedyOraclePolicy, "bayes": BayesPolicy}
-
+REFERENCE_POLICIES = {
+    "random": RandomPolicy,
+    "fixed_sequence": FixedSequencePolicy,
+    "greedy_oracle": GreedyOraclePolicy,
+    "bayes": BayesPolicy,
+}

@@ -6,6 +6,7 @@ The tables' `group` column is the policy's kind (reference, api, lm), as the pap
 evaluate.py plays the games; this module turns its turn rows into tables, text, CSV/JSONL files
 and PNG figures, and reads the files back (`python evaluate.py --from-logs DIR`).
 """
+
 from __future__ import annotations
 
 import csv
@@ -19,7 +20,7 @@ import metrics
 import stats
 
 
-SAMPLED = " [T=1]"   # suffix of the row of a language model sampled at temperature 1, beside its greedy row
+SAMPLED = " [T=1]"  # suffix of the row of a language model sampled at temperature 1, beside its greedy row
 
 
 class LogError(ValueError):
@@ -30,16 +31,31 @@ def turns_by_model(turn_rows) -> dict:
     """{model_key: {run_id: [episode (turn rows in order)]}} in order of first appearance."""
     out = {}
     for r in turn_rows:
-        out.setdefault(r["model_key"], {}).setdefault(r["run_id"], {}).setdefault(r["episode_id"], []).append(r)
-    return {m: {run: [sorted(ep, key=lambda r: r["turn"]) for ep in eps.values()] for run, eps in runs.items()}
-            for m, runs in out.items()}
+        out.setdefault(r["model_key"], {}).setdefault(r["run_id"], {}).setdefault(
+            r["episode_id"], []
+        ).append(r)
+    return {
+        m: {
+            run: [sorted(ep, key=lambda r: r["turn"]) for ep in eps.values()]
+            for run, eps in runs.items()
+        }
+        for m, runs in out.items()
+    }
 
 
 def candidate_curve(episodes, max_turns: int) -> list[float]:
     """Mean log2 |C_t| after t = 0..T turns; an episode that ended early keeps its last size."""
-    sizes = np.array([([ep[0]["candidates_before"]] + [r["candidates_after"] for r in ep]
-                       + [ep[-1]["candidates_after"]] * max_turns)[:max_turns + 1] for ep in episodes],
-                     dtype=float)  # (episodes, T + 1)
+    sizes = np.array(
+        [
+            (
+                [ep[0]["candidates_before"]]
+                + [r["candidates_after"] for r in ep]
+                + [ep[-1]["candidates_after"]] * max_turns
+            )[: max_turns + 1]
+            for ep in episodes
+        ],
+        dtype=float,
+    )  # (episodes, T + 1)
     return np.log2(sizes).mean(axis=0).tolist()
 
 
@@ -51,12 +67,18 @@ def build_tables(turn_rows, n_arms: int, max_turns: int) -> dict:
         per_run = {run: metrics.run_metrics(eps) for run, eps in runs.items()}
         pooled = [ep for eps in runs.values() for ep in eps]
         results[model] = {
-            "group": kinds[model], "runs": per_run,
-            "summary": {k: stats.mean_sem([m[k] for m in per_run.values()]) for k in metrics.RUN_KEYS},
-            "arms": metrics.arm_diagnostics(pooled, n_arms), "hints": metrics.hint_distribution(pooled),
+            "group": kinds[model],
+            "runs": per_run,
+            "summary": {
+                k: stats.mean_sem([m[k] for m in per_run.values()]) for k in metrics.RUN_KEYS
+            },
+            "arms": metrics.arm_diagnostics(pooled, n_arms),
+            "hints": metrics.hint_distribution(pooled),
             "recovery": {event: metrics.recovery(pooled, event) for event in metrics.EVENTS},
-            "resolve": metrics.resolve(pooled), "candidates": candidate_curve(pooled, max_turns),
-            "resolve_over_secrets": resolve_over_secrets(pooled)}
+            "resolve": metrics.resolve(pooled),
+            "candidates": candidate_curve(pooled, max_turns),
+            "resolve_over_secrets": resolve_over_secrets(pooled),
+        }
     return results
 
 
@@ -71,7 +93,11 @@ def resolve_over_secrets(episodes) -> tuple[float, float]:
 
 
 def _num(x, digits=3, scale=1.0) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * scale:.{digits}f}"
+    return (
+        "n/a"
+        if x is None or (isinstance(x, float) and math.isnan(x))
+        else f"{x * scale:.{digits}f}"
+    )
 
 
 def _ms(pair, digits=3, scale=1.0) -> str:
@@ -83,69 +109,144 @@ def _render(title: str, header: list, rows: list) -> str:
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
 
     def line(cells):
-        first, rest = str(cells[0]).ljust(widths[0]), [str(c).rjust(w) for c, w in zip(cells[1:], widths[1:])]
+        first, rest = (
+            str(cells[0]).ljust(widths[0]),
+            [str(c).rjust(w) for c, w in zip(cells[1:], widths[1:])],
+        )
         return "  ".join([first] + rest)
 
     return "\n".join([title, line(header), "-" * len(line(header))] + [line(r) for r in rows])
 
 
 # (column, runs-table key, digits, scale) of the two tables printed as mean ± SEM over runs.
-TABLE1 = [("Resolve", "resolve_rate", 1, 100), ("Zero", "zero_rate", 1, 100), ("Qual.", "quality_mean", 3, 1),
-          ("Ground", "grounded_rate", 3, 1), ("GRecover", "grounded_recover_rate", 3, 1),
-          ("ResAfterZero", "res_after_zero", 3, 1), ("Reason%", "reason_pct", 1, 1)]
-AGGREGATE_TABLE = [("Efficiency", "efficiency", 3, 1), ("Reward", "mean_total_reward", 3, 1),
-                   ("Elim", "mean_eliminated", 2, 1), ("FinalCands", "mean_final_candidates", 2, 1),
-                   ("ArmMatch", "arm_match_rate", 3, 1), ("Redund.", "redundancy_rate", 3, 1),
-                   ("Divers.", "diversity_rate", 3, 1), ("Turns", "mean_turns_taken", 2, 1)]
-LATE_TABLE = [("LateCalib", "late_calib", 3, 1), ("ZeroEvents", "zero_events", 1, 1), ("Rec1", "rec1", 3, 1),
-              ("RecQ", "rec_q", 3, 1), ("NextZero", "next_zero", 3, 1), ("NextBad", "next_bad", 3, 1),
-              ("TTR", "ttr", 2, 1), ("TTRsucc", "ttr_succ", 3, 1)]
+TABLE1 = [
+    ("Resolve", "resolve_rate", 1, 100),
+    ("Zero", "zero_rate", 1, 100),
+    ("Qual.", "quality_mean", 3, 1),
+    ("Ground", "grounded_rate", 3, 1),
+    ("GRecover", "grounded_recover_rate", 3, 1),
+    ("ResAfterZero", "res_after_zero", 3, 1),
+    ("Reason%", "reason_pct", 1, 1),
+]
+AGGREGATE_TABLE = [
+    ("Efficiency", "efficiency", 3, 1),
+    ("Reward", "mean_total_reward", 3, 1),
+    ("Elim", "mean_eliminated", 2, 1),
+    ("FinalCands", "mean_final_candidates", 2, 1),
+    ("ArmMatch", "arm_match_rate", 3, 1),
+    ("Redund.", "redundancy_rate", 3, 1),
+    ("Divers.", "diversity_rate", 3, 1),
+    ("Turns", "mean_turns_taken", 2, 1),
+]
+LATE_TABLE = [
+    ("LateCalib", "late_calib", 3, 1),
+    ("ZeroEvents", "zero_events", 1, 1),
+    ("Rec1", "rec1", 3, 1),
+    ("RecQ", "rec_q", 3, 1),
+    ("NextZero", "next_zero", 3, 1),
+    ("NextBad", "next_bad", 3, 1),
+    ("TTR", "ttr", 2, 1),
+    ("TTRsucc", "ttr_succ", 3, 1),
+]
 RECOVERY_COLUMNS = ["Rec1", "GRec1", "RecQ", "Gain", "TTR", "TTRsucc", "Sust2", "NextRed", "EpRes"]
-EVENT_TITLES = {"zero": "zero-elimination events", "bad": "bad events (zero or wasted)",
-                "low": "low-quality events (answered, Qual < 0.5)",
-                "late_bad": "late bad events (bad from the fifth turn on)"}
+EVENT_TITLES = {
+    "zero": "zero-elimination events",
+    "bad": "bad events (zero or wasted)",
+    "low": "low-quality events (answered, Qual < 0.5)",
+    "late_bad": "late bad events (bad from the fifth turn on)",
+}
 
 
 def format_tables(results: dict, info: dict) -> str:
     """Every table as text: Table 1, LateCalib, arm diagnostics, hint types, four recovery tables."""
     g, e = info["game"], info["eval"]
-    decoding = "greedy" if e["temperature"] == 0 else f"sampled (T={e['temperature']}, top-p {e['top_p']})"
-    out = [f"CSG evaluation: {e['eval_set']} set, {len(info['secrets'])} secrets, N={g['n_max']}, "
-           f"T={g['max_turns']}, {g['question_set']} questions, {e['oracle']} oracle, {e['runs']} runs, "
-           f"{decoding} decoding"]
-    mean_sem_tables = {"Table 1 (tab:csg_main_results): mean ± SEM over runs, Resolve/Zero/Reason% in %": TABLE1,
-                       "LateCalib and recovery after ZeroEvents (App. C): mean ± SEM over runs": LATE_TABLE,
-                       "The paper's evaluation-script aggregates (per episode, then over episodes): mean ± SEM "
-                       "over runs": AGGREGATE_TABLE}
+    decoding = (
+        "greedy" if e["temperature"] == 0 else f"sampled (T={e['temperature']}, top-p {e['top_p']})"
+    )
+    out = [
+        f"CSG evaluation: {e['eval_set']} set, {len(info['secrets'])} secrets, N={g['n_max']}, "
+        f"T={g['max_turns']}, {g['question_set']} questions, {e['oracle']} oracle, {e['runs']} runs, "
+        f"{decoding} decoding"
+    ]
+    mean_sem_tables = {
+        "Table 1 (tab:csg_main_results): mean ± SEM over runs, Resolve/Zero/Reason% in %": TABLE1,
+        "LateCalib and recovery after ZeroEvents (App. C): mean ± SEM over runs": LATE_TABLE,
+        "The paper's evaluation-script aggregates (per episode, then over episodes): mean ± SEM "
+        "over runs": AGGREGATE_TABLE,
+    }
     for title, columns in mean_sem_tables.items():
-        out.append(_render(title, ["Model"] + [c[0] for c in columns],
-                           [[m] + [_ms(r["summary"][key], digits, scale) for _, key, digits, scale in columns]
-                            for m, r in results.items()]))
+        out.append(
+            _render(
+                title,
+                ["Model"] + [c[0] for c in columns],
+                [
+                    [m]
+                    + [_ms(r["summary"][key], digits, scale) for _, key, digits, scale in columns]
+                    for m, r in results.items()
+                ],
+            )
+        )
     sampled = [m for m in results if m + SAMPLED in results]
     if sampled:
-        out.append(_render("Resolve, greedy and sampled at T = 1 (%): mean ± SEM over runs | mean ± SE over "
-                           "the secrets (all episodes of a secret pooled)",
-                           ["Model", "Greedy (runs)", "Greedy (secrets)", "Sampled (runs)", "Sampled (secrets)"],
-                           [[m, _ms(results[m]["summary"]["resolve_rate"], 1, 100),
-                             _ms(results[m]["resolve_over_secrets"], 1, 100),
-                             _ms(results[m + SAMPLED]["summary"]["resolve_rate"], 1, 100),
-                             _ms(results[m + SAMPLED]["resolve_over_secrets"], 1, 100)] for m in sampled]))
+        out.append(
+            _render(
+                "Resolve, greedy and sampled at T = 1 (%): mean ± SEM over runs | mean ± SE over "
+                "the secrets (all episodes of a secret pooled)",
+                [
+                    "Model",
+                    "Greedy (runs)",
+                    "Greedy (secrets)",
+                    "Sampled (runs)",
+                    "Sampled (secrets)",
+                ],
+                [
+                    [
+                        m,
+                        _ms(results[m]["summary"]["resolve_rate"], 1, 100),
+                        _ms(results[m]["resolve_over_secrets"], 1, 100),
+                        _ms(results[m + SAMPLED]["summary"]["resolve_rate"], 1, 100),
+                        _ms(results[m + SAMPLED]["resolve_over_secrets"], 1, 100),
+                    ]
+                    for m in sampled
+                ],
+            )
+        )
     arm_columns = list(next(iter(results.values()))["arms"])
-    out.append(_render("Arm routing and belief diagnostics (tab:arm_routing_belief_diagnostics), all runs pooled",
-                       ["Model"] + arm_columns, [[m] + [_num(r["arms"][c]) for c in arm_columns]
-                                                 for m, r in results.items()]))
+    out.append(
+        _render(
+            "Arm routing and belief diagnostics (tab:arm_routing_belief_diagnostics), all runs pooled",
+            ["Model"] + arm_columns,
+            [[m] + [_num(r["arms"][c]) for c in arm_columns] for m, r in results.items()],
+        )
+    )
     hint_columns = ["ZeroElim", *metrics.HINT_COLUMNS]
     share = lambda h, c: _num(h[c] / max(h["Turns"], 1), 1, 100)  # noqa: E731
-    out.append(_render("Hint-type distribution (tab:csg_hint_distribution_all): turns (% of turns), runs pooled",
-                       ["Model", "Turns"] + hint_columns,
-                       [[m, r["hints"]["Turns"]] + [f"{r['hints'][c]} ({share(r['hints'], c)})"
-                                                     for c in hint_columns] for m, r in results.items()]))
+    out.append(
+        _render(
+            "Hint-type distribution (tab:csg_hint_distribution_all): turns (% of turns), runs pooled",
+            ["Model", "Turns"] + hint_columns,
+            [
+                [m, r["hints"]["Turns"]]
+                + [f"{r['hints'][c]} ({share(r['hints'], c)})" for c in hint_columns]
+                for m, r in results.items()
+            ],
+        )
+    )
     for event, title in EVENT_TITLES.items():
-        out.append(_render(f"Recovery after {title} (tab:csg_recovery_{event}), all runs pooled",
-                           ["Model", "Resolve", "N"] + RECOVERY_COLUMNS,
-                           [[m, _num(r["resolve"], 1, 100) + "%", r["recovery"][event]["N"]] +
-                            [_num(r["recovery"][event][c], 2 if c == "TTR" else 3) for c in RECOVERY_COLUMNS]
-                            for m, r in results.items()]))
+        out.append(
+            _render(
+                f"Recovery after {title} (tab:csg_recovery_{event}), all runs pooled",
+                ["Model", "Resolve", "N"] + RECOVERY_COLUMNS,
+                [
+                    [m, _num(r["resolve"], 1, 100) + "%", r["recovery"][event]["N"]]
+                    + [
+                        _num(r["recovery"][event][c], 2 if c == "TTR" else 3)
+                        for c in RECOVERY_COLUMNS
+                    ]
+                    for m, r in results.items()
+                ],
+            )
+        )
     if info.get("skipped"):
         out.append("\n".join(dict.fromkeys(info["skipped"].values())))  # rows left out, and why
     return "\n\n".join(out)
@@ -154,6 +255,7 @@ def format_tables(results: dict, info: dict) -> str:
 # ---------------------------------------------------------------------------------------------
 # Logs on disk (App. D: model_summary, runs, episodes, turns; CSV and JSONL) and figures
 # ---------------------------------------------------------------------------------------------
+
 
 def _plain(v):
     return None if isinstance(v, float) and math.isnan(v) else v
@@ -170,15 +272,39 @@ def _write_table(out: Path, name: str, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
-def write_logs(out: Path, turns: list, episodes: list, results: dict, info: dict, text: str) -> None:
+def write_logs(
+    out: Path, turns: list, episodes: list, results: dict, info: dict, text: str
+) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    runs = [{"model_key": m, "group": r["group"], "run_id": run, "seed": int(run[3:]), **values}
-            for m, r in results.items() for run, values in r["runs"].items()]
-    names = {"quality_mean": "quality", "grounded_rate": "grounded", "grounded_recover_rate": "grounded_recover"}
-    summary = [{"model_key": m, "group": r["group"], "n_runs": len(r["runs"]),  # the paper's names (App. D)
-                **{names.get(k, k) + end: v for k, pair in r["summary"].items()
-                   for end, v in zip(("", "_sem"), pair)}} for m, r in results.items()]
-    for name, rows in (("model_summary", summary), ("runs", runs), ("episodes", episodes), ("turns", turns)):
+    runs = [
+        {"model_key": m, "group": r["group"], "run_id": run, "seed": int(run[3:]), **values}
+        for m, r in results.items()
+        for run, values in r["runs"].items()
+    ]
+    names = {
+        "quality_mean": "quality",
+        "grounded_rate": "grounded",
+        "grounded_recover_rate": "grounded_recover",
+    }
+    summary = [
+        {
+            "model_key": m,
+            "group": r["group"],
+            "n_runs": len(r["runs"]),  # the paper's names (App. D)
+            **{
+                names.get(k, k) + end: v
+                for k, pair in r["summary"].items()
+                for end, v in zip(("", "_sem"), pair)
+            },
+        }
+        for m, r in results.items()
+    ]
+    for name, rows in (
+        ("model_summary", summary),
+        ("runs", runs),
+        ("episodes", episodes),
+        ("turns", turns),
+    ):
         _write_table(out, name, rows)
     (out / "config.json").write_text(json.dumps(info, indent=2))
     (out / "tables.txt").write_text(text + "\n")
@@ -192,8 +318,10 @@ def read_logs(directory: str) -> tuple[list, dict]:
         with open(d / "turns.jsonl", encoding="utf-8") as f:
             turns = [json.loads(line) for line in f if line.strip()]
     except (OSError, ValueError) as e:
-        raise LogError(f"cannot read the evaluation logs in {directory!r} ({e}); give the --out "
-                       "directory of an earlier evaluate.py run.") from e
+        raise LogError(
+            f"cannot read the evaluation logs in {directory!r} ({e}); give the --out "
+            "directory of an earlier evaluate.py run."
+        ) from e
     if not turns:
         raise LogError(f"{directory!r} holds no turns to recompute tables from.")
     return turns, info
@@ -202,8 +330,10 @@ def read_logs(directory: str) -> tuple[list, dict]:
 def write_figures(results: dict, info: dict, out: Path) -> list[Path]:
     """Resolve vs Zero, candidate-set size per turn, recovery after zero events, hint types."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     out.mkdir(parents=True, exist_ok=True)
     models, paths = list(results), []
 
@@ -216,19 +346,31 @@ def write_figures(results: dict, info: dict, out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(5, 4))
     for m in models:
         (z, zs), (r, rs) = results[m]["summary"]["zero_rate"], results[m]["summary"]["resolve_rate"]
-        ax.errorbar(100 * z, 100 * r, xerr=100 * np.nan_to_num(zs), yerr=100 * np.nan_to_num(rs),
-                    fmt="o", capsize=3)
+        ax.errorbar(
+            100 * z,
+            100 * r,
+            xerr=100 * np.nan_to_num(zs),
+            yerr=100 * np.nan_to_num(rs),
+            fmt="o",
+            capsize=3,
+        )
         ax.annotate(m, (100 * z, 100 * r), textcoords="offset points", xytext=(4, 4), fontsize=7)
-    ax.set(xlabel="Zero (% of answered turns)", ylabel="Resolve (% of episodes)",
-           title="Resolve vs zero-elimination rate")
+    ax.set(
+        xlabel="Zero (% of answered turns)",
+        ylabel="Resolve (% of episodes)",
+        title="Resolve vs zero-elimination rate",
+    )
     save(fig, "resolve_vs_zero.png")
 
     fig, ax = plt.subplots(figsize=(5, 4))
     for m in models:
         curve = results[m]["candidates"]
         ax.plot(range(len(curve)), curve, marker="o", ms=3, label=m)
-    ax.set(xlabel="turns played t", ylabel="mean log2 |C_t|",
-           title=f"Candidate set size (N={info['game']['n_max']})")
+    ax.set(
+        xlabel="turns played t",
+        ylabel="mean log2 |C_t|",
+        title=f"Candidate set size (N={info['game']['n_max']})",
+    )
     ax.legend(fontsize=7)
     save(fig, "candidates_per_turn.png")
 
@@ -247,12 +389,14 @@ def write_figures(results: dict, info: dict, out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(models) + 2))
     left = np.zeros(len(models))
     for c in metrics.HINT_COLUMNS:
-        share = np.array([results[m]["hints"][c] / max(results[m]["hints"]["Turns"], 1) for m in models])
-        ax.barh(models, share, left=left, label=c, color=plt.cm.tab20(metrics.HINT_COLUMNS.index(c)))
+        share = np.array(
+            [results[m]["hints"][c] / max(results[m]["hints"]["Turns"], 1) for m in models]
+        )
+        ax.barh(
+            models, share, left=left, label=c, color=plt.cm.tab20(metrics.HINT_COLUMNS.index(c))
+        )
         left += share
     ax.set(xlabel="share of turns", title="Hint-type distribution", xlim=(0, 1))
     ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.25))
     save(fig, "hint_types.png")
     return paths
-
-

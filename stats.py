@@ -4,6 +4,7 @@ of its final-window comparison (tab:echo_grpo_final_window_stats).
 SciPy is not a dependency, so the Student t tail is computed here from the regularized
 incomplete beta function (continued fraction, Numerical Recipes 6.4), tested against mpmath.
 """
+
 import math
 
 import numpy as np
@@ -38,13 +39,19 @@ def betainc(a: float, b: float, x: float) -> float:
         return x
     if x > (a + 1) / (a + b + 2):
         return 1.0 - betainc(b, a, 1.0 - x)
-    log_front = a * math.log(x) + b * math.log1p(-x) - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
+    log_front = (
+        a * math.log(x)
+        + b * math.log1p(-x)
+        - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
+    )
     tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1)
     d = 1.0 / (d if abs(d) > tiny else tiny)
     f = d
     for m in range(1, 500):
-        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),          # d_2m
-                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):  # d_2m+1
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),  # d_2m
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):  # d_2m+1
             d = 1.0 + numerator * d
             d = 1.0 / (d if abs(d) > tiny else tiny)
             c = 1.0 + numerator / c
@@ -89,6 +96,10 @@ def paired_by_seed(rows: list[dict], first: str, figures) -> dict:
         for key in figures if seeds else ():
             a, b = [by[first, s][key] for s in seeds], [by[other, s][key] for s in seeds]
             t, p = paired_t_test(a, b)
-            out[other][key] = {"mean_difference": sum(x - y for x, y in zip(a, b)) / len(seeds), "t": t, "p": p,
-                               "seeds": seeds}
+            out[other][key] = {
+                "mean_difference": sum(x - y for x, y in zip(a, b)) / len(seeds),
+                "t": t,
+                "p": p,
+                "seeds": seeds,
+            }
     return out

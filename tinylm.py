@@ -22,6 +22,7 @@ neither tell 101..200 apart nor name them.)
 
 A fresh tiny model writes noise: warmup.py teaches it the action format before RL.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,8 +38,10 @@ from env import SYSTEM_PROMPT, CSG, GameConfig, selector_prompt
 from reference import RandomPolicy
 
 SPECIALS = ["<pad>", "<unk>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
-CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
-                 "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
 # One piece per digit (a number's first digit with the separator before it: ", " "," or " "),
 # word, newline, run of spaces, or other character. Every character of any text falls in exactly
 # one piece.
@@ -48,17 +51,19 @@ DIGITS = [f"{sep}{d}" for sep in ("", " ", ",", ", ") for d in range(10)]
 
 @dataclass(frozen=True)
 class TinyConfig:
-    hidden_size: int = 128         # d_model
-    num_layers: int = 2            # train.py --tiny-layers
+    hidden_size: int = 128  # d_model
+    num_layers: int = 2  # train.py --tiny-layers
     num_heads: int = 4
-    intermediate_size: int = 512   # MLP width
-    max_positions: int = 2048      # a turn-10 prompt at N = 200 is ~1000 tokens (numbers in digits)
+    intermediate_size: int = 512  # MLP width
+    max_positions: int = 2048  # a turn-10 prompt at N = 200 is ~1000 tokens (numbers in digits)
 
 
 def _template_phrases(cfg: GameConfig) -> list[str]:
     """The fixed lines of the selector prompt, each with its newline (the last one without)."""
     lines = selector_prompt([], [[] for _ in range(cfg.n_arms)], 0, cfg).split("\n")
-    fixed = [line + "\n" for line in lines[:-1] if line and not line.startswith(("Turn ", "Remaining"))]
+    fixed = [
+        line + "\n" for line in lines[:-1] if line and not line.startswith(("Turn ", "Remaining"))
+    ]
     arms = [f"  Arm {a} (queried " for a in range(cfg.n_arms)]
     return fixed + [lines[-1], "Remaining candidates (", "    Q: ", "    A: ", "x):\n"] + arms
 
@@ -93,13 +98,15 @@ def learn_phrases(lines: list[list[str]], n_merges: int, min_count: int = 20) ->
     wherever it appears. Of pairs equally frequent, the one that occurs first (line, then
     position) is merged. The pair counts are kept up to date, so each merge only rescans the
     lines that hold the merged pair (the vocabulary is built in every process that uses it)."""
-    weight = Counter(tuple(s) for s in lines)             # each distinct line once, with its count
+    weight = Counter(tuple(s) for s in lines)  # each distinct line once, with its count
     seqs = [list(s) for s in weight]
     weights = list(weight.values())
-    digits = {p for s in seqs for p in s if any(c.isdigit() for c in p)}   # a merged phrase never holds one
+    digits = {
+        p for s in seqs for p in s if any(c.isdigit() for c in p)
+    }  # a merged phrase never holds one
     mergeable = lambda p: p not in digits and p not in DELIMITERS  # noqa: E731
     pairs_of = lambda s: [(a, b) for a, b in zip(s, s[1:]) if mergeable(a) and mergeable(b)]  # noqa: E731
-    counts, holders = Counter(), defaultdict(set)         # pair -> weighted count, lines holding it
+    counts, holders = Counter(), defaultdict(set)  # pair -> weighted count, lines holding it
     for i, s in enumerate(seqs):
         for pair in pairs_of(s):
             counts[pair] += weights[i]
@@ -123,18 +130,19 @@ def learn_phrases(lines: list[list[str]], n_merges: int, min_count: int = 20) ->
             j = 0
             while j < len(s) - 1:
                 if s[j] == a and s[j + 1] == b:
-                    s[j:j + 2] = [a + b]
+                    s[j : j + 2] = [a + b]
                 j += 1
             for pair in pairs_of(s):
                 counts[pair] += weights[i]
                 holders[pair].add(i)
-        counts = +counts                                  # pairs no line holds any more are dropped
+        counts = +counts  # pairs no line holds any more are dropped
     return phrases
 
 
 def _splitter():
     """The pre-tokenizer: text cut into PIECES, each kept whole."""
     from tokenizers import Regex, pre_tokenizers
+
     return pre_tokenizers.Split(Regex(PIECES), behavior="isolated")
 
 
@@ -149,15 +157,26 @@ def _vocabulary(seed: int, n_merges: int) -> tuple[tuple[str, ...], tuple[str, .
     words = {p for text in prompts + hints for p in pieces(text)}
     # Phrase merges are learned on the lines as the tokenizer segments them: the template's
     # phrase tokens are atoms, questions appear in actions and in "Q:" lines, hints in "A:" lines.
-    lines = [['{"arm": ', str(a["arm"]), ', "question": "', *pieces(a["question"]), '"}'] for a in actions]
+    lines = [
+        ['{"arm": ', str(a["arm"]), ', "question": "', *pieces(a["question"]), '"}']
+        for a in actions
+    ]
     lines += [["    Q: ", *pieces(a["question"]), "\n"] for a in actions]
     lines += [["    A: ", *pieces(h), "\n"] for h in hints]
     chars = {chr(c) for c in range(32, 127)} | {"\n", "\t"}
-    vocab = SPECIALS + DIGITS + sorted(chars) + sorted("##" + c for c in chars) + \
-        sorted(" " + c for c in chars if c.isalnum())
+    vocab = (
+        SPECIALS
+        + DIGITS
+        + sorted(chars)
+        + sorted("##" + c for c in chars)
+        + sorted(" " + c for c in chars if c.isalnum())
+    )
     vocab = list(dict.fromkeys(vocab + sorted(words)))  # in order, each once: ids are dense
-    phrases = sorted({p for qs in ("paper", "binary") for p in _template_phrases(GameConfig(question_set=qs))}
-                     | {SYSTEM_PROMPT, '{"arm": ', ', "question": "', '"}'} | set(learn_phrases(lines, n_merges)))
+    phrases = sorted(
+        {p for qs in ("paper", "binary") for p in _template_phrases(GameConfig(question_set=qs))}
+        | {SYSTEM_PROMPT, '{"arm": ', ', "question": "', '"}'}
+        | set(learn_phrases(lines, n_merges))
+    )
     return tuple(vocab), tuple(phrases)
 
 
@@ -165,20 +184,34 @@ def build_tokenizer(seed: int = 0, n_merges: int = 250):
     """The tiny model's tokenizer, as a transformers fast tokenizer with a chat template."""
     from tokenizers import Tokenizer, decoders, models
     from transformers import PreTrainedTokenizerFast
+
     vocab, phrases = _vocabulary(seed, n_merges)
-    tok = Tokenizer(models.WordPiece({t: i for i, t in enumerate(vocab)}, unk_token="<unk>",
-                                     continuing_subword_prefix="##", max_input_chars_per_word=100))
+    tok = Tokenizer(
+        models.WordPiece(
+            {t: i for i, t in enumerate(vocab)},
+            unk_token="<unk>",
+            continuing_subword_prefix="##",
+            max_input_chars_per_word=100,
+        )
+    )
     tok.pre_tokenizer = _splitter()
     tok.decoder = decoders.Sequence([decoders.Replace("##", ""), decoders.Fuse()])
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>",
-                                        eos_token="<|end|>", additional_special_tokens=SPECIALS[2:5])
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="<pad>",
+        unk_token="<unk>",
+        eos_token="<|end|>",
+        additional_special_tokens=SPECIALS[2:5],
+    )
     tokenizer.add_tokens(list(phrases))
     tokenizer.chat_template = CHAT_TEMPLATE
     return tokenizer
 
 
-CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
 
 
 def bpe_tokenizer(vocab_size: int = 800, seed: int = 0):
@@ -188,16 +221,28 @@ def bpe_tokenizer(vocab_size: int = 800, seed: int = 0):
     several tokens and every prompt is longer than with build_tokenizer, as with a real LLM."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
+
     prompts, actions, hints = _corpus(seed)
     texts = prompts + hints + [json.dumps(a) for a in actions]
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
-                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                        bos_token=None, additional_special_tokens=specials[1:2])
+    tok.train_from_iterator(
+        texts,
+        trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            special_tokens=specials,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        bos_token=None,
+        additional_special_tokens=specials[1:2],
+    )
     tokenizer.chat_template = CHATML
     return tokenizer
 
@@ -215,11 +260,19 @@ def vocabulary_fingerprint() -> str:
 def build_model(tokenizer, cfg: TinyConfig = TinyConfig(), seed: int = 0):
     """A fresh Llama-architecture causal LM sized by TinyConfig (0.7M parameters by default)."""
     from transformers import LlamaConfig, LlamaForCausalLM
+
     torch.manual_seed(seed)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=cfg.hidden_size,
-                         intermediate_size=cfg.intermediate_size, num_hidden_layers=cfg.num_layers,
-                         num_attention_heads=cfg.num_heads, num_key_value_heads=cfg.num_heads,
-                         max_position_embeddings=cfg.max_positions, tie_word_embeddings=True,
-                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-                         bos_token_id=None)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=cfg.hidden_size,
+        intermediate_size=cfg.intermediate_size,
+        num_hidden_layers=cfg.num_layers,
+        num_attention_heads=cfg.num_heads,
+        num_key_value_heads=cfg.num_heads,
+        max_position_embeddings=cfg.max_positions,
+        tie_word_embeddings=True,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+    )
     return LlamaForCausalLM(config)

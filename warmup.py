@@ -21,6 +21,7 @@ trains afresh, an unchanged setting never trains twice.
 
 Not in the paper: its Qwen2.5-1.5B-Instruct already wrote the JSON action zero-shot.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -42,25 +43,33 @@ from tinylm import TinyConfig, vocabulary_fingerprint
 
 @dataclass(frozen=True)
 class WarmupConfig:
-    episodes: int = 300            # random-policy episodes (x up to 10 turns) of training data
+    episodes: int = 300  # random-policy episodes (x up to 10 turns) of training data
     epochs: int = 3
     batch_size: int = 32
-    lr: float = 3e-3               # AdamW, linear decay to 0
+    lr: float = 3e-3  # AdamW, linear decay to 0
     seed: int = 0
-    n_max: int = 100               # the game the data is played in (training: 1..100)
-    candidate_format: str = "list"  # how its prompts write C_t: the RL run's (train.py --candidate-format)
-    probe_states: int = 64         # game states whose sampled action measures the valid-action rate
+    n_max: int = 100  # the game the data is played in (training: 1..100)
+    candidate_format: str = (
+        "list"  # how its prompts write C_t: the RL run's (train.py --candidate-format)
+    )
+    probe_states: int = 64  # game states whose sampled action measures the valid-action rate
 
 
-def random_policy_states(n_episodes: int, question_set: str, n_max: int, seed: int,
-                         candidate_format: str = "list") -> list[tuple[list[dict], str]]:
+def random_policy_states(
+    n_episodes: int, question_set: str, n_max: int, seed: int, candidate_format: str = "list"
+) -> list[tuple[list[dict], str]]:
     """(chat messages, action text) of every state the random policy reaches in n episodes."""
     rng = random.Random(seed)
-    return reference_states(RandomPolicy(seed), [rng.randint(1, n_max) for _ in range(n_episodes)],
-                            GameConfig(n_max=n_max, question_set=question_set, candidate_format=candidate_format))
+    return reference_states(
+        RandomPolicy(seed),
+        [rng.randint(1, n_max) for _ in range(n_episodes)],
+        GameConfig(n_max=n_max, question_set=question_set, candidate_format=candidate_format),
+    )
 
 
-def reference_states(policy, secrets, game_cfg: GameConfig, universes=None) -> list[tuple[list[dict], str]]:
+def reference_states(
+    policy, secrets, game_cfg: GameConfig, universes=None
+) -> list[tuple[list[dict], str]]:
     """(chat messages, action text) of every state a reference policy (reference.py) reaches
     playing `secrets` (in the candidate universes `universes`, env.CSG)."""
     game = CSG(secrets, game_cfg, universes=universes)
@@ -79,7 +88,7 @@ def supervised_finetune(policy: LMPolicy, examples, cfg: WarmupConfig) -> list[f
     prompts = policy.encode([m for m, _ in examples])
     actions = [tok(a, add_special_tokens=False)["input_ids"] + [policy.eos_id] for _, a in examples]
     order = sorted(range(len(examples)), key=lambda i: len(prompts[i]))  # similar lengths per batch
-    batches = [order[i:i + cfg.batch_size] for i in range(0, len(order), cfg.batch_size)]
+    batches = [order[i : i + cfg.batch_size] for i in range(0, len(order), cfg.batch_size)]
     params = [p for p in policy.model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
     total = cfg.epochs * len(batches)
@@ -103,14 +112,24 @@ def supervised_finetune(policy: LMPolicy, examples, cfg: WarmupConfig) -> list[f
     return losses
 
 
-def valid_action_rate(policy: LMPolicy, question_set: str, n_states: int = 64, n_max: int = 100, seed: int = 1,
-                      candidate_format: str = "list") -> float:
+def valid_action_rate(
+    policy: LMPolicy,
+    question_set: str,
+    n_states: int = 64,
+    n_max: int = 100,
+    seed: int = 1,
+    candidate_format: str = "list",
+) -> float:
     """Fraction of readable actions the policy writes, sampling at T = 1, in n game states of
     the random policy's episodes (every turn from the first to the tenth)."""
-    states = random_policy_states(max(8, n_states // 4), question_set, n_max, seed, candidate_format)
+    states = random_policy_states(
+        max(8, n_states // 4), question_set, n_max, seed, candidate_format
+    )
     states = random.Random(seed).sample(states, n_states)
     gen = torch.Generator(policy.device).manual_seed(seed)
-    texts = [g.text for g in policy.generate(policy.encode([m for m, _ in states]), SampleConfig(), gen)]
+    texts = [
+        g.text for g in policy.generate(policy.encode([m for m, _ in states]), SampleConfig(), gen)
+    ]
     n_arms = GameConfig().n_arms
     return sum(read_action(t, n_arms)[0] is not None for t in texts) / len(texts)
 
@@ -118,7 +137,11 @@ def valid_action_rate(policy: LMPolicy, question_set: str, n_states: int = 64, n
 def prompt_fingerprint(question_set: str, candidate_format: str = "list") -> str:
     """A prompt with every kind of history line: any change to the prompt format changes it."""
     game = CSG([42], GameConfig(question_set=question_set, candidate_format=candidate_format))
-    for arm, question in [(3, "What is the last digit?"), (3, "What is the last digit?"), (0, "Is it big?")]:
+    for arm, question in [
+        (3, "What is the last digit?"),
+        (3, "What is the last digit?"),
+        (0, "Is it big?"),
+    ]:
         game.step([json.dumps({"arm": arm, "question": question})])
     return game.messages()[0][1]["content"]
 
@@ -130,15 +153,32 @@ def model_identity(spec: str, tiny: TinyConfig = TinyConfig()) -> dict:
     path = Path(spec)
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.is_file())
-        return {"dir": str(path.resolve()), "files": [[p.name, p.stat().st_size, int(p.stat().st_mtime)] for p in files]}
+        return {
+            "dir": str(path.resolve()),
+            "files": [[p.name, p.stat().st_size, int(p.stat().st_mtime)] for p in files],
+        }
     return {"spec": spec}
 
 
-def cache_key(spec: str, warm: WarmupConfig, question_set: str, tiny: TinyConfig = TinyConfig(),
-              lora: models.LoraConfig | None = None, precision: str = "fp32") -> str:
-    blob = json.dumps([model_identity(spec, tiny), asdict(warm), question_set,
-                       prompt_fingerprint(question_set, warm.candidate_format),
-                       asdict(lora) if lora else None, precision], sort_keys=True)
+def cache_key(
+    spec: str,
+    warm: WarmupConfig,
+    question_set: str,
+    tiny: TinyConfig = TinyConfig(),
+    lora: models.LoraConfig | None = None,
+    precision: str = "fp32",
+) -> str:
+    blob = json.dumps(
+        [
+            model_identity(spec, tiny),
+            asdict(warm),
+            question_set,
+            prompt_fingerprint(question_set, warm.candidate_format),
+            asdict(lora) if lora else None,
+            precision,
+        ],
+        sort_keys=True,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -151,9 +191,18 @@ def cached_info(path: Path) -> dict | None:
         return None
 
 
-def prepared(spec: str = "tiny", question_set: str = "paper", warm: WarmupConfig = WarmupConfig(), device=None,
-             quiet: bool = False, tiny: TinyConfig = TinyConfig(), lora: models.LoraConfig | None = None,
-             precision: str = "auto", mode: str = "auto", threshold: float = 0.9) -> tuple[LMPolicy, dict]:
+def prepared(
+    spec: str = "tiny",
+    question_set: str = "paper",
+    warm: WarmupConfig = WarmupConfig(),
+    device=None,
+    quiet: bool = False,
+    tiny: TinyConfig = TinyConfig(),
+    lora: models.LoraConfig | None = None,
+    precision: str = "auto",
+    mode: str = "auto",
+    threshold: float = 0.9,
+) -> tuple[LMPolicy, dict]:
     """The policy to train or evaluate, after the format warm-up where it needs one, and what
     happened: (policy, {"valid_before", "valid_after", "warmed", ...}). mode: "auto" (warm up
     below `threshold` valid actions), "always", or "never" (the model as it is, not probed)."""
@@ -163,33 +212,68 @@ def prepared(spec: str = "tiny", question_set: str = "paper", warm: WarmupConfig
     if mode == "never":
         return models.load_policy(spec, device, compute, tiny, lora), {"warmed": False}
     name = "tiny" if spec == "tiny" else Path(spec).name or "model"
-    path = models.cache_dir() / "warmup" / f"{name}-{question_set}-{cache_key(spec, warm, question_set, tiny, lora, compute)}"
+    path = (
+        models.cache_dir()
+        / "warmup"
+        / f"{name}-{question_set}-{cache_key(spec, warm, question_set, tiny, lora, compute)}"
+    )
     info = cached_info(path)
-    if info is not None and (info["warmed"] or (mode == "auto" and info["valid_before"] >= threshold)):
+    if info is not None and (
+        info["warmed"] or (mode == "auto" and info["valid_before"] >= threshold)
+    ):
         source = str(path) if info["warmed"] else spec
         try:
-            policy = models.load_policy(source, device, compute, tiny, None if info["warmed"] else lora)
+            policy = models.load_policy(
+                source, device, compute, tiny, None if info["warmed"] else lora
+            )
             policy.name = name + ("+lora" if lora else "")
             return policy, info
-        except models.DamagedFileError as e:   # a cache is rebuilt, never fatal (a damaged `spec` fails below)
+        except (
+            models.DamagedFileError
+        ) as e:  # a cache is rebuilt, never fatal (a damaged `spec` fails below)
             say(f"[warm-up] the cached warm-up cannot be used, so it is made again: {e}")
     start = time.time()
     policy = models.load_policy(spec, device, compute, tiny, lora)
-    before = valid_action_rate(policy, question_set, warm.probe_states, warm.n_max, candidate_format=warm.candidate_format)
-    info = {"warmed": False, "valid_before": round(before, 4), "model": model_identity(spec, tiny),
-            "warmup": asdict(warm), "lora": asdict(lora) if lora else None, "precision": compute,
-            "question_set": question_set}
+    before = valid_action_rate(
+        policy, question_set, warm.probe_states, warm.n_max, candidate_format=warm.candidate_format
+    )
+    info = {
+        "warmed": False,
+        "valid_before": round(before, 4),
+        "model": model_identity(spec, tiny),
+        "warmup": asdict(warm),
+        "lora": asdict(lora) if lora else None,
+        "precision": compute,
+        "question_set": question_set,
+    }
     if mode == "always" or before < threshold:
         trainable = sum(p.numel() for p in policy.model.parameters() if p.requires_grad)
-        examples = random_policy_states(warm.episodes, question_set, warm.n_max, warm.seed, warm.candidate_format)
-        say(f"[warm-up] {policy.name}: {100 * before:.1f}% valid actions; training {trainable / 1e6:.2f}M "
-            f"parameters on {len(examples)} random-question actions ({question_set} set), {warm.epochs} epoch(s)")
+        examples = random_policy_states(
+            warm.episodes, question_set, warm.n_max, warm.seed, warm.candidate_format
+        )
+        say(
+            f"[warm-up] {policy.name}: {100 * before:.1f}% valid actions; training {trainable / 1e6:.2f}M "
+            f"parameters on {len(examples)} random-question actions ({question_set} set), {warm.epochs} epoch(s)"
+        )
         losses = supervised_finetune(policy, examples, warm)
-        after = valid_action_rate(policy, question_set, warm.probe_states, warm.n_max, candidate_format=warm.candidate_format)
-        info.update(warmed=True, valid_after=round(after, 4), examples=len(examples),
-                    epoch_losses=[round(x, 4) for x in losses], seconds=round(time.time() - start, 1))
-        say(f"[warm-up] loss per epoch {', '.join(f'{x:.3f}' for x in losses)}; valid actions {100 * before:.1f}% -> "
-            f"{100 * after:.1f}% (sampled, T=1); {info['seconds']:.0f} s; cached in {path}")
+        after = valid_action_rate(
+            policy,
+            question_set,
+            warm.probe_states,
+            warm.n_max,
+            candidate_format=warm.candidate_format,
+        )
+        info.update(
+            warmed=True,
+            valid_after=round(after, 4),
+            examples=len(examples),
+            epoch_losses=[round(x, 4) for x in losses],
+            seconds=round(time.time() - start, 1),
+        )
+        say(
+            f"[warm-up] loss per epoch {', '.join(f'{x:.3f}' for x in losses)}; valid actions {100 * before:.1f}% -> "
+            f"{100 * after:.1f}% (sampled, T=1); {info['seconds']:.0f} s; cached in {path}"
+        )
     tmp = path.with_name(path.name + f".tmp{random.randrange(10**9)}")
     tmp.mkdir(parents=True)
     if info["warmed"]:
@@ -200,8 +284,16 @@ def prepared(spec: str = "tiny", question_set: str = "paper", warm: WarmupConfig
     return policy, info
 
 
-def warmed_up(spec: str = "tiny", question_set: str = "paper", warm: WarmupConfig = WarmupConfig(),
-              device=None, quiet: bool = False, tiny: TinyConfig = TinyConfig()) -> LMPolicy:
+def warmed_up(
+    spec: str = "tiny",
+    question_set: str = "paper",
+    warm: WarmupConfig = WarmupConfig(),
+    device=None,
+    quiet: bool = False,
+    tiny: TinyConfig = TinyConfig(),
+) -> LMPolicy:
     """The built-in tiny model (or `spec`) after its format warm-up, cached: a fresh tiny model
     writes noise, so it always needs one."""
-    return prepared(spec, question_set, warm, device, quiet, tiny, mode="always" if spec == "tiny" else "auto")[0]
+    return prepared(
+        spec, question_set, warm, device, quiet, tiny, mode="always" if spec == "tiny" else "auto"
+    )[0]

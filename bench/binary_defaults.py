@@ -17,6 +17,7 @@ Paper: App. C (hyperparameters). Writes {"runs_dir", "rules", "criterion", "runs
 "cross_validated": {RULE: score}}], "rule_means": {RULE: mean}, "chosen_rule", "ranking" (names,
 best first), "chosen"} (scores as fractions: resolve greedy and sampled, averaged).
 """
+
 import json
 import os
 import sys
@@ -28,15 +29,35 @@ from bench.common import RESULTS, save_results  # noqa: E402
 from cli import arg, fail, parse_config  # noqa: E402
 from experiment import kept_evaluation  # noqa: E402
 
-RULES = {"last": 0, "best single": 1, "best 3 in a row": 3, "best 5 in a row": 5}   # name: window (0: the last)
-NOT_SETTINGS = {"out", "run_name", "resume", "threads", "device", "seeds"}           # how a run was run, not what
+RULES = {
+    "last": 0,
+    "best single": 1,
+    "best 3 in a row": 3,
+    "best 5 in a row": 5,
+}  # name: window (0: the last)
+NOT_SETTINGS = {
+    "out",
+    "run_name",
+    "resume",
+    "threads",
+    "device",
+    "seeds",
+}  # how a run was run, not what
 
 
 @dataclass
 class DefaultsConfig:
-    runs: str = arg("runs/defaults", "directory of the runs compared, one train.py run directory each")
-    default: str = arg("default", "the run with the current defaults: kept unless another scores higher")
-    out: str = arg(os.path.join(RESULTS, "binary_defaults.json"), "where the comparison is written", writes="file")
+    runs: str = arg(
+        "runs/defaults", "directory of the runs compared, one train.py run directory each"
+    )
+    default: str = arg(
+        "default", "the run with the current defaults: kept unless another scores higher"
+    )
+    out: str = arg(
+        os.path.join(RESULTS, "binary_defaults.json"),
+        "where the comparison is written",
+        writes="file",
+    )
 
 
 def chosen_index(scores: list[float], window: int) -> int:
@@ -51,37 +72,75 @@ def cross_validated(a: list[float], b: list[float], window: int) -> float:
 
 def read_run(run_dir: Path) -> dict:
     """One run's config, summary and validation evaluations (step, whole, half a, half b)."""
-    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
-    evals = [(r["step"], r["eval/validation_score"], r["eval/validation_score_a"], r["eval/validation_score_b"])
-             for r in rows if "eval/validation_score_a" in r]
+    rows = [
+        json.loads(line)
+        for line in (run_dir / "metrics.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    evals = [
+        (
+            r["step"],
+            r["eval/validation_score"],
+            r["eval/validation_score_a"],
+            r["eval/validation_score_b"],
+        )
+        for r in rows
+        if "eval/validation_score_a" in r
+    ]
     if not evals:
-        fail("binary_defaults.py", f"{run_dir} logged no validation halves: train it with --validation-secrets 2 or more")
-    return {"name": run_dir.name, "config": json.loads((run_dir / "train_config.json").read_text()),
-            "summary": json.loads((run_dir / "summary.json").read_text()), "evals": evals,
-            "seconds": sum(r.get("train/seconds_per_step", 0.0) for r in rows)}   # a resumed run's steps too
+        fail(
+            "binary_defaults.py",
+            f"{run_dir} logged no validation halves: train it with --validation-secrets 2 or more",
+        )
+    return {
+        "name": run_dir.name,
+        "config": json.loads((run_dir / "train_config.json").read_text()),
+        "summary": json.loads((run_dir / "summary.json").read_text()),
+        "evals": evals,
+        "seconds": sum(r.get("train/seconds_per_step", 0.0) for r in rows),
+    }  # a resumed run's steps too
 
 
 def compare(runs: list[dict], default: str) -> dict:
     """Each run's figures, the rule with the best mean cross-validated score, and the settings
     ranked by that rule's score (the default first among equals)."""
-    keys = sorted(k for k in runs[0]["config"] if k not in NOT_SETTINGS
-                  and len({json.dumps(r["config"].get(k)) for r in runs}) > 1)
+    keys = sorted(
+        k
+        for k in runs[0]["config"]
+        if k not in NOT_SETTINGS and len({json.dumps(r["config"].get(k)) for r in runs}) > 1
+    )
     rows = []
     for r in runs:
         _, whole, a, b = (list(x) for x in zip(*r["evals"]))
-        rows.append({"name": r["name"], "settings": {k: r["config"].get(k) for k in keys},
-                     "seed": r["config"]["seed"], "split_seed": r["config"]["split_seed"],
-                     "steps": r["summary"]["steps"], "evaluations": len(whole),
-                     "train_seconds": round(r["seconds"], 1), "kept_step": r["summary"]["kept"]["step"],
-                     "kept_validation": whole[chosen_index(whole, r["config"]["validation_window"])],
-                     "last_validation": whole[-1],
-                     "cross_validated": {rule: cross_validated(a, b, w) for rule, w in RULES.items()}})
+        rows.append(
+            {
+                "name": r["name"],
+                "settings": {k: r["config"].get(k) for k in keys},
+                "seed": r["config"]["seed"],
+                "split_seed": r["config"]["split_seed"],
+                "steps": r["summary"]["steps"],
+                "evaluations": len(whole),
+                "train_seconds": round(r["seconds"], 1),
+                "kept_step": r["summary"]["kept"]["step"],
+                "kept_validation": whole[chosen_index(whole, r["config"]["validation_window"])],
+                "last_validation": whole[-1],
+                "cross_validated": {rule: cross_validated(a, b, w) for rule, w in RULES.items()},
+            }
+        )
     means = {rule: sum(r["cross_validated"][rule] for r in rows) / len(rows) for rule in RULES}
     current = next(r["config"]["validation_window"] for r in runs if r["name"] == default)
-    rule = max(RULES, key=lambda k: (means[k], RULES[k] == current))      # a tie keeps the default run's rule
+    rule = max(
+        RULES, key=lambda k: (means[k], RULES[k] == current)
+    )  # a tie keeps the default run's rule
     ranking = sorted(rows, key=lambda r: (-r["cross_validated"][rule], r["name"] != default))
-    return {"rules": RULES, "rows": rows, "rule_means": means, "chosen_rule": rule,
-            "ranking": [r["name"] for r in ranking], "chosen": ranking[0]["name"]}
+    return {
+        "rules": RULES,
+        "rows": rows,
+        "rule_means": means,
+        "chosen_rule": rule,
+        "ranking": [r["name"] for r in ranking],
+        "chosen": ranking[0]["name"],
+    }
 
 
 def main(argv=None):
@@ -91,16 +150,33 @@ def main(argv=None):
         fail("binary_defaults.py", f"no finished runs (RUN/summary.json) in {cfg.runs}")
     runs = [read_run(d) for d in dirs]
     if cfg.default not in {r["name"] for r in runs}:
-        fail("binary_defaults.py", f"no run named {cfg.default} in {cfg.runs} (--default names the current defaults)")
+        fail(
+            "binary_defaults.py",
+            f"no run named {cfg.default} in {cfg.runs} (--default names the current defaults)",
+        )
     out = compare(runs, cfg.default)
     for r in out["rows"]:
-        print(f"{r['name']:>12}: {r['settings']}, kept step {r['kept_step']}, cross-validated "
-              + ", ".join(f"{k} {v:.3f}" for k, v in r["cross_validated"].items()))
-    print(f"rule: {out['chosen_rule']} ({', '.join(f'{k} {v:.3f}' for k, v in out['rule_means'].items())}); "
-          f"ranking: {', '.join(out['ranking'])}")
-    save_results({"runs_dir": cfg.runs, "rules": out["rules"], "criterion": __doc__.split("\n\n")[1].replace("\n", " "),
-                  "runs": out["rows"], "rule_means": out["rule_means"], "chosen_rule": out["chosen_rule"],
-                  "ranking": out["ranking"], "chosen": out["chosen"]}, cfg.out)
+        print(
+            f"{r['name']:>12}: {r['settings']}, kept step {r['kept_step']}, cross-validated "
+            + ", ".join(f"{k} {v:.3f}" for k, v in r["cross_validated"].items())
+        )
+    print(
+        f"rule: {out['chosen_rule']} ({', '.join(f'{k} {v:.3f}' for k, v in out['rule_means'].items())}); "
+        f"ranking: {', '.join(out['ranking'])}"
+    )
+    save_results(
+        {
+            "runs_dir": cfg.runs,
+            "rules": out["rules"],
+            "criterion": __doc__.split("\n\n")[1].replace("\n", " "),
+            "runs": out["rows"],
+            "rule_means": out["rule_means"],
+            "chosen_rule": out["chosen_rule"],
+            "ranking": out["ranking"],
+            "chosen": out["chosen"],
+        },
+        cfg.out,
+    )
 
 
 if __name__ == "__main__":

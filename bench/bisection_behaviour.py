@@ -12,6 +12,7 @@ The JSON also names the checkpoint played: its path, whether it is the run's kep
 the run directory records it (summary.json, or the trainer state of RUN/checkpoint).
     python bench/bisection_behaviour.py --checkpoint runs/.../best [--samples 4]
 """
+
 import copy
 import json
 import math
@@ -58,10 +59,18 @@ def turns_of(records_with_beliefs):
             continue
         eliminated.append(record.eliminated / record.candidates_before)
         query = parse_question(record.question)
-        if query is not None and query.kind == "yesno" and query.predicate.quantity == "n" \
-                and query.predicate.test in COMPARISONS:
-            x = float(query.predicate.args[0]) + (0.5 if query.predicate.test in ("gt", "le") else -0.5)
-            comparisons.append((x, statistics.median(belief), len(belief), eliminated[-1]))   # the cut point
+        if (
+            query is not None
+            and query.kind == "yesno"
+            and query.predicate.quantity == "n"
+            and query.predicate.test in COMPARISONS
+        ):
+            x = float(query.predicate.args[0]) + (
+                0.5 if query.predicate.test in ("gt", "le") else -0.5
+            )
+            comparisons.append(
+                (x, statistics.median(belief), len(belief), eliminated[-1])
+            )  # the cut point
     return comparisons, eliminated
 
 
@@ -88,7 +97,14 @@ def replayed_turns(policy, secrets, cfg):
 
 def sampled_batch(policy, secrets, cfg, samples: int, seed: int):
     """`samples` episodes per secret at T = 1, seeds seed, seed + 1, ... (a policy.RolloutBatch)."""
-    return play_rollouts(policy, secrets, samples, cfg, SampleConfig(), seeds=[seed + i for i in range(len(secrets) * samples)])
+    return play_rollouts(
+        policy,
+        secrets,
+        samples,
+        cfg,
+        SampleConfig(),
+        seeds=[seed + i for i in range(len(secrets) * samples)],
+    )
 
 
 def again_probabilities(policy, batch) -> tuple[list[float], list[float]]:
@@ -96,7 +112,7 @@ def again_probabilities(policy, batch) -> tuple[list[float], list[float]]:
     another: pi(a_t | h_t), as sampled, and pi(a_t | h_{t+1}), the same tokens scored under the
     next turn's prompt, which holds a_t's answer (metrics.repeat_ratio)."""
     last, pairs = {}, []
-    for i, record in enumerate(batch.records):       # play order: an episode's turns in turn order
+    for i, record in enumerate(batch.records):  # play order: an episode's turns in turn order
         j = last.get(record.episode)
         if j is not None and not batch.records[j].invalid:
             pairs.append((j, i))
@@ -104,8 +120,12 @@ def again_probabilities(policy, batch) -> tuple[list[float], list[float]]:
     if not pairs:
         return [], []
     with torch.no_grad():
-        logp, _ = policy.score([batch.prompt_ids[i] for _, i in pairs], [batch.completion_ids[j] for j, _ in pairs])
-    return [math.exp(sum(batch.logprobs[j])) for j, _ in pairs], logp.double().sum(-1).exp().tolist()
+        logp, _ = policy.score(
+            [batch.prompt_ids[i] for _, i in pairs], [batch.completion_ids[j] for j, _ in pairs]
+        )
+    return [math.exp(sum(batch.logprobs[j])) for j, _ in pairs], logp.double().sum(
+        -1
+    ).exp().tolist()
 
 
 def halving_share(policy, secrets, cfg: GameConfig, universes=None) -> float:
@@ -115,7 +135,7 @@ def halving_share(policy, secrets, cfg: GameConfig, universes=None) -> float:
     where it stands, without the compounding of its own earlier mistakes."""
     game, bayes, halved, states = CSG(secrets, cfg, universes=universes), BayesPolicy(), 0, 0
     while game.active:
-        trial = copy.deepcopy(game)      # the same state, played one turn by `policy`
+        trial = copy.deepcopy(game)  # the same state, played one turn by `policy`
         for r in trial.step(policy.respond(trial)):
             n = r.candidates_before
             halved += not (r.invalid or r.redundant) and r.eliminated in (n // 2, n - n // 2)
@@ -130,18 +150,25 @@ def summary(comparisons, eliminated) -> dict:
     thresholds in the same few beliefs repeats one point many times, and with two distinct points
     r is +-1 whatever the policy does, so it is measured only from three on."""
     if not comparisons:
-        return {"comparisons": 0, "threshold_points": 0,
-                "mean_fraction_eliminated": statistics.mean(eliminated) if eliminated else math.nan,
-                "zero_share": sum(e == 0 for e in eliminated) / max(len(eliminated), 1)}
+        return {
+            "comparisons": 0,
+            "threshold_points": 0,
+            "mean_fraction_eliminated": statistics.mean(eliminated) if eliminated else math.nan,
+            "zero_share": sum(e == 0 for e in eliminated) / max(len(eliminated), 1),
+        }
     x = torch.tensor([c[0] for c in comparisons])
     m = torch.tensor([float(c[1]) for c in comparisons])
     points = len({(c[0], float(c[1])) for c in comparisons})
     corr = torch.corrcoef(torch.stack([x, m]))[0, 1].item() if points > 2 else math.nan
-    return {"comparisons": len(comparisons), "threshold_points": points, "threshold_median_corr": corr,
-            "mean_abs_offset_over_size": statistics.mean(abs(c[0] - c[1]) / c[2] for c in comparisons),
-            "mean_fraction_eliminated": statistics.mean(eliminated),
-            "comparison_share": len(comparisons) / max(len(eliminated), 1),
-            "zero_share": sum(e == 0 for e in eliminated) / max(len(eliminated), 1)}
+    return {
+        "comparisons": len(comparisons),
+        "threshold_points": points,
+        "threshold_median_corr": corr,
+        "mean_abs_offset_over_size": statistics.mean(abs(c[0] - c[1]) / c[2] for c in comparisons),
+        "mean_fraction_eliminated": statistics.mean(eliminated),
+        "comparison_share": len(comparisons) / max(len(eliminated), 1),
+        "zero_share": sum(e == 0 for e in eliminated) / max(len(eliminated), 1),
+    }
 
 
 def opening(records) -> tuple[str, float]:
@@ -152,7 +179,7 @@ def opening(records) -> tuple[str, float]:
     it differs ({x, 100 + x} after the tens and last digits), and so does what a policy must then
     read from its belief."""
     families = {}
-    for r in records:                  # play order: an episode's turns in turn order
+    for r in records:  # play order: an episode's turns in turn order
         if r.turn < 2:
             families.setdefault(r.episode, []).append(r.question_type)
     if not families:
@@ -168,8 +195,11 @@ def behaviour(records_with_beliefs) -> dict:
     episodes' most common `opening` with its share."""
     pairs = list(records_with_beliefs)
     name, share = opening([r for r, _ in pairs])
-    return summary(*turns_of(pairs)) | {"redundant_rate": sum(r.redundant for r, _ in pairs) / max(len(pairs), 1),
-                                         "opening": name, "opening_share": share}
+    return summary(*turns_of(pairs)) | {
+        "redundant_rate": sum(r.redundant for r, _ in pairs) / max(len(pairs), 1),
+        "opening": name,
+        "opening_share": share,
+    }
 
 
 def scored(policy, secrets, cfg: GameConfig, samples: int, seed: int) -> dict:
@@ -177,20 +207,31 @@ def scored(policy, secrets, cfg: GameConfig, samples: int, seed: int) -> dict:
     its behaviour (`behaviour`)."""
     ev = evaluate_policy(policy, secrets, cfg, RuleOracle(), samples, seed)
     batch = sampled_batch(policy, secrets, cfg, samples, seed)
-    return {"greedy": ev["eval/resolve_rate"], "sampled": ev.get("eval/sampled_resolve_rate"),
-            "behaviour_greedy": behaviour(greedy_turns(policy, secrets, cfg)),
-            "behaviour_sampled": behaviour(zip(batch.records, batch.beliefs)),
-            "repeat_ratio_sampled": repeat_ratio(*again_probabilities(policy, batch))}
+    return {
+        "greedy": ev["eval/resolve_rate"],
+        "sampled": ev.get("eval/sampled_resolve_rate"),
+        "behaviour_greedy": behaviour(greedy_turns(policy, secrets, cfg)),
+        "behaviour_sampled": behaviour(zip(batch.records, batch.beliefs)),
+        "repeat_ratio_sampled": repeat_ratio(*again_probabilities(policy, batch)),
+    }
 
 
-def heldout_and_n200(policy, heldout, samples: int, seed: int, question_set: str = "binary",
-                     candidate_format: str = "list") -> dict:
+def heldout_and_n200(
+    policy,
+    heldout,
+    samples: int,
+    seed: int,
+    question_set: str = "binary",
+    candidate_format: str = "list",
+) -> dict:
     """`scored` on the held-out secrets of 1..100 and on all of 1..200 (evaluate.py's
     "generalization": secrets no training saw, a universe twice as wide as any trained on), in the
     prompts the policy trained on (train.py --candidate-format)."""
     game = GameConfig(question_set=question_set, candidate_format=candidate_format)
-    return {"heldout": scored(policy, heldout, game, samples, seed),
-            "n200": scored(policy, list(range(1, 201)), replace(game, n_max=200), samples, seed)}
+    return {
+        "heldout": scored(policy, heldout, game, samples, seed),
+        "n200": scored(policy, list(range(1, 201)), replace(game, n_max=200), samples, seed),
+    }
 
 
 def checkpoint_played(path: str) -> dict:
@@ -198,7 +239,10 @@ def checkpoint_played(path: str) -> dict:
     run_dir, name = os.path.split(os.path.abspath(path))
     played = {"best": "kept", "checkpoint": "last"}.get(name)
     step = None
-    summary, state = os.path.join(run_dir, "summary.json"), os.path.join(run_dir, "checkpoint", "trainer_state.pt")
+    summary, state = (
+        os.path.join(run_dir, "summary.json"),
+        os.path.join(run_dir, "checkpoint", "trainer_state.pt"),
+    )
     if played and os.path.exists(summary):
         s = json.load(open(summary))
         step = s["kept"]["step"] if played == "kept" else s["steps"]
@@ -212,7 +256,9 @@ def main(argv=None):
     cfg = parse_config(BisectionConfig, argv, description=__doc__.splitlines()[0])
     game_cfg = GameConfig(question_set="binary")
     secrets = secret_split(seed=cfg.split_seed)[1]
-    policy = models.load_policy_for("bisection_behaviour.py", cfg.checkpoint, "cpu", "fp32", trainable=False)
+    policy = models.load_policy_for(
+        "bisection_behaviour.py", cfg.checkpoint, "cpu", "fp32", trainable=False
+    )
     results = {}
     comp, elim = turns_of(greedy_turns(policy, secrets, game_cfg))
     results["policy greedy"] = summary(comp, elim) | {"points": comp}
@@ -224,34 +270,65 @@ def main(argv=None):
         results[name] = summary(comp, elim) | {"points": comp}
     name = cfg.name or os.path.basename(os.path.dirname(os.path.abspath(cfg.checkpoint)))
     for key, r in results.items():
-        print(f"{key:20s} " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
-                                         for k, v in r.items() if k != "points"))
+        print(
+            f"{key:20s} "
+            + ", ".join(
+                f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+                for k, v in r.items()
+                if k != "points"
+            )
+        )
     os.makedirs(cfg.out, exist_ok=True)
     figure(results, os.path.join(cfg.out, f"bisection_behaviour_{name}.png"), name)
     played = checkpoint_played(cfg.checkpoint)
-    print(f"checkpoint {played['path']}: {played['played'] or 'not a run directory'}, step {played['step']}")
-    save_results({**{k: {kk: vv for kk, vv in v.items() if kk != "points"} for k, v in results.items()},
-                  "checkpoint": played, "samples": cfg.samples},
-                 os.path.join(cfg.out, f"bisection_behaviour_{name}.json"))
+    print(
+        f"checkpoint {played['path']}: {played['played'] or 'not a run directory'}, step {played['step']}"
+    )
+    save_results(
+        {
+            **{k: {kk: vv for kk, vv in v.items() if kk != "points"} for k, v in results.items()},
+            "checkpoint": played,
+            "samples": cfg.samples,
+        },
+        os.path.join(cfg.out, f"bisection_behaviour_{name}.json"),
+    )
 
 
 def figure(results: dict, path: str, title: str) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
-    for key, marker in (("policy greedy", "o"), ("policy sampled", "."), ("bisection (Bayes)", "x")):
+    for key, marker in (
+        ("policy greedy", "o"),
+        ("policy sampled", "."),
+        ("bisection (Bayes)", "x"),
+    ):
         pts = results[key]["points"]
         if pts:
-            ax1.scatter([p[1] for p in pts], [p[0] for p in pts], s=14, marker=marker, label=key, alpha=0.7)
+            ax1.scatter(
+                [p[1] for p in pts], [p[0] for p in pts], s=14, marker=marker, label=key, alpha=0.7
+            )
     ax1.plot([0, 100], [0, 100], "k--", lw=0.8, label="threshold = median of C_t")
-    ax1.set(xlabel="median of the current candidates C_t", ylabel="threshold asked (cut point)",
-            title="comparison questions: where the policy cuts")
+    ax1.set(
+        xlabel="median of the current candidates C_t",
+        ylabel="threshold asked (cut point)",
+        title="comparison questions: where the policy cuts",
+    )
     ax1.legend(fontsize=7)
     names = list(results)
-    ax2.bar(names, [results[k]["mean_fraction_eliminated"] for k in names], color=["C0", "C1", "C2", "C7"])
+    ax2.bar(
+        names,
+        [results[k]["mean_fraction_eliminated"] for k in names],
+        color=["C0", "C1", "C2", "C7"],
+    )
     ax2.axhline(0.5, color="k", ls="--", lw=0.8)
-    ax2.set(ylabel="mean fraction of C_t eliminated per turn (repeats count 0)", title="elimination per turn")
+    ax2.set(
+        ylabel="mean fraction of C_t eliminated per turn (repeats count 0)",
+        title="elimination per turn",
+    )
     ax2.tick_params(axis="x", labelsize=7)
     fig.suptitle(f"Belief conditioning on the binary question set: {title}")
     fig.tight_layout()

@@ -18,6 +18,7 @@ teacher-forced, the share of the Bayes policy's own states in which the model's 
 (`halving_share`: imitation where it stands, without compounding its own mistakes).
     python bench/capacity_check.py [--layers 2 --width 128] [--episodes 1500 --epochs 4]
 """
+
 import os
 import random
 import sys
@@ -41,7 +42,11 @@ from reference import BayesPolicy  # noqa: E402
 class CapacityConfig:
     layers: int = arg(2, "layers of the tiny model (train.py --tiny-layers)", at_least=1)
     width: int = arg(128, "hidden size of the tiny model (train.py --tiny-width)", at_least=32)
-    episodes: int = arg(1500, "Bayes-policy episodes of training data (training secrets, random universes)", at_least=1)
+    episodes: int = arg(
+        1500,
+        "Bayes-policy episodes of training data (training secrets, random universes)",
+        at_least=1,
+    )
     least: int = arg(2, "the smallest universe drawn (env.random_interval)", at_least=1)
     epochs: int = arg(4, "passes over the data", at_least=1)
     lr: float = arg(2e-3, "AdamW learning rate, decayed linearly to 0", above=0)
@@ -49,8 +54,12 @@ class CapacityConfig:
     samples: int = arg(4, "sampled episodes (T = 1) per evaluation secret", at_least=0)
     seed: int = arg(0, "seed of the model, the data and the sampling", at_least=0)
     threads: int = arg(0, "torch threads (0: every core)", at_least=0)
-    save: str = arg("", "also save the trained model here (a checkpoint directory; empty: not saved)")
-    out: str = arg(os.path.join(RESULTS, "capacity_check.json"), "where the figures are written", writes="file")
+    save: str = arg(
+        "", "also save the trained model here (a checkpoint directory; empty: not saved)"
+    )
+    out: str = arg(
+        os.path.join(RESULTS, "capacity_check.json"), "where the figures are written", writes="file"
+    )
 
 
 def main(argv=None):
@@ -63,28 +72,48 @@ def main(argv=None):
     secrets = [rng.choice(train_secrets) for _ in range(cfg.episodes)]
     universes = [random_interval(s, game.n_max, cfg.least, rng) for s in secrets]
     examples = warmup.reference_states(BayesPolicy(), secrets, game, universes)
-    tiny = tinylm.TinyConfig(hidden_size=cfg.width, num_layers=cfg.layers, num_heads=cfg.width // 32,
-                             intermediate_size=4 * cfg.width)
+    tiny = tinylm.TinyConfig(
+        hidden_size=cfg.width,
+        num_layers=cfg.layers,
+        num_heads=cfg.width // 32,
+        intermediate_size=4 * cfg.width,
+    )
     policy = models.load_policy("tiny", "cpu", "fp32", tiny=tiny)
     start = time.time()
-    losses = warmup.supervised_finetune(policy, examples, warmup.WarmupConfig(epochs=cfg.epochs, batch_size=cfg.batch_size,
-                                                                              lr=cfg.lr, seed=cfg.seed))
+    losses = warmup.supervised_finetune(
+        policy,
+        examples,
+        warmup.WarmupConfig(epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr, seed=cfg.seed),
+    )
     trained = time.time() - start
-    results = {"config": vars(cfg), "parameters": sum(p.numel() for p in policy.model.parameters()),
-               "training_states": len(examples), "train_seconds": round(trained, 1), "epoch_losses": losses}
+    results = {
+        "config": vars(cfg),
+        "parameters": sum(p.numel() for p in policy.model.parameters()),
+        "training_states": len(examples),
+        "train_seconds": round(trained, 1),
+        "epoch_losses": losses,
+    }
     if cfg.save:
         policy.save(cfg.save)
     results.update(heldout_and_n200(policy, heldout, cfg.samples, cfg.seed))
-    for name, secrets_, game_ in (("heldout", heldout, game), ("n200", list(range(1, 201)), GameConfig(question_set="binary", n_max=200))):
+    for name, secrets_, game_ in (
+        ("heldout", heldout, game),
+        ("n200", list(range(1, 201)), GameConfig(question_set="binary", n_max=200)),
+    ):
         b = results[name]
         b["halving_share"] = halving_share(policy, secrets_, game_)
-        print(f"{name}: resolve greedy {b['greedy']:.3f}, sampled {b['sampled']:.3f}; threshold-median corr greedy "
-              f"{b['behaviour_greedy'].get('threshold_median_corr', float('nan')):.3f}, sampled "
-              f"{b['behaviour_sampled'].get('threshold_median_corr', float('nan')):.3f}; eliminated per turn "
-              f"{b['behaviour_greedy']['mean_fraction_eliminated']:.3f}; halving share on Bayes states "
-              f"{b['halving_share']:.3f}", flush=True)
-    print(f"{results['parameters']:,} parameters, {len(examples)} states, {trained:.0f} s of training, "
-          f"losses {', '.join(f'{x:.3f}' for x in losses)}")
+        print(
+            f"{name}: resolve greedy {b['greedy']:.3f}, sampled {b['sampled']:.3f}; threshold-median corr greedy "
+            f"{b['behaviour_greedy'].get('threshold_median_corr', float('nan')):.3f}, sampled "
+            f"{b['behaviour_sampled'].get('threshold_median_corr', float('nan')):.3f}; eliminated per turn "
+            f"{b['behaviour_greedy']['mean_fraction_eliminated']:.3f}; halving share on Bayes states "
+            f"{b['halving_share']:.3f}",
+            flush=True,
+        )
+    print(
+        f"{results['parameters']:,} parameters, {len(examples)} states, {trained:.0f} s of training, "
+        f"losses {', '.join(f'{x:.3f}' for x in losses)}"
+    )
     save_results(results, cfg.out)
 
 

@@ -15,6 +15,7 @@ them when what it runs changes).
     python bench/device_runs.py --machine "one NVIDIA H100 80GB HBM3 GPU" --date 2026-11-26 --commit HASH \\
         --runs "NAME|python train.py --estimator echo|WALL_SECONDS|PATH/metrics.jsonl;;..." [--out FILE]
 """
+
 import json
 import os
 import statistics
@@ -30,30 +31,52 @@ from cli import arg, fail, parse_config  # noqa: E402
 
 @dataclass
 class DeviceRunsConfig:
-    runs: str = arg("", "the runs, each NAME|COMMAND|WALL_SECONDS|METRICS_JSONL, separated by ';;' (required)")
+    runs: str = arg(
+        "", "the runs, each NAME|COMMAND|WALL_SECONDS|METRICS_JSONL, separated by ';;' (required)"
+    )
     machine: str = arg("", "the machine the runs ran on, in words (required)")
     date: str = arg("", "the date they ran (required)")
     commit: str = arg("", "the commit of the code they ran (required)")
     note: str = arg("", "anything else a reader needs to know about how they ran")
-    out: str = arg(os.path.join(RESULTS, "train_gpu.json"), "where the summary is written", writes="file")
+    out: str = arg(
+        os.path.join(RESULTS, "train_gpu.json"), "where the summary is written", writes="file"
+    )
 
 
 def summarise(name: str, command: str, wall: float, rows: list[dict]) -> dict:
     """One run's figures from its metrics rows (train.py's metrics.jsonl, one row per step)."""
-    evals = [(r["step"], r["eval/resolve_rate"], r.get("eval/sampled_resolve_rate")) for r in rows
-             if "eval/resolve_rate" in r]
-    drift = [r["train/behaviour_action_log_ratio_mean_abs"] for r in rows if "train/behaviour_action_log_ratio_mean_abs" in r]
-    largest = [r["train/behaviour_action_log_ratio_max_abs"] for r in rows if "train/behaviour_action_log_ratio_max_abs" in r]
+    evals = [
+        (r["step"], r["eval/resolve_rate"], r.get("eval/sampled_resolve_rate"))
+        for r in rows
+        if "eval/resolve_rate" in r
+    ]
+    drift = [
+        r["train/behaviour_action_log_ratio_mean_abs"]
+        for r in rows
+        if "train/behaviour_action_log_ratio_mean_abs" in r
+    ]
+    largest = [
+        r["train/behaviour_action_log_ratio_max_abs"]
+        for r in rows
+        if "train/behaviour_action_log_ratio_max_abs" in r
+    ]
     step_s = [r["train/seconds_per_step"] for r in rows]
-    return {"name": name, "command": command, "process_wall": wall, "steps": len(rows),
-            "rl_seconds": round(sum(step_s), 1), "median_step_seconds": round(statistics.median(step_s), 2),
-            "fastest_step_seconds": round(min(step_s), 2),
-            "final_greedy_resolve": evals[-1][1] if evals else None,
-            "final_sampled_resolve": evals[-1][2] if evals else None,
-            "steps_to_90_sampled": first_reaching(evals, 2), "steps_to_90_greedy": first_reaching(evals, 1),
-            "evaluations": evals,
-            "behaviour_action_log_ratio_mean_abs": round(statistics.fmean(drift), 4) if drift else None,
-            "behaviour_action_log_ratio_max_abs": round(max(largest), 4) if largest else None}
+    return {
+        "name": name,
+        "command": command,
+        "process_wall": wall,
+        "steps": len(rows),
+        "rl_seconds": round(sum(step_s), 1),
+        "median_step_seconds": round(statistics.median(step_s), 2),
+        "fastest_step_seconds": round(min(step_s), 2),
+        "final_greedy_resolve": evals[-1][1] if evals else None,
+        "final_sampled_resolve": evals[-1][2] if evals else None,
+        "steps_to_90_sampled": first_reaching(evals, 2),
+        "steps_to_90_greedy": first_reaching(evals, 1),
+        "evaluations": evals,
+        "behaviour_action_log_ratio_mean_abs": round(statistics.fmean(drift), 4) if drift else None,
+        "behaviour_action_log_ratio_max_abs": round(max(largest), 4) if largest else None,
+    }
 
 
 def parse_run(text: str) -> tuple[str, str, float, str]:
@@ -75,16 +98,34 @@ def main(argv=None):
         rows = [json.loads(line) for line in open(path)]
         runs.append(summarise(name, command, wall, rows))
         r = runs[-1]
-        print(f"{name}: {r['steps']} steps, RL phase {r['rl_seconds']} s (process {wall:.0f} s), median step "
-              f"{r['median_step_seconds']} s; held-out resolve greedy {r['final_greedy_resolve']}, sampled "
-              f"{r['final_sampled_resolve']}; per-action |log rho_copy| mean {r['behaviour_action_log_ratio_mean_abs']}, "
-              f"largest {r['behaviour_action_log_ratio_max_abs']}")
-    here = os.path.relpath(os.path.abspath(__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    summariser = {here: subprocess.run(["git", "hash-object", __file__], capture_output=True, text=True).stdout.strip()
-                  or None}   # the runs' code is the commit's; the figures are also this script's
-    save_results({"runs": runs, "machine": cfg.machine, "date": cfg.date, "commit": cfg.commit, "uncommitted": summariser,
-                  "note": cfg.note, "summarised_by": command_line(argv, __file__)},
-                 cfg.out, command="; ".join(r["command"] for r in runs))
+        print(
+            f"{name}: {r['steps']} steps, RL phase {r['rl_seconds']} s (process {wall:.0f} s), median step "
+            f"{r['median_step_seconds']} s; held-out resolve greedy {r['final_greedy_resolve']}, sampled "
+            f"{r['final_sampled_resolve']}; per-action |log rho_copy| mean {r['behaviour_action_log_ratio_mean_abs']}, "
+            f"largest {r['behaviour_action_log_ratio_max_abs']}"
+        )
+    here = os.path.relpath(
+        os.path.abspath(__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    )
+    summariser = {
+        here: subprocess.run(
+            ["git", "hash-object", __file__], capture_output=True, text=True
+        ).stdout.strip()
+        or None
+    }  # the runs' code is the commit's; the figures are also this script's
+    save_results(
+        {
+            "runs": runs,
+            "machine": cfg.machine,
+            "date": cfg.date,
+            "commit": cfg.commit,
+            "uncommitted": summariser,
+            "note": cfg.note,
+            "summarised_by": command_line(argv, __file__),
+        },
+        cfg.out,
+        command="; ".join(r["command"] for r in runs),
+    )
 
 
 if __name__ == "__main__":

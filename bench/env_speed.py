@@ -6,6 +6,7 @@ windows and the median is reported with the range.
 Goal: at least 20,000 turns/s, so the game never shows up in a training profile.
     python bench/env_speed.py [--seconds 10] [--repeats 5]
 """
+
 import os
 import random
 import statistics
@@ -22,9 +23,13 @@ from reference import action_text, random_query  # noqa: E402
 
 @dataclass
 class EnvSpeedConfig:
-    seconds: float = arg(10.0, "how long to play in each repeat, split over the two question sets", above=0)
+    seconds: float = arg(
+        10.0, "how long to play in each repeat, split over the two question sets", above=0
+    )
     repeats: int = arg(5, "timed windows per question set; the median is reported", at_least=1)
-    out: str = arg(os.path.join(RESULTS, "env_speed.json"), "where the figures are written", writes="file")
+    out: str = arg(
+        os.path.join(RESULTS, "env_speed.json"), "where the figures are written", writes="file"
+    )
 
 
 def main(argv=None):
@@ -45,10 +50,17 @@ def main(argv=None):
                 while game.active:
                     turns += len(game.step([rng.choice(texts) for _ in game.active]))
             rates.append(turns / (time.perf_counter() - start))
-        results[question_set] = {"turns_per_s": round(statistics.median(rates)), "min": round(min(rates)),
-                                 "max": round(max(rates)), "repeats": args.repeats, "seconds_each": args.seconds / 2}
-        print(f"{question_set:7s} {statistics.median(rates):9.0f} turns/s on one core, median of {args.repeats} windows "
-              f"of {args.seconds / 2:g} s (range {min(rates):.0f}-{max(rates):.0f}; goal 20000)")
+        results[question_set] = {
+            "turns_per_s": round(statistics.median(rates)),
+            "min": round(min(rates)),
+            "max": round(max(rates)),
+            "repeats": args.repeats,
+            "seconds_each": args.seconds / 2,
+        }
+        print(
+            f"{question_set:7s} {statistics.median(rates):9.0f} turns/s on one core, median of {args.repeats} windows "
+            f"of {args.seconds / 2:g} s (range {min(rates):.0f}-{max(rates):.0f}; goal 20000)"
+        )
     save_results(results, args.out)
 
 

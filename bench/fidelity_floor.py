@@ -13,6 +13,7 @@ computation over every bin once (checked here).
 
     python bench/fidelity_floor.py [--draws 2000] [--seed 0]
 """
+
 import csv
 import math
 import os
@@ -28,7 +29,7 @@ import torch  # noqa: E402
 
 from fidelity import return_only_floor  # noqa: E402
 
-BIN_SIZE = 6        # fidelity.return_only_floor's bins
+BIN_SIZE = 6  # fidelity.return_only_floor's bins
 
 
 @dataclass
@@ -36,13 +37,19 @@ class FloorConfig:
     draws: int = arg(2000, "bootstrap resamples of the return bins", at_least=100)
     seed: int = arg(0, "seed of the resampling")
     results: str = arg(RESULTS, "the folder holding fidelity_NAME.csv files")
-    out: str = arg(os.path.join(RESULTS, "fidelity_floor.json"), "where the figures are written", writes="file")
+    out: str = arg(
+        os.path.join(RESULTS, "fidelity_floor.json"), "where the figures are written", writes="file"
+    )
 
 
 def return_bins(returns: torch.Tensor, bin_size: int = BIN_SIZE) -> list[torch.Tensor]:
     """The turns' indices sorted by return and cut into bins, as fidelity.return_only_floor cuts them."""
     order = returns.argsort()
-    return [order[s:s + bin_size] for s in range(0, len(order) - 1, bin_size) if len(order[s:s + bin_size]) > 1]
+    return [
+        order[s : s + bin_size]
+        for s in range(0, len(order) - 1, bin_size)
+        if len(order[s : s + bin_size]) > 1
+    ]
 
 
 def floor_of_bins(a_b: torch.Tensor, se: torch.Tensor, bins: list[torch.Tensor]) -> float:
@@ -60,34 +67,56 @@ def floor_interval(a_b, se, returns, draws: int, seed: int) -> dict:
     if not math.isclose(point, floor_of_bins(a_b, se, bins), rel_tol=1e-9, abs_tol=1e-12):
         raise RuntimeError("the bins here are not fidelity.return_only_floor's")
     rng = random.Random(seed)
-    values = sorted(floor_of_bins(a_b, se, [bins[rng.randrange(len(bins))] for _ in bins]) for _ in range(draws))
-    return {"turns": len(a_b), "bins": len(bins), "bin_size": BIN_SIZE, "floor": point,
-            "floor_lo": values[int(0.025 * draws)], "floor_hi": values[int(0.975 * draws) - 1],
-            "a_b_rms": a_b.square().mean().sqrt().item(), "noise_se_mean": se.mean().item()}
+    values = sorted(
+        floor_of_bins(a_b, se, [bins[rng.randrange(len(bins))] for _ in bins]) for _ in range(draws)
+    )
+    return {
+        "turns": len(a_b),
+        "bins": len(bins),
+        "bin_size": BIN_SIZE,
+        "floor": point,
+        "floor_lo": values[int(0.025 * draws)],
+        "floor_hi": values[int(0.975 * draws) - 1],
+        "a_b_rms": a_b.square().mean().sqrt().item(),
+        "noise_se_mean": se.mean().item(),
+    }
 
 
 def read_turns(path: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(A_B, its branching SE, the episode's return R) of every drawn turn of a fidelity.csv."""
     with open(path) as f:
         rows = list(csv.DictReader(f))
-    return tuple(torch.tensor([float(r[k]) for r in rows], dtype=torch.float64)
-                 for k in ("a_b", "a_b_se", "episode_return"))
+    return tuple(
+        torch.tensor([float(r[k]) for r in rows], dtype=torch.float64)
+        for k in ("a_b", "a_b_se", "episode_return")
+    )
 
 
 def main(argv=None) -> dict:
     cfg = parse_config(FloorConfig, argv, description=__doc__.splitlines()[0])
-    names = sorted(n for n in os.listdir(cfg.results) if n.startswith("fidelity_") and n.endswith(".csv"))
+    names = sorted(
+        n for n in os.listdir(cfg.results) if n.startswith("fidelity_") and n.endswith(".csv")
+    )
     if not names:
-        fail("bench/fidelity_floor.py", f"no fidelity_NAME.csv in {cfg.results}: run python fidelity.py and copy its "
-                                        "fidelity.csv there first")
+        fail(
+            "bench/fidelity_floor.py",
+            f"no fidelity_NAME.csv in {cfg.results}: run python fidelity.py and copy its "
+            "fidelity.csv there first",
+        )
     files = {}
     for name in names:
         figures = floor_interval(*read_turns(os.path.join(cfg.results, name)), cfg.draws, cfg.seed)
-        files[name[:-len(".csv")] + ".json"] = {"data": name, **figures}
-        print(f"{name}: floor {figures['floor']:.3f} [{figures['floor_lo']:.3f}, {figures['floor_hi']:.3f}] over "
-              f"{figures['turns']} turns in {figures['bins']} bins")
-    result = {"method": "bootstrap 95% over the return bins (each resampled whole, with replacement)",
-              "draws": cfg.draws, "seed": cfg.seed, "files": files}
+        files[name[: -len(".csv")] + ".json"] = {"data": name, **figures}
+        print(
+            f"{name}: floor {figures['floor']:.3f} [{figures['floor_lo']:.3f}, {figures['floor_hi']:.3f}] over "
+            f"{figures['turns']} turns in {figures['bins']} bins"
+        )
+    result = {
+        "method": "bootstrap 95% over the return bins (each resampled whole, with replacement)",
+        "draws": cfg.draws,
+        "seed": cfg.seed,
+        "files": files,
+    }
     save_results(result, cfg.out)
     return result
 

@@ -44,6 +44,7 @@ file, so runs can be trained and scored a few at a time, unless a run scored now
 training again (set, estimator, seed, split, steps, flags): its row replaces the older one.
 Delete the file to drop the rest.
 """
+
 import json
 import math
 import os
@@ -52,7 +53,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.bisection_behaviour import again_probabilities, behaviour, greedy_turns, heldout_and_n200, sampled_batch  # noqa: E402
+from bench.bisection_behaviour import (
+    again_probabilities,
+    behaviour,
+    greedy_turns,
+    heldout_and_n200,
+    sampled_batch,
+)  # noqa: E402
 from bench.common import RESULTS, code_version, save_results, today  # noqa: E402
 from bench.report_generalization import by_flags, flags_of  # noqa: E402
 from bench.reproduce import PER_RUN_FIELDS  # noqa: E402
@@ -67,17 +74,29 @@ from stats import paired_by_seed  # noqa: E402
 from train import config_from_flags  # noqa: E402
 
 COMPARED = ("heldout_greedy", "heldout_sampled", "gen200_greedy", "gen200_sampled")
-REFERENCES = {"bayes": BayesPolicy, "fixed_sequence": FixedSequencePolicy, "random": lambda: RandomPolicy(0)}
+REFERENCES = {
+    "bayes": BayesPolicy,
+    "fixed_sequence": FixedSequencePolicy,
+    "random": lambda: RandomPolicy(0),
+}
 
 
 @dataclass
 class GeneralizationConfig:
-    runs: str = arg("runs/reproduce/paper,runs/reproduce/binary",
-                    "comma-separated directories of runs, one ESTIMATOR-seedS each (bench/reproduce.py)")
-    samples: int = arg(0, "sampled episodes (T = 1) per secret (0: the run's own --eval-samples)", at_least=0)
+    runs: str = arg(
+        "runs/reproduce/paper,runs/reproduce/binary",
+        "comma-separated directories of runs, one ESTIMATOR-seedS each (bench/reproduce.py)",
+    )
+    samples: int = arg(
+        0, "sampled episodes (T = 1) per secret (0: the run's own --eval-samples)", at_least=0
+    )
     threads: int = arg(0, "torch threads (0: every core)", at_least=0)
-    rescore: bool = arg(False, "play every run again, also those whose rows the output file already holds")
-    out: str = arg(os.path.join(RESULTS, "generalization.json"), "where the figures are written", writes="file")
+    rescore: bool = arg(
+        False, "play every run again, also those whose rows the output file already holds"
+    )
+    out: str = arg(
+        os.path.join(RESULTS, "generalization.json"), "where the figures are written", writes="file"
+    )
 
 
 def kept_checkpoint(run_dir: Path) -> Path:
@@ -97,7 +116,11 @@ def run_config(run_dir: Path) -> dict:
 
 def set_defaults(question_set: str) -> dict:
     """train.py's defaults for a question set (with its preset), leaving out what names a run."""
-    return {k: v for k, v in vars(config_from_flags(["--question-set", question_set])).items() if k not in PER_RUN_FIELDS}
+    return {
+        k: v
+        for k, v in vars(config_from_flags(["--question-set", question_set])).items()
+        if k not in PER_RUN_FIELDS
+    }
 
 
 def changed_from(config: dict, defaults: dict) -> dict:
@@ -109,7 +132,7 @@ def retaken(row: dict, then: dict | None) -> dict:
     """A carried row with "changed" taken again against today's defaults, from the defaults it was
     taken against (`then`, as the output file recorded them; a setting added since, at
     BEFORE_THE_FIELD's value or today's default): a run made at an earlier default keeps naming it."""
-    if then is None:   # a file written before the defaults were recorded: its rows stand as they are
+    if then is None:  # a file written before the defaults were recorded: its rows stand as they are
         return row
     played = {**BEFORE_THE_FIELD, **then, **row["changed"]}
     return {**row, "changed": changed_from(played, set_defaults(row["question_set"]))}
@@ -120,10 +143,18 @@ def run_facts(run_dir: Path, samples: int) -> dict:
     summary = json.loads((run_dir / "summary.json").read_text())
     config = run_config(run_dir)
     changed = changed_from(config, set_defaults(config["question_set"]))
-    return {"question_set": config["question_set"], "estimator": summary["estimator"], "seed": summary["seed"],
-            "split_seed": config["split_seed"], "steps": summary["steps"], "kept_step": summary["kept"]["step"],
-            "changed": changed, "train_seconds": summary["train_seconds"], "threads": config["threads"],
-            "samples": samples or config["eval_samples"]}
+    return {
+        "question_set": config["question_set"],
+        "estimator": summary["estimator"],
+        "seed": summary["seed"],
+        "split_seed": config["split_seed"],
+        "steps": summary["steps"],
+        "kept_step": summary["kept"]["step"],
+        "changed": changed,
+        "train_seconds": summary["train_seconds"],
+        "threads": config["threads"],
+        "samples": samples or config["eval_samples"],
+    }
 
 
 def heldout_of(config: dict) -> list[int]:
@@ -135,24 +166,45 @@ def run_row(run_dir: Path, samples: int) -> dict:
     """The figures of one run's kept checkpoint on its held-out secrets and on 1..200."""
     facts, config = run_facts(run_dir, samples), run_config(run_dir)
     if facts["samples"] < 1:
-        fail("generalization.py", f"{run_dir} evaluated no sampled episodes: give --samples 1 or more")
-    policy = models.load_policy_for("generalization.py", str(kept_checkpoint(run_dir)), "cpu", "fp32", trainable=False)
-    s = heldout_and_n200(policy, heldout_of(config), facts["samples"], eval_seed(config["seed"], config["steps"]),
-                         facts["question_set"], config["candidate_format"])
+        fail(
+            "generalization.py",
+            f"{run_dir} evaluated no sampled episodes: give --samples 1 or more",
+        )
+    policy = models.load_policy_for(
+        "generalization.py", str(kept_checkpoint(run_dir)), "cpu", "fp32", trainable=False
+    )
+    s = heldout_and_n200(
+        policy,
+        heldout_of(config),
+        facts["samples"],
+        eval_seed(config["seed"], config["steps"]),
+        facts["question_set"],
+        config["candidate_format"],
+    )
     held, gen = s["heldout"], s["n200"]
-    return {**facts, "heldout_greedy": held["greedy"], "heldout_sampled": held["sampled"],
-            "gen200_greedy": gen["greedy"], "gen200_sampled": gen["sampled"],
-            "gen200_redundant_rate_greedy": gen["behaviour_greedy"]["redundant_rate"],
-            "gen200_redundant_rate_sampled": gen["behaviour_sampled"]["redundant_rate"],
-            "gen200_eliminated_fraction_greedy": gen["behaviour_greedy"]["mean_fraction_eliminated"],
-            "gen200_threshold_median_corr_greedy": gen["behaviour_greedy"].get("threshold_median_corr", math.nan),
-            "gen200_threshold_median_corr_sampled": gen["behaviour_sampled"].get("threshold_median_corr", math.nan),
-            "gen200_threshold_points_greedy": gen["behaviour_greedy"]["threshold_points"],
-            "gen200_threshold_points_sampled": gen["behaviour_sampled"]["threshold_points"],
-            "gen200_opening_greedy": gen["behaviour_greedy"]["opening"],
-            "gen200_opening_share_greedy": gen["behaviour_greedy"]["opening_share"],
-            "heldout_repeat_ratio": held["repeat_ratio_sampled"], "gen200_repeat_ratio": gen["repeat_ratio_sampled"],
-            "measured": measured(run_dir)}
+    return {
+        **facts,
+        "heldout_greedy": held["greedy"],
+        "heldout_sampled": held["sampled"],
+        "gen200_greedy": gen["greedy"],
+        "gen200_sampled": gen["sampled"],
+        "gen200_redundant_rate_greedy": gen["behaviour_greedy"]["redundant_rate"],
+        "gen200_redundant_rate_sampled": gen["behaviour_sampled"]["redundant_rate"],
+        "gen200_eliminated_fraction_greedy": gen["behaviour_greedy"]["mean_fraction_eliminated"],
+        "gen200_threshold_median_corr_greedy": gen["behaviour_greedy"].get(
+            "threshold_median_corr", math.nan
+        ),
+        "gen200_threshold_median_corr_sampled": gen["behaviour_sampled"].get(
+            "threshold_median_corr", math.nan
+        ),
+        "gen200_threshold_points_greedy": gen["behaviour_greedy"]["threshold_points"],
+        "gen200_threshold_points_sampled": gen["behaviour_sampled"]["threshold_points"],
+        "gen200_opening_greedy": gen["behaviour_greedy"]["opening"],
+        "gen200_opening_share_greedy": gen["behaviour_greedy"]["opening_share"],
+        "heldout_repeat_ratio": held["repeat_ratio_sampled"],
+        "gen200_repeat_ratio": gen["repeat_ratio_sampled"],
+        "measured": measured(run_dir),
+    }
 
 
 def measured(run_dir: Path) -> dict:
@@ -172,35 +224,59 @@ def with_later_figures(run_dir: Path, row: dict) -> dict:
     if all(k in row for k in greedy_figures) and "gen200_repeat_ratio" in row:
         return row
     config = run_config(run_dir)
-    policy = models.load_policy_for("generalization.py", str(kept_checkpoint(run_dir)), "cpu", "fp32", trainable=False)
+    policy = models.load_policy_for(
+        "generalization.py", str(kept_checkpoint(run_dir)), "cpu", "fp32", trainable=False
+    )
     game = GameConfig(question_set=row["question_set"], candidate_format=config["candidate_format"])
     if not all(k in row for k in greedy_figures):
         greedy = behaviour(greedy_turns(policy, list(range(1, 201)), replace(game, n_max=200)))
-        row = {**row, "gen200_threshold_points_greedy": greedy["threshold_points"],
-               "gen200_threshold_median_corr_greedy": greedy.get("threshold_median_corr", math.nan),
-               "gen200_opening_greedy": greedy["opening"], "gen200_opening_share_greedy": greedy["opening_share"]}
+        row = {
+            **row,
+            "gen200_threshold_points_greedy": greedy["threshold_points"],
+            "gen200_threshold_median_corr_greedy": greedy.get("threshold_median_corr", math.nan),
+            "gen200_opening_greedy": greedy["opening"],
+            "gen200_opening_share_greedy": greedy["opening_share"],
+        }
     if "gen200_repeat_ratio" in row:
         return row
     seed = eval_seed(config["seed"], config["steps"])
-    ratio = lambda secrets, g: repeat_ratio(*again_probabilities(policy, sampled_batch(policy, secrets, g, row["samples"], seed)))  # noqa: E731
-    return {**row, "heldout_repeat_ratio": ratio(heldout_of(config), game),
-            "gen200_repeat_ratio": ratio(list(range(1, 201)), replace(game, n_max=200))}
+    ratio = lambda secrets, g: repeat_ratio(
+        *again_probabilities(policy, sampled_batch(policy, secrets, g, row["samples"], seed))
+    )  # noqa: E731
+    return {
+        **row,
+        "heldout_repeat_ratio": ratio(heldout_of(config), game),
+        "gen200_repeat_ratio": ratio(list(range(1, 201)), replace(game, n_max=200)),
+    }
 
 
 def references(question_set: str, split_seed: int) -> list[dict]:
     """Greedy resolve of the reference policies on a split's held-out secrets and on 1..200."""
-    sets = {"heldout": (secret_split(seed=split_seed)[1], GameConfig(question_set=question_set)),
-            "gen200": (list(range(1, 201)), GameConfig(question_set=question_set, n_max=200))}
-    return [{"question_set": question_set, "policy": name, "split_seed": split_seed,
-             **{key: sum(e.resolved for e in play(make(), secrets, cfg).episodes) / len(secrets)
-                for key, (secrets, cfg) in sets.items()}} for name, make in REFERENCES.items()]
+    sets = {
+        "heldout": (secret_split(seed=split_seed)[1], GameConfig(question_set=question_set)),
+        "gen200": (list(range(1, 201)), GameConfig(question_set=question_set, n_max=200)),
+    }
+    return [
+        {
+            "question_set": question_set,
+            "policy": name,
+            "split_seed": split_seed,
+            **{
+                key: sum(e.resolved for e in play(make(), secrets, cfg).episodes) / len(secrets)
+                for key, (secrets, cfg) in sets.items()
+            },
+        }
+        for name, make in REFERENCES.items()
+    ]
 
 
 def same_run(facts: dict, row: dict) -> bool:
     """Whether an earlier output's row is of this finished run: the same run, kept step and samples
     (its train_seconds, to the digit, tell one training of a seed from another). Not "changed": that
     is taken against the defaults of the day it was written."""
-    same = {k: v for k, v in json.loads(json.dumps(facts)).items() if k != "changed"}   # as the file holds it
+    same = {
+        k: v for k, v in json.loads(json.dumps(facts)).items() if k != "changed"
+    }  # as the file holds it
     return {k: row.get(k) for k in same} == same
 
 
@@ -232,37 +308,80 @@ def carried_over(previous: list[dict], facts: list[dict]) -> list[dict]:
 def main(argv=None):
     cfg = parse_config(GeneralizationConfig, argv, description=__doc__.splitlines()[0])
     use_threads(cfg.threads)
-    run_dirs = sorted(p.parent for d in cfg.runs.split(",") if d for p in Path(d).glob("*-seed*/summary.json"))
-    before = json.loads(Path(cfg.out).read_text()) if os.path.exists(cfg.out) else {"runs": [], "references": []}
+    run_dirs = sorted(
+        p.parent for d in cfg.runs.split(",") if d for p in Path(d).glob("*-seed*/summary.json")
+    )
+    before = (
+        json.loads(Path(cfg.out).read_text())
+        if os.path.exists(cfg.out)
+        else {"runs": [], "references": []}
+    )
     if not run_dirs and not before["runs"]:
         fail("generalization.py", f"no finished runs (ESTIMATOR-seedS/summary.json) in {cfg.runs}")
     then = before.get("defaults", {})
-    previous = [retaken(r, then.get(r["question_set"])) for r in before["runs"]]   # flags against today's defaults
+    previous = [
+        retaken(r, then.get(r["question_set"])) for r in before["runs"]
+    ]  # flags against today's defaults
     rows, scored = [], []
-    for run_dir in run_dirs:      # a run scored before is not played again
+    for run_dir in run_dirs:  # a run scored before is not played again
         facts = run_facts(run_dir, cfg.samples)
         scored.append(facts)
         earlier = not cfg.rescore and scored_before(facts, previous)
-        rows.append(with_later_figures(run_dir, earlier) if earlier else run_row(run_dir, cfg.samples))
-        print(", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()), flush=True)
+        rows.append(
+            with_later_figures(run_dir, earlier) if earlier else run_row(run_dir, cfg.samples)
+        )
+        print(
+            ", ".join(
+                f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()
+            ),
+            flush=True,
+        )
     for row in carried_over(previous, scored):
-        print(f"{row['question_set']} {row['estimator']}-seed{row['seed']}: no directory under {cfg.runs}, "
-              f"its row kept from {cfg.out}")
+        print(
+            f"{row['question_set']} {row['estimator']}-seed{row['seed']}: no directory under {cfg.runs}, "
+            f"its row kept from {cfg.out}"
+        )
         rows.append(row)
     rows.sort(key=identity)
-    done = {(r["question_set"], r["split_seed"]): r for r in before["references"] if r["policy"] == "bayes"}
+    done = {
+        (r["question_set"], r["split_seed"]): r
+        for r in before["references"]
+        if r["policy"] == "bayes"
+    }
     refs = []
     for question_set, split in sorted({(r["question_set"], r["split_seed"]) for r in rows}):
-        refs += ([r for r in before["references"] if (r["question_set"], r["split_seed"]) == (question_set, split)]
-                 if (question_set, split) in done else references(question_set, split))
+        refs += (
+            [
+                r
+                for r in before["references"]
+                if (r["question_set"], r["split_seed"]) == (question_set, split)
+            ]
+            if (question_set, split) in done
+            else references(question_set, split)
+        )
     for r in refs:
-        print(f"reference {r['policy']}, {r['question_set']} set, split {r['split_seed']}: "
-              f"held-out {r['heldout']:.3f}, 1..200 {r['gen200']:.3f}")
+        print(
+            f"reference {r['policy']}, {r['question_set']} set, split {r['split_seed']}: "
+            f"held-out {r['heldout']:.3f}, 1..200 {r['gen200']:.3f}"
+        )
     sets = sorted({r["question_set"] for r in rows})
-    save_results({"runs": rows, "references": refs, "defaults": {qs: set_defaults(qs) for qs in sets},
-                  "paired": {qs: {flags: paired_by_seed(group, "echo", COMPARED)
-                                  for flags, group in by_flags([r for r in rows if r["question_set"] == qs]).items()}
-                             for qs in sets}}, cfg.out)
+    save_results(
+        {
+            "runs": rows,
+            "references": refs,
+            "defaults": {qs: set_defaults(qs) for qs in sets},
+            "paired": {
+                qs: {
+                    flags: paired_by_seed(group, "echo", COMPARED)
+                    for flags, group in by_flags(
+                        [r for r in rows if r["question_set"] == qs]
+                    ).items()
+                }
+                for qs in sets
+            },
+        },
+        cfg.out,
+    )
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ SmolLM2's tokenizer to a folder git ignores, here or there:
         AutoTokenizer.from_pretrained(d, gguf_file=f).save_pretrained('runs/smollm2-tokenizer')"
 then run one mode per call (`--modes lora`, then `--modes full --merge`) to keep each call short.
 """
+
 import json
 import os
 import sys
@@ -69,33 +70,78 @@ from policy import LMPolicy, SampleConfig, play_rollouts  # noqa: E402
 from ranks import Ranks  # noqa: E402
 
 QWEN25_15B = dict(  # Qwen/Qwen2.5-1.5B-Instruct config.json, as published
-    vocab_size=151936, hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
-    num_key_value_heads=2, max_position_embeddings=32768, rope_theta=1000000.0, rms_norm_eps=1e-6,
-    tie_word_embeddings=True, hidden_act="silu", use_sliding_window=False)
-SMALL = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-             num_key_value_heads=2, max_position_embeddings=4096, tie_word_embeddings=True)
+    vocab_size=151936,
+    hidden_size=1536,
+    intermediate_size=8960,
+    num_hidden_layers=28,
+    num_attention_heads=12,
+    num_key_value_heads=2,
+    max_position_embeddings=32768,
+    rope_theta=1000000.0,
+    rms_norm_eps=1e-6,
+    tie_word_embeddings=True,
+    hidden_act="silu",
+    use_sliding_window=False,
+)
+SMALL = dict(
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=4096,
+    tie_word_embeddings=True,
+)
 
 
 @dataclass
 class GpuStepConfig:
-    modes: str = arg("lora,full", "comma list: lora (the paper's r = 16 adapters) and/or full fine-tuning")
-    engines: str = arg("fast-stock,fast", "comma list of rollout engines: eager, fast-stock, fast-unfused, fast")
-    shape: str = arg("qwen2.5-1.5b", "qwen2.5-1.5b (the paper's model, 1.5B parameters) or small (a CPU smoke test)")
-    tokenizer: str = arg("", "a tokenizer directory (e.g. SmolLM2's, a ChatML BPE like Qwen's); empty: a BPE trained here")
+    modes: str = arg(
+        "lora,full", "comma list: lora (the paper's r = 16 adapters) and/or full fine-tuning"
+    )
+    engines: str = arg(
+        "fast-stock,fast", "comma list of rollout engines: eager, fast-stock, fast-unfused, fast"
+    )
+    shape: str = arg(
+        "qwen2.5-1.5b",
+        "qwen2.5-1.5b (the paper's model, 1.5B parameters) or small (a CPU smoke test)",
+    )
+    tokenizer: str = arg(
+        "",
+        "a tokenizer directory (e.g. SmolLM2's, a ChatML BPE like Qwen's); empty: a BPE trained here",
+    )
     secrets: int = arg(16, "B: secrets per step (the paper's generation batch: 16 groups)")
     group_size: int = arg(4, "G (the paper: 4)")
     max_new_tokens: int = arg(128, "completion length limit (the paper's rollouts: 128)")
-    micro_batch: str = arg("32", "comma list: turns per forward pass of the update, each timed on the same model and "
-                                 "engine (one that does not fit in memory is recorded as such)")
-    compile_update: str = arg("off", "comma list: off and/or on, the update's decoder layers compiled (train.py "
-                                     "--compile-update), each timed on the same model and engine")
-    generate_episodes: int = arg(1, "episodes played one at a time with model.generate, for the comparison")
+    micro_batch: str = arg(
+        "32",
+        "comma list: turns per forward pass of the update, each timed on the same model and "
+        "engine (one that does not fit in memory is recorded as such)",
+    )
+    compile_update: str = arg(
+        "off",
+        "comma list: off and/or on, the update's decoder layers compiled (train.py "
+        "--compile-update), each timed on the same model and engine",
+    )
+    generate_episodes: int = arg(
+        1, "episodes played one at a time with model.generate, for the comparison"
+    )
     device: str = arg("", "cpu | cuda; default: cuda if there is one")
-    merge: bool = arg(False, "add these figures to those --out holds (same device, shape and code), not replace them")
-    profile_turns: int = arg(0, "> 0: after the timed step, profile one step of episodes this long (torch.profiler): "
-                                "the rollout's and the update's GPU-busy seconds and costliest kernels and host calls")
-    commit: str = arg("", "the commit of this code, recorded where it runs in a copy without git's history")
-    out: str = arg(os.path.join(RESULTS, "gpu_step.json"), "where the figures are written", writes="file")
+    merge: bool = arg(
+        False,
+        "add these figures to those --out holds (same device, shape and code), not replace them",
+    )
+    profile_turns: int = arg(
+        0,
+        "> 0: after the timed step, profile one step of episodes this long (torch.profiler): "
+        "the rollout's and the update's GPU-busy seconds and costliest kernels and host calls",
+    )
+    commit: str = arg(
+        "", "the commit of this code, recorded where it runs in a copy without git's history"
+    )
+    out: str = arg(
+        os.path.join(RESULTS, "gpu_step.json"), "where the figures are written", writes="file"
+    )
 
 
 ENGINES = ("eager", "fast-stock", "fast-unfused", "fast-eager-sampling", "fast")
@@ -104,13 +150,25 @@ ENGINES = ("eager", "fast-stock", "fast-unfused", "fast-eager-sampling", "fast")
 def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
     """The random model saved once in `directory`, loaded as train.py loads a model for `mode`."""
     from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
+
     if not os.path.exists(os.path.join(directory, "config.json")):
-        tokenizer = AutoTokenizer.from_pretrained(cfg.tokenizer) if cfg.tokenizer else tinylm.bpe_tokenizer()
-        shape = QWEN25_15B if cfg.shape == "qwen2.5-1.5b" else SMALL | {"vocab_size": len(tokenizer)}
-        torch.manual_seed(0)              # the same random weights in every call (--merge)
+        tokenizer = (
+            AutoTokenizer.from_pretrained(cfg.tokenizer)
+            if cfg.tokenizer
+            else tinylm.bpe_tokenizer()
+        )
+        shape = (
+            QWEN25_15B if cfg.shape == "qwen2.5-1.5b" else SMALL | {"vocab_size": len(tokenizer)}
+        )
+        torch.manual_seed(0)  # the same random weights in every call (--merge)
         with torch.device(cfg.device):
-            model = Qwen2ForCausalLM(Qwen2Config(**shape, eos_token_id=tokenizer.eos_token_id,
-                                                 pad_token_id=tokenizer.pad_token_id)).to(torch.bfloat16)
+            model = Qwen2ForCausalLM(
+                Qwen2Config(
+                    **shape,
+                    eos_token_id=tokenizer.eos_token_id,
+                    pad_token_id=tokenizer.pad_token_id,
+                )
+            ).to(torch.bfloat16)
         model.save_pretrained(directory)
         tokenizer.save_pretrained(directory)
         del model
@@ -120,11 +178,20 @@ def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
 
 def make_sampler(policy: LMPolicy, engine_name: str) -> LMPolicy:
     """What samples for an engine of ENGINES."""
-    if engine_name == "fast-stock":   # the static caches and graphs alone: stock attention, no read lengths, no lookahead
-        return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(lookahead=0, fast_sampling=False),
-                                     attention="sdpa", fused=False)
+    if (
+        engine_name == "fast-stock"
+    ):  # the static caches and graphs alone: stock attention, no read lengths, no lookahead
+        return engine.rollout_policy(
+            policy,
+            torch.bfloat16,
+            engine.StaticDecoder(lookahead=0, fast_sampling=False),
+            attention="sdpa",
+            fused=False,
+        )
     if engine_name == "fast-eager-sampling":
-        return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(fast_sampling=False))
+        return engine.rollout_policy(
+            policy, torch.bfloat16, engine.StaticDecoder(fast_sampling=False)
+        )
     if engine_name == "fast-unfused":
         return engine.rollout_policy(policy, torch.bfloat16, engine.StaticDecoder(), fused=False)
     return engine.sampler(policy, engine_name)
@@ -134,8 +201,14 @@ def versions() -> dict:
     import accelerate
     import peft
     import transformers
-    return {"torch": torch.__version__, "cuda": torch.version.cuda, "transformers": transformers.__version__,
-            "peft": peft.__version__, "accelerate": accelerate.__version__}
+
+    return {
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "transformers": transformers.__version__,
+        "peft": peft.__version__,
+        "accelerate": accelerate.__version__,
+    }
 
 
 def bandwidth(device: str, gib: float = 1.0, repeats: int = 5) -> float:
@@ -161,13 +234,24 @@ class Timed:
     def __init__(self, sampler: LMPolicy):
         c = sampler.model.config
         head = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
-        kv_value = 2 if sampler.compute_dtype == torch.bfloat16 or next(sampler.model.parameters()).dtype == torch.bfloat16 else 4
-        self.kv_bytes = c.num_hidden_layers * 2 * (getattr(c, "num_key_value_heads", None) or c.num_attention_heads) * head * kv_value
+        kv_value = (
+            2
+            if sampler.compute_dtype == torch.bfloat16
+            or next(sampler.model.parameters()).dtype == torch.bfloat16
+            else 4
+        )
+        self.kv_bytes = (
+            c.num_hidden_layers
+            * 2
+            * (getattr(c, "num_key_value_heads", None) or c.num_attention_heads)
+            * head
+            * kv_value
+        )
         self.weight_bytes = sum(p.numel() * p.element_size() for p in sampler.model.parameters())
         self.sampler, self.static = sampler, sampler.decoder
-        if self.static is not None:     # engine.StaticDecoder: its own loop calls its `start`
+        if self.static is not None:  # engine.StaticDecoder: its own loop calls its `start`
             self.inner, self.static.start = self.static.start, self.decoder
-        else:                           # LMPolicy.generate's loop calls the policy's decoder
+        else:  # LMPolicy.generate's loop calls the policy's decoder
             self.inner, sampler.decoder = LMPolicy.eager_decoder, self.decoder
         self.generate = sampler.generate
         self.prefill_s = self.generate_s = 0.0
@@ -183,15 +267,20 @@ class Timed:
         context = [max(map(len, prompt_ids))]
 
         def counted(tok):
-            self.steps, self.tokens, context[0] = self.steps + 1, self.tokens + len(tok), context[0] + 1
+            self.steps, self.tokens, context[0] = (
+                self.steps + 1,
+                self.tokens + len(tok),
+                context[0] + 1,
+            )
             self.bytes += self.weight_bytes + len(tok) * context[0] * self.kv_bytes
             return advance(tok)
+
         return logits, counted
 
     def restore(self):
         """The sampler's own methods again (a second call does nothing)."""
         if self.static is not None:
-            self.static.__dict__.pop("start", None)     # the method again
+            self.static.__dict__.pop("start", None)  # the method again
         else:
             self.sampler.decoder = None
         self.sampler.__dict__.pop("generate", None)
@@ -210,11 +299,15 @@ def action_drift(policy: LMPolicy, batch, tcfg) -> dict:
     trained model as train.ppo_update does: log pi_copy(a|h) - log pi_old(a|h) per action."""
     micro, _ = batch.micro_batches(tcfg.micro_batch, Ranks())
     old = train.old_logprobs(policy, None, batch, micro, tcfg)[0]
-    log_ratio = torch.tensor([sum(s) - float(o.sum()) for s, o in zip(batch.logprobs, old)], dtype=torch.float64)
-    return {"behaviour_action_log_ratio_mean": round(log_ratio.mean().item(), 4),
-            "behaviour_action_log_ratio_mean_abs": round(log_ratio.abs().mean().item(), 4),
-            "behaviour_action_log_ratio_max_abs": round(log_ratio.abs().max().item(), 4),
-            "actions": len(log_ratio)}
+    log_ratio = torch.tensor(
+        [sum(s) - float(o.sum()) for s, o in zip(batch.logprobs, old)], dtype=torch.float64
+    )
+    return {
+        "behaviour_action_log_ratio_mean": round(log_ratio.mean().item(), 4),
+        "behaviour_action_log_ratio_mean_abs": round(log_ratio.abs().mean().item(), 4),
+        "behaviour_action_log_ratio_max_abs": round(log_ratio.abs().max().item(), 4),
+        "actions": len(log_ratio),
+    }
 
 
 @contextmanager
@@ -227,36 +320,76 @@ def profiled(summaries: dict | None, phase: str, top: int = 12):
         return
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
+
     cuda = torch.cuda.is_available()
-    with profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])) as prof:
+    with profile(
+        activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    ) as prof:
         sync()
         began = time.perf_counter()
         yield
         sync()
         wall = time.perf_counter() - began
     events = prof.key_averages()
-    kernels = sorted((e for e in events if e.device_type == DeviceType.CUDA), key=lambda e: -e.self_device_time_total)
-    host = sorted((e for e in events if e.device_type == DeviceType.CPU), key=lambda e: -e.self_cpu_time_total)
-    summaries[phase] = {"wall_s": round(wall, 3), "gpu_busy_s": round(sum(e.self_device_time_total for e in kernels) / 1e6, 3),
-                        "kernels": [[e.key[:100], e.count, round(e.self_device_time_total / 1e3, 2)] for e in kernels[:top]],
-                        "host": [[e.key[:100], e.count, round(e.self_cpu_time_total / 1e3, 2)] for e in host[:top]]}
+    kernels = sorted(
+        (e for e in events if e.device_type == DeviceType.CUDA),
+        key=lambda e: -e.self_device_time_total,
+    )
+    host = sorted(
+        (e for e in events if e.device_type == DeviceType.CPU), key=lambda e: -e.self_cpu_time_total
+    )
+    summaries[phase] = {
+        "wall_s": round(wall, 3),
+        "gpu_busy_s": round(sum(e.self_device_time_total for e in kernels) / 1e6, 3),
+        "kernels": [
+            [e.key[:100], e.count, round(e.self_device_time_total / 1e3, 2)] for e in kernels[:top]
+        ],
+        "host": [[e.key[:100], e.count, round(e.self_cpu_time_total / 1e3, 2)] for e in host[:top]],
+    }
 
 
-def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float, micro_batch: int, update_context,
-             turns: int = 10, profile: dict | None = None) -> dict:
+def one_step(
+    policy,
+    sampler,
+    cfg: GpuStepConfig,
+    mode: str,
+    bytes_per_s: float,
+    micro_batch: int,
+    update_context,
+    turns: int = 10,
+    profile: dict | None = None,
+) -> dict:
     """One step of train.py's code (play on `sampler`, credit, Eq. 2 on `policy` in passes of
     `micro_batch` turns inside `update_context`, refresh), timed by part; episodes of at most `turns`
     turns; `profile`: a dict to hold the profiles of the rollout and the update (`profiled`)."""
-    tcfg = train.config_from_flags(["--model", "qwen", "--lora-rank", "16" if mode == "lora" else "0",
-                                    "--group-size", str(cfg.group_size), "--secrets-per-step", str(cfg.secrets),
-                                    "--ppo-epochs", "1", "--num-minibatches", "4", "--micro-batch", str(micro_batch),
-                                    "--max-new-tokens", str(cfg.max_new_tokens)])
+    tcfg = train.config_from_flags(
+        [
+            "--model",
+            "qwen",
+            "--lora-rank",
+            "16" if mode == "lora" else "0",
+            "--group-size",
+            str(cfg.group_size),
+            "--secrets-per-step",
+            str(cfg.secrets),
+            "--ppo-epochs",
+            "1",
+            "--num-minibatches",
+            "4",
+            "--micro-batch",
+            str(micro_batch),
+            "--max-new-tokens",
+            str(cfg.max_new_tokens),
+        ]
+    )
     params = [p for p in policy.model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=tcfg.lr, betas=(0.9, tcfg.adam_beta2), eps=tcfg.adam_eps, weight_decay=0.0)
+    opt = torch.optim.AdamW(
+        params, lr=tcfg.lr, betas=(0.9, tcfg.adam_beta2), eps=tcfg.adam_eps, weight_decay=0.0
+    )
     scoring = {"old": 0.0}
     score = policy.score
 
-    def timed_score(*a, **k):   # the pi_old pass runs without gradient: that is "scoring"
+    def timed_score(*a, **k):  # the pi_old pass runs without gradient: that is "scoring"
         if torch.is_grad_enabled():
             return score(*a, **k)
         start = time.perf_counter()
@@ -264,29 +397,48 @@ def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float,
         sync()
         scoring["old"] += time.perf_counter() - start
         return out
+
     policy.score = timed_score
     timed = Timed(sampler)
-    try:     # a step cut short (out of memory) leaves the policy and sampler as they were
+    try:  # a step cut short (out of memory) leaves the policy and sampler as they were
         sync()
         torch.cuda.reset_peak_memory_stats() if torch.cuda.is_available() else None
         start = time.perf_counter()
         with profiled(profile, "rollout"):
-            batch = play_rollouts(sampler, list(range(1, cfg.secrets + 1)), cfg.group_size, GameConfig(max_turns=turns),
-                                  SampleConfig(tcfg.temperature, tcfg.top_p, cfg.max_new_tokens),   # as train.py samples
-                                  seeds=list(range(cfg.secrets * cfg.group_size)))
+            batch = play_rollouts(
+                sampler,
+                list(range(1, cfg.secrets + 1)),
+                cfg.group_size,
+                GameConfig(max_turns=turns),
+                SampleConfig(
+                    tcfg.temperature, tcfg.top_p, cfg.max_new_tokens
+                ),  # as train.py samples
+                seeds=list(range(cfg.secrets * cfg.group_size)),
+            )
         sync()
         played = time.perf_counter()
         timed.restore()
         with update_context:
-            drift = action_drift(policy, batch, tcfg)   # not part of the step: a scoring pass of its own
+            drift = action_drift(
+                policy, batch, tcfg
+            )  # not part of the step: a scoring pass of its own
         scoring["old"] = 0.0
         sync()
         resumed = time.perf_counter()
         with profiled(profile, "update"), update_context:
             credit = credit_from_batch(batch, 100)
-            advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit, EstimatorContext())).float()
-            update = train.ppo_update(policy, opt, batch, advantages, tcfg, torch.Generator().manual_seed(0),
-                                      sampled_are_old=train.sampled_logprobs_are_old(tcfg, sampler, policy, online=True))
+            advantages = batch.from_grid(
+                ESTIMATORS["echo"].advantages(credit, EstimatorContext())
+            ).float()
+            update = train.ppo_update(
+                policy,
+                opt,
+                batch,
+                advantages,
+                tcfg,
+                torch.Generator().manual_seed(0),
+                sampled_are_old=train.sampled_logprobs_are_old(tcfg, sampler, policy, online=True),
+            )
             engine.refresh(sampler, policy)
         sync()
         updated = time.perf_counter()
@@ -295,32 +447,54 @@ def one_step(policy, sampler, cfg: GpuStepConfig, mode: str, bytes_per_s: float,
         timed.restore()
     tokens, decode_s = sum(len(c) for c in batch.completion_ids), timed.generate_s - timed.prefill_s
     bound_s = timed.bytes / bytes_per_s
-    return {"turns": len(batch.records), "generated_tokens": tokens, "prompt_tokens": sum(map(len, batch.prompt_ids)),
-            "rollout_s": round(played - start, 2), "prefill_s": round(timed.prefill_s, 2), "decode_s": round(decode_s, 2),
-            "game_s": round(played - start - timed.generate_s, 2), "scoring_s": round(scoring["old"], 2),
-            "update_s": round(updated - resumed - scoring["old"], 2),
-            "step_s": round(played - start + updated - resumed, 2),
-            "batched_generated_tokens_per_s": round(tokens / (played - start), 1),
-            "decode_steps": timed.steps, "decode_tokens_per_s": round(timed.tokens / decode_s, 1),
-            "bandwidth_bound_tokens_per_s": round(timed.tokens / bound_s, 1),
-            "percent_of_bandwidth_bound": round(100 * bound_s / decode_s, 1),
-            "behaviour_logprob_drift": update["train/behaviour_logprob_drift"],
-            "behaviour_logprob_gap": update["train/behaviour_logprob_gap"], **drift,
-            "peak_gpu_memory_gb": round(torch.cuda.max_memory_allocated() / 2**30, 2) if torch.cuda.is_available() else None,
-            "trainable_parameters": sum(p.numel() for p in params),
-            "parameters": sum(p.numel() for p in policy.model.parameters())}
+    return {
+        "turns": len(batch.records),
+        "generated_tokens": tokens,
+        "prompt_tokens": sum(map(len, batch.prompt_ids)),
+        "rollout_s": round(played - start, 2),
+        "prefill_s": round(timed.prefill_s, 2),
+        "decode_s": round(decode_s, 2),
+        "game_s": round(played - start - timed.generate_s, 2),
+        "scoring_s": round(scoring["old"], 2),
+        "update_s": round(updated - resumed - scoring["old"], 2),
+        "step_s": round(played - start + updated - resumed, 2),
+        "batched_generated_tokens_per_s": round(tokens / (played - start), 1),
+        "decode_steps": timed.steps,
+        "decode_tokens_per_s": round(timed.tokens / decode_s, 1),
+        "bandwidth_bound_tokens_per_s": round(timed.tokens / bound_s, 1),
+        "percent_of_bandwidth_bound": round(100 * bound_s / decode_s, 1),
+        "behaviour_logprob_drift": update["train/behaviour_logprob_drift"],
+        "behaviour_logprob_gap": update["train/behaviour_logprob_gap"],
+        **drift,
+        "peak_gpu_memory_gb": round(torch.cuda.max_memory_allocated() / 2**30, 2)
+        if torch.cuda.is_available()
+        else None,
+        "trainable_parameters": sum(p.numel() for p in params),
+        "parameters": sum(p.numel() for p in policy.model.parameters()),
+    }
 
 
 def setting_name(mode: str, engine_name: str, micro_batch: int, compiled: bool = False) -> str:
     """A setting's key in the file: MODE/ENGINE, then the update's micro-batch where it is not the
     default and /compiled-update where its layers were compiled."""
     default = int(GpuStepConfig.micro_batch)
-    return (f"{mode}/{engine_name}" + (f"/micro-batch-{micro_batch}" if micro_batch != default else "")
-            + ("/compiled-update" if compiled else ""))
+    return (
+        f"{mode}/{engine_name}"
+        + (f"/micro-batch-{micro_batch}" if micro_batch != default else "")
+        + ("/compiled-update" if compiled else "")
+    )
 
 
-def timed_setting(policy, sampler, cfg: GpuStepConfig, mode: str, name: str, micro_batch: int,
-                  bytes_per_s: float, update_context=nullcontext()) -> dict:
+def timed_setting(
+    policy,
+    sampler,
+    cfg: GpuStepConfig,
+    mode: str,
+    name: str,
+    micro_batch: int,
+    bytes_per_s: float,
+    update_context=nullcontext(),
+) -> dict:
     """One setting's figures: a warm-up step (compilation, graphs, allocator), then the timed one,
     then the profiled and the one-episode-at-a-time figures where asked."""
     sync()
@@ -330,17 +504,33 @@ def timed_setting(policy, sampler, cfg: GpuStepConfig, mode: str, name: str, mic
     warm_s = time.perf_counter() - began
     r = one_step(policy, sampler, cfg, mode, bytes_per_s, micro_batch, update_context)
     r["warm_up_step_s"] = round(warm_s, 2)
-    if sampler.decoder is not None:   # engine.StaticDecoder, both steps together (and earlier micro-batches')
+    if (
+        sampler.decoder is not None
+    ):  # engine.StaticDecoder, both steps together (and earlier micro-batches')
         r["decode_shapes"] = len(sampler.decoder.shapes)
         r["graphs_captured"] = len(sampler.decoder.shapes) if sampler.decoder.compiled else 0
         r["compile_and_capture_s"] = round(sampler.decoder.compile_seconds, 2)
-    if cfg.profile_turns:   # a shorter step, so the trace stays small
+    if cfg.profile_turns:  # a shorter step, so the trace stays small
         r["profile"] = {"turns": cfg.profile_turns}
-        one_step(policy, sampler, cfg, mode, bytes_per_s, micro_batch, update_context, cfg.profile_turns, r["profile"])
-    if cfg.generate_episodes and name == "eager":   # the paper's way of playing: one episode at a time
+        one_step(
+            policy,
+            sampler,
+            cfg,
+            mode,
+            bytes_per_s,
+            micro_batch,
+            update_context,
+            cfg.profile_turns,
+            r["profile"],
+        )
+    if (
+        cfg.generate_episodes and name == "eager"
+    ):  # the paper's way of playing: one episode at a time
         sync()
         with policy.autocast():
-            one = hf_generate_per_episode(policy, cfg.generate_episodes, max_new_tokens=cfg.max_new_tokens)
+            one = hf_generate_per_episode(
+                policy, cfg.generate_episodes, max_new_tokens=cfg.max_new_tokens
+            )
         r["model_generate_one_episode_tokens_per_s"] = round(one["tokens"] / one["seconds"], 1)
     return r
 
@@ -353,40 +543,77 @@ def sync():
 def main(argv=None):
     cfg = parse_config(GpuStepConfig, argv, description=__doc__.splitlines()[0])
     if unknown := set(cfg.engines.split(",")) - set(ENGINES):
-        fail("gpu_step.py", f"unknown engine {', '.join(sorted(unknown))}: choose among {', '.join(ENGINES)}.")
+        fail(
+            "gpu_step.py",
+            f"unknown engine {', '.join(sorted(unknown))}: choose among {', '.join(ENGINES)}.",
+        )
     device = cfg.device = cfg.device or ("cuda" if torch.cuda.is_available() else "cpu")
     micro_batches = [int(m) for m in cfg.micro_batch.split(",") if m.isdigit() and int(m) > 0]
     if len(micro_batches) != len(cfg.micro_batch.split(",")):
-        fail("gpu_step.py", f"--micro-batch takes positive whole numbers separated by commas, not {cfg.micro_batch!r}.")
+        fail(
+            "gpu_step.py",
+            f"--micro-batch takes positive whole numbers separated by commas, not {cfg.micro_batch!r}.",
+        )
     if not set(compile_update := cfg.compile_update.split(",")) <= {"off", "on"}:
-        fail("gpu_step.py", f"--compile-update takes off and/or on, separated by commas, not {cfg.compile_update!r}.")
-    results = {"device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "shape": cfg.shape,
-               "config": vars(cfg) | {}, "versions": versions(), "modes": {}}
+        fail(
+            "gpu_step.py",
+            f"--compile-update takes off and/or on, separated by commas, not {cfg.compile_update!r}.",
+        )
+    results = {
+        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "shape": cfg.shape,
+        "config": vars(cfg) | {},
+        "versions": versions(),
+        "modes": {},
+    }
     command = command_line(argv, __file__)
     code = code_version() or ({"commit": cfg.commit, "uncommitted": None} if cfg.commit else {})
     if cfg.merge and os.path.exists(cfg.out):
         with open(cfg.out) as f:
             earlier = json.load(f)
         same = {k: earlier.get(k) for k in ("device", "shape", "commit", "uncommitted", "versions")}
-        if same != {"device": results["device"], "shape": cfg.shape, "commit": None, "uncommitted": None, **code,
-                    "versions": results["versions"]}:
-            fail("gpu_step.py", f"{cfg.out} holds figures of another device, shape, code or library versions: leave "
-                                "out --merge, or give another --out.")
+        if same != {
+            "device": results["device"],
+            "shape": cfg.shape,
+            "commit": None,
+            "uncommitted": None,
+            **code,
+            "versions": results["versions"],
+        }:
+            fail(
+                "gpu_step.py",
+                f"{cfg.out} holds figures of another device, shape, code or library versions: leave "
+                "out --merge, or give another --out.",
+            )
         results["modes"], command = earlier["modes"], f"{earlier['command']}; {command}"
     bytes_per_s = bandwidth(device, 1.0 if device == "cuda" else 0.25)
     results["memory_bandwidth_gb_per_s"] = round(bytes_per_s / 1e9, 1)
     with tempfile.TemporaryDirectory() as directory:
         for mode in cfg.modes.split(","):
             policy = build(cfg, mode, directory)
-            compiled_layers = engine.CompiledLayers(policy, on="on" in compile_update)   # compiles on first use
+            compiled_layers = engine.CompiledLayers(
+                policy, on="on" in compile_update
+            )  # compiles on first use
             for name in cfg.engines.split(","):
                 sampler = make_sampler(policy, name)
-                for micro_batch, compiled in [(m, c == "on") for c in compile_update for m in micro_batches]:
+                for micro_batch, compiled in [
+                    (m, c == "on") for c in compile_update for m in micro_batches
+                ]:
                     key = setting_name(mode, name, micro_batch, compiled)
                     try:
-                        r = timed_setting(policy, sampler, cfg, mode, name, micro_batch, bytes_per_s,
-                                          compiled_layers if compiled else nullcontext())
-                    except torch.OutOfMemoryError:     # the largest micro-batch that fits is what a sweep looks for
+                        r = timed_setting(
+                            policy,
+                            sampler,
+                            cfg,
+                            mode,
+                            name,
+                            micro_batch,
+                            bytes_per_s,
+                            compiled_layers if compiled else nullcontext(),
+                        )
+                    except (
+                        torch.OutOfMemoryError
+                    ):  # the largest micro-batch that fits is what a sweep looks for
                         for p in policy.model.parameters():
                             p.grad = None
                         policy.model.eval()
@@ -394,7 +621,9 @@ def main(argv=None):
                         r = {"out_of_memory": True, "micro_batch": micro_batch}
                     results["modes"][key] = r
                     print(f"{results['device']}, {cfg.shape}, {key}: {json.dumps(r)}", flush=True)
-                    save_results(results | code, cfg.out, command)   # after each setting: a run cut short keeps what it timed
+                    save_results(
+                        results | code, cfg.out, command
+                    )  # after each setting: a run cut short keeps what it timed
                 del sampler
             del policy
             if device == "cuda":

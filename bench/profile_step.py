@@ -8,6 +8,7 @@ and its completions, with gradient, and without for pi_old), backward, optimizer
 is the code between them.
     python bench/profile_step.py [--steps 1] [--threads 2] [--train-flags "--question-set binary"]
 """
+
 import cProfile
 import io
 import os
@@ -36,11 +37,18 @@ import models  # noqa: E402
 @dataclass
 class ProfileConfig:
     steps: int = arg(1, "training steps to time, from step 1 of the default run")
-    train_flags: str = arg("", "train.py flags of the run profiled, e.g. '--question-set binary' (its preset applies)")
-    model: str = arg("tiny", "tiny (the warmed-up model of step 1, as the flags build it) or a checkpoint directory (a late step)")
+    train_flags: str = arg(
+        "", "train.py flags of the run profiled, e.g. '--question-set binary' (its preset applies)"
+    )
+    model: str = arg(
+        "tiny",
+        "tiny (the warmed-up model of step 1, as the flags build it) or a checkpoint directory (a late step)",
+    )
     threads: int = arg(0, "torch threads (0: the default train.py chooses)")
     cprofile_lines: int = arg(25, "functions listed from cProfile, by own time")
-    out: str = arg(os.path.join(RESULTS, "profile_step.json"), "where the figures are written", writes="file")
+    out: str = arg(
+        os.path.join(RESULTS, "profile_step.json"), "where the figures are written", writes="file"
+    )
 
 
 SECONDS = defaultdict(float)
@@ -64,6 +72,7 @@ def wrap(owner, attr, name_of):
     def wrapper(*args, **kwargs):
         with timed(name_of(args, kwargs)):
             return original(*args, **kwargs)
+
     setattr(owner, attr, wrapper)
 
 
@@ -74,18 +83,27 @@ def instrument(policy, opt):
     forward = policy.model.forward
 
     def model_call(*args, **kwargs):
-        part = ("prompts (prefill)" if kwargs.get("logits_to_keep") == 1 else
-                "decode" if kwargs["input_ids"].shape[1] == 1 else "completions")
+        part = (
+            "prompts (prefill)"
+            if kwargs.get("logits_to_keep") == 1
+            else "decode"
+            if kwargs["input_ids"].shape[1] == 1
+            else "completions"
+        )
         with timed(f"{PHASE[0]}: {part}"):
             return forward(*args, **kwargs)
+
     policy.model.forward = model_call
-    for method, phase in (("generate", lambda: "rollout"),
-                          ("score", lambda: "update" if torch.is_grad_enabled() else "update pi_old (no grad)")):
+    for method, phase in (
+        ("generate", lambda: "rollout"),
+        ("score", lambda: "update" if torch.is_grad_enabled() else "update pi_old (no grad)"),
+    ):
         original = getattr(policy_module.LMPolicy, method)
 
         def in_phase(*args, _original=original, _phase=phase, **kwargs):
             PHASE[0] = _phase()
             return _original(*args, **kwargs)
+
         setattr(policy_module.LMPolicy, method, in_phase)
     wrap(env.CSG, "messages", lambda a, k: "rollout: prompt building")
     wrap(env.CSG, "step", lambda a, k: "rollout: game")
@@ -96,17 +114,30 @@ def instrument(policy, opt):
 
 
 def one_step(policy, opt, cfg, rng, gen, shuffle):
-    game_cfg = train.game_config(cfg)   # prefix turns and refusals (experiment.episode_starts) are not played here
+    game_cfg = train.game_config(
+        cfg
+    )  # prefix turns and refusals (experiment.episode_starts) are not played here
     secrets = rng.sample(env.secret_split(cfg.n_max, cfg.n_heldout)[0], cfg.secrets_per_step)
     sample = policy_module.SampleConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens)
     with timed("rollout (total)"):
-        batch = policy_module.play_rollouts(policy, secrets, cfg.group_size, game_cfg, sample, None, gen)
+        batch = policy_module.play_rollouts(
+            policy, secrets, cfg.group_size, game_cfg, sample, None, gen
+        )
     with timed("credit (total)"):
         credit = credit_from_batch(batch, cfg.n_max)
-        advantages = batch.from_grid(ESTIMATORS[cfg.estimator].advantages(credit, EstimatorContext())).float()
+        advantages = batch.from_grid(
+            ESTIMATORS[cfg.estimator].advantages(credit, EstimatorContext())
+        ).float()
     with timed("update (total)"):
-        train.ppo_update(policy, opt, batch, advantages, cfg, shuffle,
-                         sampled_are_old=train.sampled_logprobs_are_old(cfg, policy, policy, online=True))
+        train.ppo_update(
+            policy,
+            opt,
+            batch,
+            advantages,
+            cfg,
+            shuffle,
+            sampled_are_old=train.sampled_logprobs_are_old(cfg, policy, policy, online=True),
+        )
     return batch
 
 
@@ -115,9 +146,22 @@ def main(argv=None):
     cfg = train.config_from_flags(shlex.split(pcfg.train_flags))
     use_threads(pcfg.threads)
     # tiny: the run's own start (its warm-up, precision, size and adapters), as train.py loads it
-    policy = load_policy(cfg, quiet=True)[0] if pcfg.model == "tiny" else models.load_policy_for("profile_step.py", pcfg.model)
-    opt = torch.optim.AdamW([p for p in policy.model.parameters() if p.requires_grad], lr=cfg.lr, betas=(0.9, cfg.adam_beta2), eps=cfg.adam_eps)
-    rng, gen, shuffle = random.Random(0), torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
+    policy = (
+        load_policy(cfg, quiet=True)[0]
+        if pcfg.model == "tiny"
+        else models.load_policy_for("profile_step.py", pcfg.model)
+    )
+    opt = torch.optim.AdamW(
+        [p for p in policy.model.parameters() if p.requires_grad],
+        lr=cfg.lr,
+        betas=(0.9, cfg.adam_beta2),
+        eps=cfg.adam_eps,
+    )
+    rng, gen, shuffle = (
+        random.Random(0),
+        torch.Generator().manual_seed(0),
+        torch.Generator().manual_seed(0),
+    )
     instrument(policy, opt)
     profiler = cProfile.Profile()
     turns = 0
@@ -127,18 +171,32 @@ def main(argv=None):
         turns += len(one_step(policy, opt, cfg, rng, gen, shuffle).records)
     profiler.disable()
     total = time.perf_counter() - start
-    print(f"{pcfg.steps} step(s) of train.py {pcfg.train_flags or '(the default config)'} from step 1: {turns} turns, {total:.1f} s "
-          f"with {torch.get_num_threads()} threads (cProfile on: about 10-20% slower than train.py)")
+    print(
+        f"{pcfg.steps} step(s) of train.py {pcfg.train_flags or '(the default config)'} from step 1: {turns} turns, {total:.1f} s "
+        f"with {torch.get_num_threads()} threads (cProfile on: about 10-20% slower than train.py)"
+    )
     rows = sorted(SECONDS.items(), key=lambda kv: (not kv[0].endswith("(total)"), kv[0]))
     for name, s in rows:
         print(f"  {name:45s} {s:7.2f} s  {100 * s / total:5.1f}%  ({CALLS[name]} calls)")
     stream = io.StringIO()
     pstats.Stats(profiler, stream=stream).sort_stats("tottime").print_stats(pcfg.cprofile_lines)
     text = stream.getvalue()
-    print(text[text.index("ncalls") - 3:] if "ncalls" in text else text)
-    save_results({"steps": pcfg.steps, "train_flags": pcfg.train_flags, "turns": turns, "seconds": round(total, 2), "threads": torch.get_num_threads(),
-                  "pieces": {k: {"seconds": round(v, 3), "share": round(v / total, 4), "calls": CALLS[k]} for k, v in rows},
-                  "cprofile_top": text.splitlines()[-pcfg.cprofile_lines - 2:]}, pcfg.out)
+    print(text[text.index("ncalls") - 3 :] if "ncalls" in text else text)
+    save_results(
+        {
+            "steps": pcfg.steps,
+            "train_flags": pcfg.train_flags,
+            "turns": turns,
+            "seconds": round(total, 2),
+            "threads": torch.get_num_threads(),
+            "pieces": {
+                k: {"seconds": round(v, 3), "share": round(v / total, 4), "calls": CALLS[k]}
+                for k, v in rows
+            },
+            "cprofile_top": text.splitlines()[-pcfg.cprofile_lines - 2 :],
+        },
+        pcfg.out,
+    )
 
 
 if __name__ == "__main__":

@@ -6,11 +6,28 @@ each setting was chosen on and what that split shares with the split those choic
 the policy uses its belief (bench/bisection_behaviour.py), the capacity check
 (bench/capacity_check.py) and the older 60-minute reproductions. Paper: App. C, "Bisection as a special case of the EDP objective".
 """
+
 import re
 
 from bench import report_tables
-from bench.report_tables import (code_cell, code_note, load, machine_text, meta, missing, named, names, nan, num, protocol,
-                                 provenance_line, reproduction_table, seeds_text, t_test_text, table)
+from bench.report_tables import (
+    code_cell,
+    code_note,
+    load,
+    machine_text,
+    meta,
+    missing,
+    named,
+    names,
+    nan,
+    num,
+    protocol,
+    provenance_line,
+    reproduction_table,
+    seeds_text,
+    t_test_text,
+    table,
+)
 
 
 def split_of(name: str, data) -> int:
@@ -22,14 +39,25 @@ def split_of(name: str, data) -> int:
 def section_binary() -> list[str]:
     lines = ["## The binary question set", ""]
     final = load("binary_final.json")
-    lines += ["Only yes/no questions are answered, so the right question depends on the candidates left."]
+    lines += [
+        "Only yes/no questions are answered, so the right question depends on the candidates left."
+    ]
     for split, ref in (final or {}).get("references", {}).items():
         cell = lambda k: f"{num(ref[k]['heldout'], 1, 100)}% / {num(ref[k]['n200'], 1, 100)}%"  # noqa: E731
-        lines += [f"For reference (`binary_final.json`, greedy, held-out secrets of split {split} / 1..200): bisection "
-                  f"resolves {cell('bisection')}, the best belief-agnostic fixed sequence (fitted to each universe) "
-                  f"{cell('fixed_sequence')}, random questions {cell('random')}."]
-    return (lines + [""] + section_final() + section_defaults() + section_belief() + section_capacity()
-            + section_older())
+        lines += [
+            f"For reference (`binary_final.json`, greedy, held-out secrets of split {split} / 1..200): bisection "
+            f"resolves {cell('bisection')}, the best belief-agnostic fixed sequence (fitted to each universe) "
+            f"{cell('fixed_sequence')}, random questions {cell('random')}."
+        ]
+    return (
+        lines
+        + [""]
+        + section_final()
+        + section_defaults()
+        + section_belief()
+        + section_capacity()
+        + section_older()
+    )
 
 
 def section_older() -> list[str]:
@@ -38,16 +66,23 @@ def section_older() -> list[str]:
     if g8 is None:
         return []
     r = g8["train_config"]["resolved"]
-    lines = [f"### Older runs: up to {r['time_limit_min']:g} minutes, settings chosen on held-out scores", "",
-             f"These runs, on split {r.get('split_seed', 0)}, came before the step budget; the kept checkpoints on "
-             "another split (above) replace them.", "",
-             f"*Protocol:* these runs' settings ({r['ppo_epochs']} PPO epochs, G = {r['group_size']}, "
-             f"the {r['validation_window']}-evaluation validation window) were chosen by looking at HELD-OUT scores of "
-             "the same seeds that the figures below come from, so the binary-set figures are not clean held-out "
-             f"estimates. The kept checkpoint of each run was chosen on {r['validation_secrets']} validation secrets; "
-             "the choice between settings was not.", ""]
-    for name, title in (("reproduce_binary_60min_g8.json", "ECHO"),
-                        ("reproduce_binary_60min_all.json", "ECHO, GRPO and RLOO")):
+    lines = [
+        f"### Older runs: up to {r['time_limit_min']:g} minutes, settings chosen on held-out scores",
+        "",
+        f"These runs, on split {r.get('split_seed', 0)}, came before the step budget; the kept checkpoints on "
+        "another split (above) replace them.",
+        "",
+        f"*Protocol:* these runs' settings ({r['ppo_epochs']} PPO epochs, G = {r['group_size']}, "
+        f"the {r['validation_window']}-evaluation validation window) were chosen by looking at HELD-OUT scores of "
+        "the same seeds that the figures below come from, so the binary-set figures are not clean held-out "
+        f"estimates. The kept checkpoint of each run was chosen on {r['validation_secrets']} validation secrets; "
+        "the choice between settings was not.",
+        "",
+    ]
+    for name, title in (
+        ("reproduce_binary_60min_g8.json", "ECHO"),
+        ("reproduce_binary_60min_all.json", "ECHO, GRPO and RLOO"),
+    ):
         lines += binary_reproduction(name, title)
     return lines
 
@@ -58,28 +93,63 @@ def section_final() -> list[str]:
     files = [(n, load(n)) for n in names("binary_final.json") + names("binary_scores_*.json")]
     if not files:
         return []
-    lines += ["*Protocol:* each run's kept checkpoint (chosen on its validation secrets) played on the held-out secrets "
-              "of its own split (`--split-seed`) and on all of 1..200 (secrets and a universe no training saw); greedy / "
-              "sampled at T = 1. Correlation: the comparison threshold against the median of the current candidates "
-              "(1 for bisection, which asks the median), held-out. Universes: the smallest training universe drawn per "
-              "episode (`--universe-least`; - : always 1..100)." + chosen_on(load("binary_defaults.json"))
-              + shared_secrets(load("splits.json"), sorted({r["split_seed"] for _, d in files for r in d["runs"]})), ""]
+    lines += [
+        "*Protocol:* each run's kept checkpoint (chosen on its validation secrets) played on the held-out secrets "
+        "of its own split (`--split-seed`) and on all of 1..200 (secrets and a universe no training saw); greedy / "
+        "sampled at T = 1. Correlation: the comparison threshold against the median of the current candidates "
+        "(1 for bisection, which asks the median), held-out. Universes: the smallest training universe drawn per "
+        "episode (`--universe-least`; - : always 1..100)."
+        + chosen_on(load("binary_defaults.json"))
+        + shared_secrets(
+            load("splits.json"), sorted({r["split_seed"] for _, d in files for r in d["runs"]})
+        ),
+        "",
+    ]
     for name, d in files:
-        rows = [[r["estimator"], r["seed"], " ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in r["changed"].items())
-                 or "none", f"{r['steps']} ({r['kept_step']})", r["split_seed"],
-                 r["universe_least"] or "-", f"{r['train_seconds'] / 60:.0f} ({r['threads'] or 'all'})",
-                 f"{num(r['heldout_greedy'], 1, 100)} / {num(r['heldout_sampled'], 1, 100)}",
-                 f"{num(r['n200_greedy'], 1, 100)} / {num(r['n200_sampled'], 1, 100)}",
-                 f"{num(r['threshold_median_corr_greedy'])} / {num(r['threshold_median_corr_sampled'])}",
-                 num(r["eliminated_fraction_per_turn"])] for r in d["runs"]]
+        rows = [
+            [
+                r["estimator"],
+                r["seed"],
+                " ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in r["changed"].items())
+                or "none",
+                f"{r['steps']} ({r['kept_step']})",
+                r["split_seed"],
+                r["universe_least"] or "-",
+                f"{r['train_seconds'] / 60:.0f} ({r['threads'] or 'all'})",
+                f"{num(r['heldout_greedy'], 1, 100)} / {num(r['heldout_sampled'], 1, 100)}",
+                f"{num(r['n200_greedy'], 1, 100)} / {num(r['n200_sampled'], 1, 100)}",
+                f"{num(r['threshold_median_corr_greedy'])} / {num(r['threshold_median_corr_sampled'])}",
+                num(r["eliminated_fraction_per_turn"]),
+            ]
+            for r in d["runs"]
+        ]
         lines += [provenance_line(name, d), ""]
-        lines += table(["Estimator", "Seed", "Flags beyond the binary preset", "Steps (kept)", "Split", "Universes", "Train min (threads)", "Held-out resolve %, "
-                        "greedy / sampled", "1..200 resolve %, greedy / sampled", "Threshold-median corr.",
-                        "Eliminated per turn"], rows)
+        lines += table(
+            [
+                "Estimator",
+                "Seed",
+                "Flags beyond the binary preset",
+                "Steps (kept)",
+                "Split",
+                "Universes",
+                "Train min (threads)",
+                "Held-out resolve %, greedy / sampled",
+                "1..200 resolve %, greedy / sampled",
+                "Threshold-median corr.",
+                "Eliminated per turn",
+            ],
+            rows,
+        )
         for other, tests in d["paired"].items():
-            lines += [f"ECHO minus {other.upper()}, paired over seeds: " + "; ".join(
-                f"{k.replace('_', ' ')} {num(v['mean_difference'], 1, 100)} points ({t_test_text(v['t'], v['p'])})"
-                for k, v in tests.items()) + ".", ""]
+            lines += [
+                f"ECHO minus {other.upper()}, paired over seeds: "
+                + "; ".join(
+                    f"{k.replace('_', ' ')} {num(v['mean_difference'], 1, 100)} points ({t_test_text(v['t'], v['p'])})"
+                    for k, v in tests.items()
+                )
+                + ".",
+                "",
+            ]
     return lines
 
 
@@ -91,11 +161,13 @@ def chosen_on(defaults: dict | None) -> str:
         return ""
     (run,) = [r for r in defaults["runs"] if r["name"] == defaults["chosen"]]
     compared = ", ".join(f"`--{k.replace('_', '-')}`" for k in run["settings"])
-    return (f" What chose the settings these runs share: {compared} and the checkpoint rule were chosen on the "
-            f"validation secrets of ECHO's seed {run['seed']} on split {run['split_seed']} (`binary_defaults.json`, "
-            "below; a seed and split train the same run again, so that run is this table's ECHO row of that seed and "
-            "split); the passes of Eq. 2 (`--ppo-epochs`) were chosen before, on held-out scores of split 0 (the older "
-            "runs at the end of this section).")
+    return (
+        f" What chose the settings these runs share: {compared} and the checkpoint rule were chosen on the "
+        f"validation secrets of ECHO's seed {run['seed']} on split {run['split_seed']} (`binary_defaults.json`, "
+        "below; a seed and split train the same run again, so that run is this table's ECHO row of that seed and "
+        "split); the passes of Eq. 2 (`--ppo-epochs`) were chosen before, on held-out scores of split 0 (the older "
+        "runs at the end of this section)."
+    )
 
 
 def shared_secrets(splits: dict | None, seeds: list) -> str:
@@ -106,9 +178,11 @@ def shared_secrets(splits: dict | None, seeds: list) -> str:
     for s in splits["shared"]:
         if s["from"] == 0 and s["to"] in seeds:
             seen, n = s["heldout"], splits["n_heldout"]
-            text += (f" Split {s['to']}'s {n} held-out secrets include {len(seen)} of split 0's ({seeds_text(seen)}; "
-                     f"`bench/results/splits.json`, by `{meta('splits.json', splits).get('command')}`): those "
-                     f"{len(seen)} were looked at by that earlier choice, the other {n - len(seen)} by no choice.")
+            text += (
+                f" Split {s['to']}'s {n} held-out secrets include {len(seen)} of split 0's ({seeds_text(seen)}; "
+                f"`bench/results/splits.json`, by `{meta('splits.json', splits).get('command')}`): those "
+                f"{len(seen)} were looked at by that earlier choice, the other {n - len(seen)} by no choice."
+            )
     return text + (code_note("splits.json", splits) if text else "")
 
 
@@ -117,86 +191,174 @@ def section_capacity() -> list[str]:
     lines = ["### Can the built-in model represent bisection? (capacity check)", ""]
     files = [(n, load(n)) for n in names("capacity_check_*.json")]
     if not files:
-        return lines + missing("capacity_check_NAME.json", "python bench/capacity_check.py --out "
-                                                           "bench/results/capacity_check_NAME.json")
-    both = lambda r, k: f"{num(r['behaviour_greedy'].get(k))} / {num(r['behaviour_sampled'].get(k))}"  # noqa: E731
-    rows = [[f"{d['config']['layers']} x {d['config']['width']} ({d['parameters']:,})", split_of(n, d),
-             f"{d['training_states']:,} states x {d['config']['epochs']} epochs, final loss {d['epoch_losses'][-1]:.3f}"]
-            + [f"{num(d[s]['greedy'], 1, 100)} / {num(d[s]['sampled'], 1, 100)}" for s in ("heldout", "n200")]
-            + [both(d[s], "threshold_median_corr") for s in ("heldout", "n200")]
-            + [both(d["heldout"], "mean_fraction_eliminated")]
-            + [" / ".join(num(d[s].get("halving_share"), 1, 100) for s in ("heldout", "n200")), meta(n, d).get("date"),
-               f"`{n}`", code_cell(n, d)]
-            for n, d in files]
+        return lines + missing(
+            "capacity_check_NAME.json",
+            "python bench/capacity_check.py --out bench/results/capacity_check_NAME.json",
+        )
+    both = lambda r, k: (
+        f"{num(r['behaviour_greedy'].get(k))} / {num(r['behaviour_sampled'].get(k))}"
+    )  # noqa: E731
+    rows = [
+        [
+            f"{d['config']['layers']} x {d['config']['width']} ({d['parameters']:,})",
+            split_of(n, d),
+            f"{d['training_states']:,} states x {d['config']['epochs']} epochs, final loss {d['epoch_losses'][-1]:.3f}",
+        ]
+        + [
+            f"{num(d[s]['greedy'], 1, 100)} / {num(d[s]['sampled'], 1, 100)}"
+            for s in ("heldout", "n200")
+        ]
+        + [both(d[s], "threshold_median_corr") for s in ("heldout", "n200")]
+        + [both(d["heldout"], "mean_fraction_eliminated")]
+        + [
+            " / ".join(num(d[s].get("halving_share"), 1, 100) for s in ("heldout", "n200")),
+            meta(n, d).get("date"),
+            f"`{n}`",
+            code_cell(n, d),
+        ]
+        for n, d in files
+    ]
     machines = "; ".join(sorted({machine_text(meta(n, d).get("machine")) for n, d in files}))
-    lines += ["*Command:* `python bench/capacity_check.py --layers L --width W --episodes E --epochs K`. "
-              f"*Machines:* {machines}. *Files:* `bench/results/` plus the name in each row.", "",
-              "*Protocol:* a capacity check, not an RL result. The fresh tiny model is trained supervised on the Bayes "
-              "policy's actions (bisection) in the states it reaches on the training secrets of 1..100, each episode in a "
-              "random universe lo..hi holding its secret; then played greedily / sampled at T = 1 on the held-out "
-              "secrets of its split (1..100) and on 1..200. Bayes states halved: teacher-forced, the share of the states the "
-              "Bayes policy reaches on those secrets in which the model's own action halves the candidates (bisection "
-              "halves every one). Nothing is chosen by these figures.", ""]
-    return lines + table(["Model (layers x width, parameters)", "Split", "Training", "Held-out resolve %, greedy / sampled",
-                          "1..200 resolve %, greedy / sampled", "Threshold-median corr., held-out",
-                          "Threshold-median corr., 1..200", "Eliminated per turn, held-out",
-                          "Bayes states halved %, held-out / 1..200", "Date", "File", "Code changed since"], rows)
+    lines += [
+        "*Command:* `python bench/capacity_check.py --layers L --width W --episodes E --epochs K`. "
+        f"*Machines:* {machines}. *Files:* `bench/results/` plus the name in each row.",
+        "",
+        "*Protocol:* a capacity check, not an RL result. The fresh tiny model is trained supervised on the Bayes "
+        "policy's actions (bisection) in the states it reaches on the training secrets of 1..100, each episode in a "
+        "random universe lo..hi holding its secret; then played greedily / sampled at T = 1 on the held-out "
+        "secrets of its split (1..100) and on 1..200. Bayes states halved: teacher-forced, the share of the states the "
+        "Bayes policy reaches on those secrets in which the model's own action halves the candidates (bisection "
+        "halves every one). Nothing is chosen by these figures.",
+        "",
+    ]
+    return lines + table(
+        [
+            "Model (layers x width, parameters)",
+            "Split",
+            "Training",
+            "Held-out resolve %, greedy / sampled",
+            "1..200 resolve %, greedy / sampled",
+            "Threshold-median corr., held-out",
+            "Threshold-median corr., 1..200",
+            "Eliminated per turn, held-out",
+            "Bayes states halved %, held-out / 1..200",
+            "Date",
+            "File",
+            "Code changed since",
+        ],
+        rows,
+    )
 
 
 def binary_reproduction(name: str, title: str) -> list[str]:
     """One of the older 60-minute reproductions (bench/reproduce.py's file), under the protocol above it."""
     data = load(name)
     if data is None:
-        return [f"#### {title}", ""] + missing(name, "python bench/reproduce.py --question-set binary --estimators "
-                                                     "echo,grpo,rloo --jobs 2 --tag 60min_all")
+        return [f"#### {title}", ""] + missing(
+            name,
+            "python bench/reproduce.py --question-set binary --estimators "
+            "echo,grpo,rloo --jobs 2 --tag 60min_all",
+        )
     r = data["train_config"]["resolved"]
-    chosen = (f"G = {r['group_size']}, {r['ppo_epochs']} PPO epochs, up to {r['steps']} steps or "
-              f"{r['time_limit_min']:g} minutes; see the protocol above")
-    precision = [f"Per-seed values: {data['per_seed_precision']}.", ""] if "per_seed_precision" in data else []
-    curves = name[:-len(".json")] + ".png"
+    chosen = (
+        f"G = {r['group_size']}, {r['ppo_epochs']} PPO epochs, up to {r['steps']} steps or "
+        f"{r['time_limit_min']:g} minutes; see the protocol above"
+    )
+    precision = (
+        [f"Per-seed values: {data['per_seed_precision']}.", ""]
+        if "per_seed_precision" in data
+        else []
+    )
+    curves = name[: -len(".json")] + ".png"
     curves = f" *Curves:* {named(curves)}." if (report_tables.DIR / curves).exists() else ""
-    return [f"#### {title} at G = {r['group_size']}", "", provenance_line(name, data) + curves, "",
-            protocol(data, chosen), ""] + precision + reproduction_table(data)
+    return (
+        [
+            f"#### {title} at G = {r['group_size']}",
+            "",
+            provenance_line(name, data) + curves,
+            "",
+            protocol(data, chosen),
+            "",
+        ]
+        + precision
+        + reproduction_table(data)
+    )
 
 
 def section_belief() -> list[str]:
     lines = ["### Does the policy use its belief?", ""]
     files = [(n, load(n)) for n in names("bisection_behaviour_*.json")]
     if not files:
-        return lines + missing("bisection_behaviour_NAME.json", "python bench/bisection_behaviour.py --checkpoint RUN/best")
+        return lines + missing(
+            "bisection_behaviour_NAME.json",
+            "python bench/bisection_behaviour.py --checkpoint RUN/best",
+        )
     share = lambda x: "n/a" if nan(x) else num(x, 0, 100) + "%"  # noqa: E731
     count = lambda x: "n/a" if x is None else str(x)  # noqa: E731
-    cells = lambda r: [num(r["mean_fraction_eliminated"]), count(r["comparisons"]),  # noqa: E731
-                       num(r.get("threshold_median_corr")), share(r["zero_share"])]
+    cells = lambda r: [
+        num(r["mean_fraction_eliminated"]),
+        count(r["comparisons"]),  # noqa: E731
+        num(r.get("threshold_median_corr")),
+        share(r["zero_share"]),
+    ]
 
-    def which(name, d):     # RUN/best is the checkpoint the run kept, RUN/checkpoint its last
+    def which(name, d):  # RUN/best is the checkpoint the run kept, RUN/checkpoint its last
         c = meta(name, d).get("checkpoint") or {}
-        kind = {"kept": "kept checkpoint", "last": "last checkpoint"}.get(c.get("played"), f"`{c.get('path', '?')}`")
+        kind = {"kept": "kept checkpoint", "last": "last checkpoint"}.get(
+            c.get("played"), f"`{c.get('path', '?')}`"
+        )
         return f"{kind}, step {c['step'] if c.get('step') is not None else 'not recorded'}"
+
     files.sort(key=lambda f: (split_of(*f), f[0]))
-    rows = [[n[len("bisection_behaviour_"):-len(".json")], split_of(n, d), which(n, d)] +
-            [" / ".join(pair) for pair in zip(cells(d["policy greedy"]), cells(d["policy sampled"]))] + [code_cell(n, d)]
-            for n, d in files]
-    for split in sorted({split_of(*f) for f in files}):     # the reference policies on each split's secrets
+    rows = [
+        [n[len("bisection_behaviour_") : -len(".json")], split_of(n, d), which(n, d)]
+        + [" / ".join(pair) for pair in zip(cells(d["policy greedy"]), cells(d["policy sampled"]))]
+        + [code_cell(n, d)]
+        for n, d in files
+    ]
+    for split in sorted(
+        {split_of(*f) for f in files}
+    ):  # the reference policies on each split's secrets
         mine = [(n, d) for n, d in files if split_of(n, d) == split]
         for k in ("bisection (Bayes)", "random"):
             same = all(cells(d[k]) == cells(mine[0][1][k]) for _, d in mine)
             where = f" (the same in every file of split {split})" if same else f" ({mine[0][0]})"
-            rows.append([k + where, split, "reference"] + cells(mine[0][1][k]) + [code_cell(*mine[0])])
+            rows.append(
+                [k + where, split, "reference"] + cells(mine[0][1][k]) + [code_cell(*mine[0])]
+            )
     machines = "; ".join(sorted({machine_text(meta(n, d).get("machine")) for n, d in files}))
     dates = ", ".join(sorted({meta(n, d).get("date", "not recorded") for n, d in files}))
-    figures = [named(n[:-len(".json")] + ".png") for n, _ in files if (report_tables.DIR / (n[:-len(".json")] + ".png")).exists()]
-    lines += ["*Command:* `python bench/bisection_behaviour.py --checkpoint RUN/best (or RUN/checkpoint) [--split-seed S] "
-              f"--name NAME`. *Machines:* {machines}. *Dates:* {dates}. *Files:* "
-              "`bench/results/bisection_behaviour_NAME.json`" + (", each with its figure, `NAME.png`" if figures else "")
-              + ".", "",
-              "*Protocol:* each checkpoint plays the held-out secrets of its split (`--split-seed`) greedily and sampled "
-              "at T = 1; for every comparison question the threshold is set against the median of the current "
-              "candidates (bisection asks the median). The reference policies are played on the same split's secrets. "
-              "Nothing is chosen here. A repeated question or an unreadable action eliminates nothing.", ""]
-    return lines + table(["Run", "Split", "Checkpoint played", "Eliminated per turn, greedy / sampled",
-                          "Comparisons, greedy / sampled", "Threshold-median correlation, greedy / sampled",
-                          "Turns that eliminate nothing, greedy / sampled", "Code changed since"], rows)
+    figures = [
+        named(n[: -len(".json")] + ".png")
+        for n, _ in files
+        if (report_tables.DIR / (n[: -len(".json")] + ".png")).exists()
+    ]
+    lines += [
+        "*Command:* `python bench/bisection_behaviour.py --checkpoint RUN/best (or RUN/checkpoint) [--split-seed S] "
+        f"--name NAME`. *Machines:* {machines}. *Dates:* {dates}. *Files:* "
+        "`bench/results/bisection_behaviour_NAME.json`"
+        + (", each with its figure, `NAME.png`" if figures else "")
+        + ".",
+        "",
+        "*Protocol:* each checkpoint plays the held-out secrets of its split (`--split-seed`) greedily and sampled "
+        "at T = 1; for every comparison question the threshold is set against the median of the current "
+        "candidates (bisection asks the median). The reference policies are played on the same split's secrets. "
+        "Nothing is chosen here. A repeated question or an unreadable action eliminates nothing.",
+        "",
+    ]
+    return lines + table(
+        [
+            "Run",
+            "Split",
+            "Checkpoint played",
+            "Eliminated per turn, greedy / sampled",
+            "Comparisons, greedy / sampled",
+            "Threshold-median correlation, greedy / sampled",
+            "Turns that eliminate nothing, greedy / sampled",
+            "Code changed since",
+        ],
+        rows,
+    )
 
 
 def section_defaults() -> list[str]:
@@ -204,19 +366,51 @@ def section_defaults() -> list[str]:
     lines = ["### The binary set's defaults, chosen on validation secrets", ""]
     d = load("binary_defaults.json")
     if d is None:
-        return lines + missing("binary_defaults.json", "python bench/binary_defaults.py --runs runs/defaults")
+        return lines + missing(
+            "binary_defaults.json", "python bench/binary_defaults.py --runs runs/defaults"
+        )
     rules = list(d["rules"])
-    setting = lambda r: ", ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in r["settings"].items()) or "none"  # noqa: E731
-    rows = [[r["name"], setting(r), f"{r['steps']} ({r['kept_step']})", f"{r['train_seconds'] / 60:.0f}",
-             num(r["kept_validation"], 1, 100), num(r["last_validation"], 1, 100)]
-            + [num(r["cross_validated"][k], 1, 100) for k in rules] for r in d["runs"]]
-    means = ["mean over runs", "", "", "", "", ""] + [num(d["rule_means"][k], 1, 100) for k in rules]
+    setting = lambda r: (
+        ", ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in r["settings"].items()) or "none"
+    )  # noqa: E731
+    rows = [
+        [
+            r["name"],
+            setting(r),
+            f"{r['steps']} ({r['kept_step']})",
+            f"{r['train_seconds'] / 60:.0f}",
+            num(r["kept_validation"], 1, 100),
+            num(r["last_validation"], 1, 100),
+        ]
+        + [num(r["cross_validated"][k], 1, 100) for k in rules]
+        for r in d["runs"]
+    ]
+    means = ["mean over runs", "", "", "", "", ""] + [
+        num(d["rule_means"][k], 1, 100) for k in rules
+    ]
     first = d["runs"][0]
-    lines += [provenance_line("binary_defaults.json", d), "",
-              f"*Protocol:* seed {first['seed']}, split {first['split_seed']}, each run changing one setting of the "
-              f"others. {d['criterion']} Scores: validation resolve in %, greedy and sampled averaged; no held-out "
-              "secret was played. Train min: wall clock of the steps, while runs shared the cores.", ""]
-    lines += table(["Run", "Setting", "Steps (kept)", "Train min", "Validation at the kept step",
-                    "Validation at the last step"] + [f"Cross-validated: {k}" for k in rules], rows + [means])
-    return lines + [f"Chosen rule: {d['chosen_rule']}. Ranking under it: {', '.join(d['ranking'])}. Chosen: "
-                    f"**{d['chosen']}**.", ""]
+    lines += [
+        provenance_line("binary_defaults.json", d),
+        "",
+        f"*Protocol:* seed {first['seed']}, split {first['split_seed']}, each run changing one setting of the "
+        f"others. {d['criterion']} Scores: validation resolve in %, greedy and sampled averaged; no held-out "
+        "secret was played. Train min: wall clock of the steps, while runs shared the cores.",
+        "",
+    ]
+    lines += table(
+        [
+            "Run",
+            "Setting",
+            "Steps (kept)",
+            "Train min",
+            "Validation at the kept step",
+            "Validation at the last step",
+        ]
+        + [f"Cross-validated: {k}" for k in rules],
+        rows + [means],
+    )
+    return lines + [
+        f"Chosen rule: {d['chosen_rule']}. Ranking under it: {', '.join(d['ranking'])}. Chosen: "
+        f"**{d['chosen']}**.",
+        "",
+    ]

@@ -5,13 +5,31 @@ mean +- SEM per estimator over seeds, ECHO minus each other estimator paired by 
 here from the rows, as the means are), and the reference policies on the same secrets. No number
 is typed here: each is read from the file.
 """
-from bench.report_tables import code_changes, load, ms, nan, num, provenance_line, seeds_text, t_test_text, table
+
+from bench.report_tables import (
+    code_changes,
+    load,
+    ms,
+    nan,
+    num,
+    provenance_line,
+    seeds_text,
+    t_test_text,
+    table,
+)
 from stats import paired_by_seed
 
 FILE = "generalization.json"
-SETS = {"paper": "Paper question set (every family)", "binary": "Binary question set (yes/no questions only)"}
-FIGURES = [("heldout_greedy", "held-out greedy"), ("heldout_sampled", "held-out sampled"),
-           ("gen200_greedy", "1..200 greedy"), ("gen200_sampled", "1..200 sampled")]
+SETS = {
+    "paper": "Paper question set (every family)",
+    "binary": "Binary question set (yes/no questions only)",
+}
+FIGURES = [
+    ("heldout_greedy", "held-out greedy"),
+    ("heldout_sampled", "held-out sampled"),
+    ("gen200_greedy", "1..200 greedy"),
+    ("gen200_sampled", "1..200 sampled"),
+]
 
 
 def pct(x) -> str:
@@ -26,13 +44,19 @@ def correlation(row: dict, play: str) -> str:
     """The threshold-median correlation of greedy or sampled play, with the number of distinct
     (threshold, median) pairs behind it where the row counted them."""
     points = row.get(f"gen200_threshold_points_{play}")
-    return num(row[f"gen200_threshold_median_corr_{play}"]) + (f" ({points})" if points is not None else "")
+    return num(row[f"gen200_threshold_median_corr_{play}"]) + (
+        f" ({points})" if points is not None else ""
+    )
 
 
 def opening_cell(row: dict) -> str:
     """A row's most common opening on 1..200 (greedy) and the share of secrets opened so."""
     name = row.get("gen200_opening_greedy")
-    return "n/a" if name is None else f"{name.replace('_', ' ')} ({pct(row['gen200_opening_share_greedy'])})"
+    return (
+        "n/a"
+        if name is None
+        else f"{name.replace('_', ' ')} ({pct(row['gen200_opening_share_greedy'])})"
+    )
 
 
 def by_opening(runs: list[dict]) -> list[list]:
@@ -42,10 +66,20 @@ def by_opening(runs: list[dict]) -> list[list]:
     for r in runs:
         if r.get("gen200_opening_greedy") is not None:
             groups.setdefault(r["gen200_opening_greedy"], []).append(r)
-    return [[name.replace("_", " "), len(rs),
-             ", ".join(f"{r['estimator']} {r['seed']}" + ("" if flags_of(r) == "-" else f" ({flags_of(r)})") for r in rs),
-             ms([r["gen200_greedy"] for r in rs]), ms([r["gen200_redundant_rate_greedy"] for r in rs])]
-            for name, rs in sorted(groups.items(), key=lambda g: (-len(g[1]), g[0]))]
+    return [
+        [
+            name.replace("_", " "),
+            len(rs),
+            ", ".join(
+                f"{r['estimator']} {r['seed']}"
+                + ("" if flags_of(r) == "-" else f" ({flags_of(r)})")
+                for r in rs
+            ),
+            ms([r["gen200_greedy"] for r in rs]),
+            ms([r["gen200_redundant_rate_greedy"] for r in rs]),
+        ]
+        for name, rs in sorted(groups.items(), key=lambda g: (-len(g[1]), g[0]))
+    ]
 
 
 def row_changes(row: dict, name: str = FILE) -> list[str] | None:
@@ -64,7 +98,11 @@ def measured_cell(row: dict, name: str = FILE) -> str:
     if not m:
         return "not recorded"
     changed = row_changes(row, name)
-    since = "changes not known" if changed is None else f"{len(changed)} file{'s' * (len(changed) != 1)} changed since"
+    since = (
+        "changes not known"
+        if changed is None
+        else f"{len(changed)} file{'s' * (len(changed) != 1)} changed since"
+    )
     return f"{m['date']} ({since})"
 
 
@@ -77,9 +115,11 @@ def by_estimator(runs: list[dict]) -> dict:
 
 def changed_text(changed: dict) -> str:
     """The settings as train.py takes them: `--lr 0.001`, and a switch alone (`--expected-info`, `--no-anneal-lr`)."""
+
     def flag(k, v):
         name = k.replace("_", "-")
         return (f"--{name}" if v else f"--no-{name}") if isinstance(v, bool) else f"--{name} {v}"
+
     return " ".join(f"`{flag(k, v)}`" for k, v in sorted(changed.items())) or "-"
 
 
@@ -102,79 +142,146 @@ def section_generalization() -> list[str]:
     d = load(FILE)
     if d is None:
         from bench.report_tables import missing
-        return lines + missing(FILE, "python bench/generalization.py --runs runs/reproduce/paper,runs/reproduce/binary")
-    lines += [provenance_line(FILE, d), "",
-              "*Protocol:* training plays secrets of 1..100 only (the paper's N = 100); each run's kept checkpoint "
-              "(chosen on its validation secrets where the run has them, else its last) is played greedy and sampled "
-              "at T = 1 on the held-out secrets of its own split and on every secret of 1..200, numbers and a universe "
-              "no training prompt held (the paper's generalization test). Redundant: the share of turns that ask an arm "
-              "what it was already asked, which is how a policy replaying a sequence fitted to 1..100 fails there. "
-              "Repeat ratio: in sampled play, the probability of asking once more the action just answered, over "
-              "the probability it had when taken (metrics.repeat_ratio): 1 when the history changes nothing, 0 when "
-              "the policy never asks again; n/a for rows scored before it was measured. "
-              "Opening: the families of the first two questions the kept checkpoint asks on 1..200 (greedy), "
-              "the most common over the 200 secrets, with the share of secrets it opens with; n/a for rows whose "
-              "run directory was gone when it was first measured. "
-              "Flags: the train.py settings of a run that differ from its question set's defaults. Measured: the "
-              "row's date, with the number of the files its figures depend on that differ now from the code that "
-              "measured it (its training's where the run recorded it, else its scoring's; each row of the file "
-              "names that commit); rows are gathered a few runs at a time, so they need not share the code the "
-              "line above names.", ""]
+
+        return lines + missing(
+            FILE, "python bench/generalization.py --runs runs/reproduce/paper,runs/reproduce/binary"
+        )
+    lines += [
+        provenance_line(FILE, d),
+        "",
+        "*Protocol:* training plays secrets of 1..100 only (the paper's N = 100); each run's kept checkpoint "
+        "(chosen on its validation secrets where the run has them, else its last) is played greedy and sampled "
+        "at T = 1 on the held-out secrets of its own split and on every secret of 1..200, numbers and a universe "
+        "no training prompt held (the paper's generalization test). Redundant: the share of turns that ask an arm "
+        "what it was already asked, which is how a policy replaying a sequence fitted to 1..100 fails there. "
+        "Repeat ratio: in sampled play, the probability of asking once more the action just answered, over "
+        "the probability it had when taken (metrics.repeat_ratio): 1 when the history changes nothing, 0 when "
+        "the policy never asks again; n/a for rows scored before it was measured. "
+        "Opening: the families of the first two questions the kept checkpoint asks on 1..200 (greedy), "
+        "the most common over the 200 secrets, with the share of secrets it opens with; n/a for rows whose "
+        "run directory was gone when it was first measured. "
+        "Flags: the train.py settings of a run that differ from its question set's defaults. Measured: the "
+        "row's date, with the number of the files its figures depend on that differ now from the code that "
+        "measured it (its training's where the run recorded it, else its scoring's; each row of the file "
+        "names that commit); rows are gathered a few runs at a time, so they need not share the code the "
+        "line above names.",
+        "",
+    ]
     for question_set, title in SETS.items():
         runs = [r for r in d["runs"] if r["question_set"] == question_set]
         if not runs:
             continue
         binary = question_set == "binary"
-        header = ["Estimator", "Seed", "Split", "Flags", "Steps (kept)", "Train min (threads)",
-                  "Held-out resolve %, greedy / sampled", "1..200 resolve %, greedy / sampled",
-                  "1..200 redundant %, greedy / sampled", "Repeat ratio, held-out / 1..200"]
-        header += ["1..200 threshold-median corr., greedy / sampled", "1..200 eliminated per turn, greedy"] if binary else []
+        header = [
+            "Estimator",
+            "Seed",
+            "Split",
+            "Flags",
+            "Steps (kept)",
+            "Train min (threads)",
+            "Held-out resolve %, greedy / sampled",
+            "1..200 resolve %, greedy / sampled",
+            "1..200 redundant %, greedy / sampled",
+            "Repeat ratio, held-out / 1..200",
+        ]
+        header += (
+            [
+                "1..200 threshold-median corr., greedy / sampled",
+                "1..200 eliminated per turn, greedy",
+            ]
+            if binary
+            else []
+        )
         header += ["1..200 opening, greedy (share %)", "Measured"]
         rows = []
         for r in runs:
-            row = [r["estimator"], r["seed"], r["split_seed"], changed_text(r["changed"]),
-                   f"{r['steps']} ({r['kept_step']})", f"{r['train_seconds'] / 60:.0f} ({r['threads'] or 'all'})",
-                   pair(r, "heldout_greedy", "heldout_sampled"), pair(r, "gen200_greedy", "gen200_sampled"),
-                   pair(r, "gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled"),
-                   f"{num(r.get('heldout_repeat_ratio'))} / {num(r.get('gen200_repeat_ratio'))}"]
+            row = [
+                r["estimator"],
+                r["seed"],
+                r["split_seed"],
+                changed_text(r["changed"]),
+                f"{r['steps']} ({r['kept_step']})",
+                f"{r['train_seconds'] / 60:.0f} ({r['threads'] or 'all'})",
+                pair(r, "heldout_greedy", "heldout_sampled"),
+                pair(r, "gen200_greedy", "gen200_sampled"),
+                pair(r, "gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled"),
+                f"{num(r.get('heldout_repeat_ratio'))} / {num(r.get('gen200_repeat_ratio'))}",
+            ]
             if binary:
-                row += [f"{correlation(r, 'greedy')} / {correlation(r, 'sampled')}",
-                        num(r["gen200_eliminated_fraction_greedy"])]
+                row += [
+                    f"{correlation(r, 'greedy')} / {correlation(r, 'sampled')}",
+                    num(r["gen200_eliminated_fraction_greedy"]),
+                ]
             rows.append(row + [opening_cell(r), measured_cell(r)])
         lines += [f"### {title}", ""]
         if binary:
-            lines += ["Threshold-median corr.: Pearson's r between the threshold of each comparison asked and the "
-                      "median of the candidates C_t then (bisection asks the median: r = 1), over all turns; in "
-                      "brackets, the distinct (threshold, median) pairs it rests on, where counted. A greedy policy "
-                      "that asks a few fixed thresholds repeats a few points many times, so its r says little; with "
-                      "fewer than 3 distinct pairs it is n/a.", ""]
+            lines += [
+                "Threshold-median corr.: Pearson's r between the threshold of each comparison asked and the "
+                "median of the candidates C_t then (bisection asks the median: r = 1), over all turns; in "
+                "brackets, the distinct (threshold, median) pairs it rests on, where counted. A greedy policy "
+                "that asks a few fixed thresholds repeats a few points many times, so its r says little; with "
+                "fewer than 3 distinct pairs it is n/a.",
+                "",
+            ]
         lines += table(header, rows)
         means, paired = [], []
         for flags, group in by_flags(runs).items():
-            means += [[e.upper(), flags, seeds_text(sorted(r["seed"] for r in rs))] + [ms([r[k] for r in rs]) for k, _ in FIGURES]
-                      + [ms([r["gen200_redundant_rate_greedy"] for r in rs]),
-                         ms([r.get("gen200_repeat_ratio") for r in rs], 2, 1.0)] for e, rs in by_estimator(group).items()]
+            means += [
+                [e.upper(), flags, seeds_text(sorted(r["seed"] for r in rs))]
+                + [ms([r[k] for r in rs]) for k, _ in FIGURES]
+                + [
+                    ms([r["gen200_redundant_rate_greedy"] for r in rs]),
+                    ms([r.get("gen200_repeat_ratio") for r in rs], 2, 1.0),
+                ]
+                for e, rs in by_estimator(group).items()
+            ]
             for other, figures in paired_by_seed(group, "echo", [k for k, _ in FIGURES]).items():
-                parts = [f"{name} {num(figures[k]['mean_difference'], 1, 100)} points "
-                         f"({t_test_text(figures[k]['t'], figures[k]['p'])})" for k, name in FIGURES if k in figures]
-                paired += [f"ECHO minus {other.upper()}" + (f", both with {flags}" if flags != "-" else "")
-                           + f", paired over seeds {seeds_text(next(iter(figures.values()))['seeds'])}: "
-                           + "; ".join(parts) + ".", ""]
+                parts = [
+                    f"{name} {num(figures[k]['mean_difference'], 1, 100)} points "
+                    f"({t_test_text(figures[k]['t'], figures[k]['p'])})"
+                    for k, name in FIGURES
+                    if k in figures
+                ]
+                paired += [
+                    f"ECHO minus {other.upper()}"
+                    + (f", both with {flags}" if flags != "-" else "")
+                    + f", paired over seeds {seeds_text(next(iter(figures.values()))['seeds'])}: "
+                    + "; ".join(parts)
+                    + ".",
+                    "",
+                ]
         lines += ["Mean ± SEM over seeds (%), per estimator and flags beyond the split:", ""]
-        lines += table(["Estimator", "Flags", "Seeds"] + [f"Resolve, {name}" for _, name in FIGURES]
-                       + ["1..200 redundant, greedy", "Repeat ratio, 1..200"], means)
+        lines += table(
+            ["Estimator", "Flags", "Seeds"]
+            + [f"Resolve, {name}" for _, name in FIGURES]
+            + ["1..200 redundant, greedy", "Repeat ratio, 1..200"],
+            means,
+        )
         lines += paired
         openings = by_opening(runs)
         if openings:
-            lines += ["1..200 greedy resolve and redundant rate (%, mean ± SEM over runs) by the opening the "
-                      "kept checkpoint plays, over every run of this set whose opening was measured, whatever "
-                      "its estimator and flags:", ""]
-            lines += table(["Opening", "Runs", "Which (estimator seed, flags)", "1..200 resolve, greedy",
-                            "1..200 redundant, greedy"], openings)
+            lines += [
+                "1..200 greedy resolve and redundant rate (%, mean ± SEM over runs) by the opening the "
+                "kept checkpoint plays, over every run of this set whose opening was measured, whatever "
+                "its estimator and flags:",
+                "",
+            ]
+            lines += table(
+                [
+                    "Opening",
+                    "Runs",
+                    "Which (estimator seed, flags)",
+                    "1..200 resolve, greedy",
+                    "1..200 redundant, greedy",
+                ],
+                openings,
+            )
         refs = [r for r in d["references"] if r["question_set"] == question_set]
         lines += ["Reference policies (greedy), on the same secrets:", ""]
-        lines += table(["Policy", "Split", "Held-out resolve %", "1..200 resolve %"],
-                       [[r["policy"], r["split_seed"], pct(r["heldout"]), pct(r["gen200"])] for r in refs])
+        lines += table(
+            ["Policy", "Split", "Held-out resolve %", "1..200 resolve %"],
+            [[r["policy"], r["split_seed"], pct(r["heldout"]), pct(r["gen200"])] for r in refs],
+        )
     return lines
 
 
@@ -185,26 +292,68 @@ def generalization_summary(d: dict) -> str:
     parts = []
     for question_set in SETS:
         every = [r for r in d["runs"] if r["question_set"] == question_set]
-        bayes = next((r for r in d["references"] if r["question_set"] == question_set and r["policy"] == "bayes"), None)
-        fixed = next((r for r in d["references"] if r["question_set"] == question_set and r["policy"] == "fixed_sequence"),
-                     None)
-        refs = (f"; the Bayes policy {pct(bayes['gen200'])}, the best fixed sequence {pct(fixed['gen200'])}"
-                if bayes and fixed and not nan(bayes["gen200"]) else "")
+        bayes = next(
+            (
+                r
+                for r in d["references"]
+                if r["question_set"] == question_set and r["policy"] == "bayes"
+            ),
+            None,
+        )
+        fixed = next(
+            (
+                r
+                for r in d["references"]
+                if r["question_set"] == question_set and r["policy"] == "fixed_sequence"
+            ),
+            None,
+        )
+        refs = (
+            f"; the Bayes policy {pct(bayes['gen200'])}, the best fixed sequence {pct(fixed['gen200'])}"
+            if bayes and fixed and not nan(bayes["gen200"])
+            else ""
+        )
         groups = by_flags(every)
-        for flags, runs in list(groups.items())[:1]:     # the defaults' runs where there are any
-            cells = [f"{e.upper()} {ms([r['gen200_greedy'] for r in rs])} greedy / "
-                     f"{ms([r['gen200_sampled'] for r in rs])} sampled (held-out 1..100: "
-                     f"{ms([r['heldout_greedy'] for r in rs])} / {ms([r['heldout_sampled'] for r in rs])}; "
-                     + (f"repeat ratio on 1..200 {ms([r['gen200_repeat_ratio'] for r in rs], 2, 1.0)}; "
-                        if all("gen200_repeat_ratio" in r for r in rs) else "")
-                     + f"seeds {seeds_text(sorted(r['seed'] for r in rs))}"
-                     + ("; 1..200 greedy by seed " + ", ".join(pct(r["gen200_greedy"]) for r in sorted(rs, key=lambda row: row["seed"]))
-                        if e == "echo" and len(rs) > 1 else "") + ")"
-                     for e, rs in by_estimator(runs).items()]
+        for flags, runs in list(groups.items())[:1]:  # the defaults' runs where there are any
+            cells = [
+                f"{e.upper()} {ms([r['gen200_greedy'] for r in rs])} greedy / "
+                f"{ms([r['gen200_sampled'] for r in rs])} sampled (held-out 1..100: "
+                f"{ms([r['heldout_greedy'] for r in rs])} / {ms([r['heldout_sampled'] for r in rs])}; "
+                + (
+                    f"repeat ratio on 1..200 {ms([r['gen200_repeat_ratio'] for r in rs], 2, 1.0)}; "
+                    if all("gen200_repeat_ratio" in r for r in rs)
+                    else ""
+                )
+                + f"seeds {seeds_text(sorted(r['seed'] for r in rs))}"
+                + (
+                    "; 1..200 greedy by seed "
+                    + ", ".join(
+                        pct(r["gen200_greedy"]) for r in sorted(rs, key=lambda row: row["seed"])
+                    )
+                    if e == "echo" and len(rs) > 1
+                    else ""
+                )
+                + ")"
+                for e, rs in by_estimator(runs).items()
+            ]
             steps = "/".join(str(s) for s in sorted({r["steps"] for r in runs}))
             n = len(groups) - 1
-            others = f" RESULTS.md gives {n} more flag group{'s' if n > 1 else ''} of this set." if n else ""
-            parts.append(f"{question_set} set" + (f" with {flags}" if flags != "-" else "") + f" ({steps} steps): "
-                         + "; ".join(cells) + (refs if flags == "-" else "") + "." + others)
-    return ("- **Generalization to secrets 1..200** (trained on 1..100; kept checkpoints; resolve %, mean ± SEM over "
-            "seeds): " + " ".join(p[0].upper() + p[1:] + ("." if not p.endswith(".") else "") for p in parts))
+            others = (
+                f" RESULTS.md gives {n} more flag group{'s' if n > 1 else ''} of this set."
+                if n
+                else ""
+            )
+            parts.append(
+                f"{question_set} set"
+                + (f" with {flags}" if flags != "-" else "")
+                + f" ({steps} steps): "
+                + "; ".join(cells)
+                + (refs if flags == "-" else "")
+                + "."
+                + others
+            )
+    return (
+        "- **Generalization to secrets 1..200** (trained on 1..100; kept checkpoints; resolve %, mean ± SEM over "
+        "seeds): "
+        + " ".join(p[0].upper() + p[1:] + ("." if not p.endswith(".") else "") for p in parts)
+    )

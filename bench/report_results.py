@@ -77,6 +77,7 @@ that file.
   their bench scripts write them
   (train_gpu*: bench/device_runs.py, from the metrics of train.py runs on a GPU machine).
 """
+
 import os
 import sys
 from dataclasses import dataclass
@@ -87,12 +88,31 @@ from bench import report_tables  # noqa: E402
 from bench.common import RESULTS  # noqa: E402
 from bench.gpu_step import GpuStepConfig  # noqa: E402
 from bench.report_binary import section_binary  # noqa: E402
-from bench.report_generalization import FILE, generalization_summary, row_changes, section_generalization  # noqa: E402
+from bench.report_generalization import (
+    FILE,
+    generalization_summary,
+    row_changes,
+    section_generalization,
+)  # noqa: E402
 from bench.report_screens import section_screens  # noqa: E402
 from bench.report_speed import paper_hours, section_speed  # noqa: E402
 import train  # noqa: E402
-from bench.report_tables import (RESOLVE, code_changes, load, machine_text, meta, missing, ms, named,  # noqa: E402
-                                 nan, num, per_seed, provenance_line, seeds_text, table)
+from bench.report_tables import (
+    RESOLVE,
+    code_changes,
+    load,
+    machine_text,
+    meta,
+    missing,
+    ms,
+    named,  # noqa: E402
+    nan,
+    num,
+    per_seed,
+    provenance_line,
+    seeds_text,
+    table,
+)
 from cli import arg, parse_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,52 +120,85 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @dataclass
 class ReportConfig:
-    check: bool = arg(False, "write nothing; exit 1 if RESULTS.md or the README's summary differs from what this "
-                             "script would write")
+    check: bool = arg(
+        False,
+        "write nothing; exit 1 if RESULTS.md or the README's summary differs from what this "
+        "script would write",
+    )
     out: str = arg(str(ROOT / "RESULTS.md"), "the report", writes="file")
-    readme: str = arg(str(ROOT / "README.md"), "the README whose results summary is written", writes="file")
+    readme: str = arg(
+        str(ROOT / "README.md"), "the README whose results summary is written", writes="file"
+    )
     results: str = arg(RESULTS, "the folder of result files it reads")
     repo: str = arg(str(ROOT), "the git checkout whose HEAD is the code as it is now")
 
 
 # ---------------------------------------------------------------- fidelity, Table 1
 def section_fidelity() -> list[str]:
-    lines = ["## Credit measured against the true advantage (fidelity)", "",
-             "The true per-turn Bayesian advantage A_B(h_t, a_t) is measured by branching (draw the secret from the "
-             "exact belief b_t, replay h_t, take a_t or an alternative, play on), and every estimator's credit for the "
-             "same turns is set against it.", ""]
+    lines = [
+        "## Credit measured against the true advantage (fidelity)",
+        "",
+        "The true per-turn Bayesian advantage A_B(h_t, a_t) is measured by branching (draw the secret from the "
+        "exact belief b_t, replay h_t, take a_t or an alternative, play on), and every estimator's credit for the "
+        "same turns is set against it.",
+        "",
+    ]
     found = names("fidelity_*.json", "fidelity_floor.json")
     if not found:
         return lines + missing("fidelity_NAME.json", "python fidelity.py")
-    files = sorted(((n, load(n)) for n in found), key=lambda f: (f[1]["config"]["policy"] != "tiny", f[0]))
+    files = sorted(
+        ((n, load(n)) for n in found), key=lambda f: (f[1]["config"]["policy"] != "tiny", f[0])
+    )
     floors = load("fidelity_floor.json") or {"files": {}}
-    label = lambda d: "before RL" if d["config"]["policy"] == "tiny" else f"`{d['config']['policy']}`"  # noqa: E731
+    label = lambda d: (
+        "before RL" if d["config"]["policy"] == "tiny" else f"`{d['config']['policy']}`"
+    )  # noqa: E731
     for n, d in files:
-        c, stem = d["config"], n[:-len(".json")]
-        companions = "; ".join(f"{what} {named(stem + ext)}" for what, ext in (("*Turns:*", ".csv"), ("*Figure:*", ".png"))
-                               if (report_tables.DIR / (stem + ext)).exists())
-        lines += [f"{label(d)}: {provenance_line(n, d)} {c['secrets']} secrets x {c['group_size']} rollouts "
-                  f"({d['batch_turns']} turns) on the {c['question_set']} set; A_B of "
-                  f"{next((r['n'] for r in d['rows'] if r['turns'] == 'all'), c['turns'])} drawn turns "
-                  f"(K = {c['branches']} secrets per action, M = {c['alternatives']} alternatives): RMS A_B "
-                  f"{num(d['a_b_rms'])}, mean branching standard error {num(d['noise_se_mean'])}."
-                  + (f" {companions}." if companions else ""), ""]
-    interval = ("" if not floors["files"] else
-                f" [{floors['method']}, {floors['draws']} draws: bench/fidelity_floor.py]")
+        c, stem = d["config"], n[: -len(".json")]
+        companions = "; ".join(
+            f"{what} {named(stem + ext)}"
+            for what, ext in (("*Turns:*", ".csv"), ("*Figure:*", ".png"))
+            if (report_tables.DIR / (stem + ext)).exists()
+        )
+        lines += [
+            f"{label(d)}: {provenance_line(n, d)} {c['secrets']} secrets x {c['group_size']} rollouts "
+            f"({d['batch_turns']} turns) on the {c['question_set']} set; A_B of "
+            f"{next((r['n'] for r in d['rows'] if r['turns'] == 'all'), c['turns'])} drawn turns "
+            f"(K = {c['branches']} secrets per action, M = {c['alternatives']} alternatives): RMS A_B "
+            f"{num(d['a_b_rms'])}, mean branching standard error {num(d['noise_se_mean'])}."
+            + (f" {companions}." if companions else ""),
+            "",
+        ]
+    interval = (
+        ""
+        if not floors["files"]
+        else f" [{floors['method']}, {floors['draws']} draws: bench/fidelity_floor.py]"
+    )
     if floors["files"]:
         lines += [f"The floor's interval: {provenance_line('fidelity_floor.json', floors)}", ""]
-    lines += ["*Protocol:* one batch per policy, every estimator's credit for the same turns; nothing here is "
-              "trained or chosen. Pearson correlation with A_B over all drawn turns [bootstrap 95% over the turns]. "
-              "The last row is Theorem 3.2 (ii)'s floor for any credit that is a function of the return alone, "
-              "E[Var(A_B | R)] / E[A_B^2], estimated on the same turns (within-return-bin variance of the measured A_B "
-              f"less the branching noise){interval}: a point estimate from that many turns, not a bound.", ""]
-    overall = lambda d, e: next((r for r in d["rows"] if r["estimator"] == e and r["turns"] == "all"), None)  # noqa: E731
-    cell = lambda r: ("n/a" if r is None else  # noqa: E731
-                      f"{num(r['pearson'])} [{num(r['pearson_lo'])}, {num(r['pearson_hi'])}]")
+    lines += [
+        "*Protocol:* one batch per policy, every estimator's credit for the same turns; nothing here is "
+        "trained or chosen. Pearson correlation with A_B over all drawn turns [bootstrap 95% over the turns]. "
+        "The last row is Theorem 3.2 (ii)'s floor for any credit that is a function of the return alone, "
+        "E[Var(A_B | R)] / E[A_B^2], estimated on the same turns (within-return-bin variance of the measured A_B "
+        f"less the branching noise){interval}: a point estimate from that many turns, not a bound.",
+        "",
+    ]
+    overall = lambda d, e: next(
+        (r for r in d["rows"] if r["estimator"] == e and r["turns"] == "all"), None
+    )  # noqa: E731
+    cell = lambda r: (
+        "n/a"
+        if r is None
+        # noqa: E731
+        else f"{num(r['pearson'])} [{num(r['pearson_lo'])}, {num(r['pearson_hi'])}]"
+    )
     estimators = dict.fromkeys(r["estimator"] for _, d in files for r in d["rows"])
     rows = [[e] + [cell(overall(d, e)) for _, d in files] for e in estimators]
-    rows.append(["floor of any return-only credit, E[Var(A_B given R)] / E[A_B^2]"] +
-                [floor_text(d, floors["files"].get(n)) for n, d in files])
+    rows.append(
+        ["floor of any return-only credit, E[Var(A_B given R)] / E[A_B^2]"]
+        + [floor_text(d, floors["files"].get(n)) for n, d in files]
+    )
     return lines + table(["Estimator"] + [label(d) for _, d in files], rows)
 
 
@@ -156,34 +209,71 @@ def names(pattern: str, *but: str) -> list[str]:
 def floor_text(d: dict, interval: dict | None) -> str:
     """The floor of a fidelity file, with its bootstrap interval where bench/fidelity_floor.py gave one."""
     point = num(d["floors"].get("all"))
-    return point if interval is None else f"{point} [{num(interval['floor_lo'])}, {num(interval['floor_hi'])}]"
+    return (
+        point
+        if interval is None
+        else f"{point} [{num(interval['floor_lo'])}, {num(interval['floor_hi'])}]"
+    )
 
 
 def section_table1() -> list[str]:
     lines = ["## Table 1 of the paper for every policy (paper set)", ""]
     data = load("eval_paper_model_summary.json")
     if data is None:
-        return lines + missing("eval_paper_model_summary.json", "python evaluate.py --question-set paper --policies ... "
-                                                                "--out DIR, then DIR/model_summary.jsonl as a JSON list")
+        return lines + missing(
+            "eval_paper_model_summary.json",
+            "python evaluate.py --question-set paper --policies ... "
+            "--out DIR, then DIR/model_summary.jsonl as a JSON list",
+        )
     by_key = {r["model_key"]: r for r in (data["rows"] if isinstance(data, dict) else data)}
 
-    def pair(r, key, digits, scale):    # mean +- SEM over runs; blank where the policy has no such row
+    def pair(
+        r, key, digits, scale
+    ):  # mean +- SEM over runs; blank where the policy has no such row
         if r is None:
             return ""
-        sem = "" if nan(r.get(key)) or nan(r.get(key + "_sem")) else f" ± {num(r[key + '_sem'], digits, scale)}"
+        sem = (
+            ""
+            if nan(r.get(key)) or nan(r.get(key + "_sem"))
+            else f" ± {num(r[key + '_sem'], digits, scale)}"
+        )
         return num(r.get(key), digits, scale) + sem
-    rows = [[f"`{k}`"] + [pair(r, key, d, s) for key, d, s in (("resolve_rate", 1, 100), ("zero_rate", 1, 100),
-                                                               ("quality", 3, 1))
-                          for r in (by_key[k], by_key.get(k + " [T=1]"))]
-            for k in by_key if not k.endswith(" [T=1]")]
+
+    rows = [
+        [f"`{k}`"]
+        + [
+            pair(r, key, d, s)
+            for key, d, s in (("resolve_rate", 1, 100), ("zero_rate", 1, 100), ("quality", 3, 1))
+            for r in (by_key[k], by_key.get(k + " [T=1]"))
+        ]
+        for k in by_key
+        if not k.endswith(" [T=1]")
+    ]
     how = data.get("protocol", "") if isinstance(data, dict) else ""
-    tables = (f" evaluate.py's tables.txt of the same evaluation: {named('eval_paper.txt')}."
-              if (report_tables.DIR / "eval_paper.txt").exists() else "")
-    lines += [provenance_line("eval_paper_model_summary.json", data) + tables, "",
-              f"*Protocol:* {how}. Policies are played as they are: nothing is chosen here. Mean ± SEM over runs; "
-              "Resolve and Zero in %.", ""]
-    return lines + table(["Policy", "Resolve greedy", "Resolve sampled", "Zero greedy", "Zero sampled", "Qual. greedy",
-                          "Qual. sampled"], rows)
+    tables = (
+        f" evaluate.py's tables.txt of the same evaluation: {named('eval_paper.txt')}."
+        if (report_tables.DIR / "eval_paper.txt").exists()
+        else ""
+    )
+    lines += [
+        provenance_line("eval_paper_model_summary.json", data) + tables,
+        "",
+        f"*Protocol:* {how}. Policies are played as they are: nothing is chosen here. Mean ± SEM over runs; "
+        "Resolve and Zero in %.",
+        "",
+    ]
+    return lines + table(
+        [
+            "Policy",
+            "Resolve greedy",
+            "Resolve sampled",
+            "Zero greedy",
+            "Zero sampled",
+            "Qual. greedy",
+            "Qual. sampled",
+        ],
+        rows,
+    )
 
 
 # ---------------------------------------------------------------- SmolLM2
@@ -199,10 +289,17 @@ def smollm2_figures(data: dict) -> dict:
     steps = data["steps"]
     k = min(4, len(steps) // 2)
     mean = lambda rows, key: sum(r[key] for r in rows) / k  # noqa: E731
-    return {"k": k, "n": len(steps), **{f"{key}_{end}": mean(rows, key) for key in ("reward", "valid_action_rate",
-                                                                                  "resolve_rate", "episode_length")
-                                        for end, rows in (("first", steps[:k]), ("last", steps[-k:]))},
-            "reward_min": min(r["reward"] for r in steps), "reward_max": max(r["reward"] for r in steps)}
+    return {
+        "k": k,
+        "n": len(steps),
+        **{
+            f"{key}_{end}": mean(rows, key)
+            for key in ("reward", "valid_action_rate", "resolve_rate", "episode_length")
+            for end, rows in (("first", steps[:k]), ("last", steps[-k:]))
+        },
+        "reward_min": min(r["reward"] for r in steps),
+        "reward_max": max(r["reward"] for r in steps),
+    }
 
 
 def section_smollm2() -> list[str]:
@@ -210,33 +307,73 @@ def section_smollm2() -> list[str]:
     data = load("smollm2_learning.json")
     if data is None:
         return lines + missing("smollm2_learning.json", "python bench/smollm2_learning.py")
-    c, w, steps, m = data["config"], data["warmup"], data["steps"], meta("smollm2_learning.json", data)
+    c, w, steps, m = (
+        data["config"],
+        data["warmup"],
+        data["steps"],
+        meta("smollm2_learning.json", data),
+    )
     flags, f = smollm2_flags(m, data), smollm2_figures(data)
     change = lambda key, label: f"{label} {num(f[key + '_first'], 3)} -> {num(f[key + '_last'], 3)}"  # noqa: E731
-    batch = (f"{c['secrets_per_step']} secrets x {flags['--group-size']} rollouts" if "--group-size" in flags
-             else f"{c['secrets_per_step']} secrets")
+    batch = (
+        f"{c['secrets_per_step']} secrets x {flags['--group-size']} rollouts"
+        if "--group-size" in flags
+        else f"{c['secrets_per_step']} secrets"
+    )
     heldout = f" on {flags['--n-heldout']} held-out secrets" if "--n-heldout" in flags else ""
-    lines += [provenance_line("smollm2_learning.json", data), "",
-              f"*Protocol:* LoRA on SmolLM2-135M-Instruct, the format warm-up, then ECHO on secrets 1..{c['n_max']}, "
-              f"{batch} a step, lr {c['lr']:g}, {c['minutes']:g}-minute limit; settings set for speed on this machine, "
-              f"not chosen on any score. One seed, {f['n']} steps, and no control run (no other estimator, no run "
-              "without RL), so nothing here separates what ECHO taught from what the format warm-up and the "
-              "valid-action rate changed: read it as a run of the code on a real instruct model, not as evidence "
-              f"of learning. Held-out resolve is of the step's policy{heldout}; nothing is kept. Warm-up: "
-              f"valid actions {num(w['valid_before'], 3)} -> {num(w['valid_after'], 3)} ({w['seconds']:g} s).", ""]
-    lines += table(["Step", "s/step", "Valid actions", "Reward", "Eliminated (fraction)", "Resolved", "Ep. length",
-                    "Held-out greedy", "Held-out sampled"],
-                   [[r["step"], r["seconds"], r["valid_action_rate"], r["reward"], r["fraction_eliminated"],
-                     r["resolve_rate"], r["episode_length"], num(r["heldout_greedy"]), num(r["heldout_sampled"])]
-                    for r in steps])
-    return lines + [f"Mean of the first {f['k']} steps -> the last {f['k']} (training batches, sampled): "
-                    f"{change('reward', 'reward')}, {change('valid_action_rate', 'valid-action rate')}, "
-                    f"{change('resolve_rate', 'resolve rate')}, {change('episode_length', 'episode length')}; the reward of single steps ranges {num(f['reward_min'])}-"
-                    f"{num(f['reward_max'])}.", ""]
+    lines += [
+        provenance_line("smollm2_learning.json", data),
+        "",
+        f"*Protocol:* LoRA on SmolLM2-135M-Instruct, the format warm-up, then ECHO on secrets 1..{c['n_max']}, "
+        f"{batch} a step, lr {c['lr']:g}, {c['minutes']:g}-minute limit; settings set for speed on this machine, "
+        f"not chosen on any score. One seed, {f['n']} steps, and no control run (no other estimator, no run "
+        "without RL), so nothing here separates what ECHO taught from what the format warm-up and the "
+        "valid-action rate changed: read it as a run of the code on a real instruct model, not as evidence "
+        f"of learning. Held-out resolve is of the step's policy{heldout}; nothing is kept. Warm-up: "
+        f"valid actions {num(w['valid_before'], 3)} -> {num(w['valid_after'], 3)} ({w['seconds']:g} s).",
+        "",
+    ]
+    lines += table(
+        [
+            "Step",
+            "s/step",
+            "Valid actions",
+            "Reward",
+            "Eliminated (fraction)",
+            "Resolved",
+            "Ep. length",
+            "Held-out greedy",
+            "Held-out sampled",
+        ],
+        [
+            [
+                r["step"],
+                r["seconds"],
+                r["valid_action_rate"],
+                r["reward"],
+                r["fraction_eliminated"],
+                r["resolve_rate"],
+                r["episode_length"],
+                num(r["heldout_greedy"]),
+                num(r["heldout_sampled"]),
+            ]
+            for r in steps
+        ],
+    )
+    return lines + [
+        f"Mean of the first {f['k']} steps -> the last {f['k']} (training batches, sampled): "
+        f"{change('reward', 'reward')}, {change('valid_action_rate', 'valid-action rate')}, "
+        f"{change('resolve_rate', 'resolve rate')}, {change('episode_length', 'episode length')}; the reward of single steps ranges {num(f['reward_min'])}-"
+        f"{num(f['reward_max'])}.",
+        "",
+    ]
 
 
 # ---------------------------------------------------------------- the README's summary
-SUMMARY = ("<!-- results summary: written by bench/report_results.py -->", "<!-- end of results summary -->")
+SUMMARY = (
+    "<!-- results summary: written by bench/report_results.py -->",
+    "<!-- end of results summary -->",
+)
 
 
 OLDER = " Measured on older code: RESULTS.md names the files changed since."
@@ -255,34 +392,53 @@ def readme_summary() -> list[str]:
         r = {row["estimator"]: row for row in fid["rows"] if row["turns"] == "all"}
         shown = [e for e in ("echo", "grpo", "rloo", "onestep A1_B") if e in r]
         interval = floors["files"].get("fidelity_tiny-before-rl.json")
-        floor = (f"estimated at {num(fid['floors'].get('all'))} E[A_B^2]" +
-                 (f" [bootstrap 95% over return bins: {num(interval['floor_lo'])}, {num(interval['floor_hi'])}]"
-                  if interval else " (a point estimate)"))
-        lines.append(f"- **Credit against the true advantage A_B** (the tiny model before RL, one batch, A_B measured "
-                     f"by branching on {r['echo']['n']} turns; Pearson [bootstrap 95%]): "
-                     + ", ".join(f"{e} {num(r[e]['pearson'])} [{num(r[e]['pearson_lo'])}, {num(r[e]['pearson_hi'])}]"
-                                 for e in shown).replace("onestep A1_B", "the one-step Bayesian advantage")
-                     + ". Theorem 3.2 (ii): a credit that is a function of the return alone errs by at least "
-                     f"E[Var(A_B | R)]; on these turns that floor is {floor}, with branching noise (mean standard "
-                     f"error {num(fid['noise_se_mean'])}) of the order of A_B itself (RMS {num(fid['a_b_rms'])})."
-                     + older_code("fidelity_tiny-before-rl.json", fid))
+        floor = f"estimated at {num(fid['floors'].get('all'))} E[A_B^2]" + (
+            f" [bootstrap 95% over return bins: {num(interval['floor_lo'])}, {num(interval['floor_hi'])}]"
+            if interval
+            else " (a point estimate)"
+        )
+        lines.append(
+            f"- **Credit against the true advantage A_B** (the tiny model before RL, one batch, A_B measured "
+            f"by branching on {r['echo']['n']} turns; Pearson [bootstrap 95%]): "
+            + ", ".join(
+                f"{e} {num(r[e]['pearson'])} [{num(r[e]['pearson_lo'])}, {num(r[e]['pearson_hi'])}]"
+                for e in shown
+            ).replace("onestep A1_B", "the one-step Bayesian advantage")
+            + ". Theorem 3.2 (ii): a credit that is a function of the return alone errs by at least "
+            f"E[Var(A_B | R)]; on these turns that floor is {floor}, with branching noise (mean standard "
+            f"error {num(fid['noise_se_mean'])}) of the order of A_B itself (RMS {num(fid['a_b_rms'])})."
+            + older_code("fidelity_tiny-before-rl.json", fid)
+        )
     general = load(FILE)
     if general:
-        older = code_changes(FILE, general) or any(row_changes(r) for r in general["runs"])   # a row's own code too
+        older = code_changes(FILE, general) or any(
+            row_changes(r) for r in general["runs"]
+        )  # a row's own code too
         lines.append(generalization_summary(general) + (OLDER if older else ""))
     final = load("binary_final.json")
     if final:
         splits = load("splits.json")
-        lines.append(binary_final_summary(final, splits) + (older_code("binary_final.json", final)
-                                                            or splits and older_code("splits.json", splits) or ""))
+        lines.append(
+            binary_final_summary(final, splits)
+            + (
+                older_code("binary_final.json", final)
+                or splits
+                and older_code("splits.json", splits)
+                or ""
+            )
+        )
     g8 = load("reproduce_binary_60min_g8.json")
-    if g8 and not final:      # the older runs' settings were chosen on held-out scores: shown only until the finals exist
+    if (
+        g8 and not final
+    ):  # the older runs' settings were chosen on held-out scores: shown only until the finals exist
         runs, limit = g8["runs"]["echo"], g8["train_config"]["resolved"]["time_limit_min"]
-        lines.append(f"- **Binary question set**, older runs of up to {limit:g} minutes "
-                     f"({machine_text(meta('reproduce_binary_60min_g8.json', g8).get('machine'))}): held-out resolve (%) ECHO "
-                     f"{ms(per_seed(runs, RESOLVE[0]), 0)} greedy / {ms(per_seed(runs, RESOLVE[1]), 0)} sampled over "
-                     f"seeds {seeds_text(g8['seeds'])}; its settings were chosen on held-out scores, so this figure is "
-                     "not a clean estimate.")
+        lines.append(
+            f"- **Binary question set**, older runs of up to {limit:g} minutes "
+            f"({machine_text(meta('reproduce_binary_60min_g8.json', g8).get('machine'))}): held-out resolve (%) ECHO "
+            f"{ms(per_seed(runs, RESOLVE[0]), 0)} greedy / {ms(per_seed(runs, RESOLVE[1]), 0)} sampled over "
+            f"seeds {seeds_text(g8['seeds'])}; its settings were chosen on held-out scores, so this figure is "
+            "not a clean estimate."
+        )
     smol = load("smollm2_learning.json")
     if smol:
         lines.append(smollm2_summary(smol) + older_code("smollm2_learning.json", smol))
@@ -290,10 +446,15 @@ def readme_summary() -> list[str]:
     gpu_runs = "train_gpu_default.json" if load("train_gpu_default.json") else "train_gpu.json"
     step, runs = load("gpu_step.json"), load(gpu_runs)
     if step and runs and step.get("device", "cpu") != "cpu":
-        lines.append(gpu_summary(step, runs, load("train_speed_cold.json"))
-                     + (older_code("gpu_step.json", step) or older_code(gpu_runs, runs)))
-    return lines + ["", "Every figure, with its command, machine, date, protocol and whether its code has changed "
-                    "since, is in `RESULTS.md`."]
+        lines.append(
+            gpu_summary(step, runs, load("train_speed_cold.json"))
+            + (older_code("gpu_step.json", step) or older_code(gpu_runs, runs))
+        )
+    return lines + [
+        "",
+        "Every figure, with its command, machine, date, protocol and whether its code has changed "
+        "since, is in `RESULTS.md`.",
+    ]
 
 
 def cpu_run_like(runs: dict, default: dict, cold: dict | None) -> dict | None:
@@ -303,10 +464,18 @@ def cpu_run_like(runs: dict, default: dict, cold: dict | None) -> dict | None:
     if not cold:
         return None
     commit, cold_meta = runs.get("commit") or "", meta("train_speed_cold.json", cold)
-    revisions = (((cold_meta.get("commit") or ""), cold["current"]), (cold.get("baseline_revision") or "", cold["baseline"]))
+    revisions = (
+        ((cold_meta.get("commit") or ""), cold["current"]),
+        (cold.get("baseline_revision") or "", cold["baseline"]),
+    )
     if commit and all(rev for rev, _ in revisions):
-        return next((r for rev, r in revisions if commit.startswith(rev) or rev.startswith(commit)), None)
-    return next((r for _, r in revisions if (r.get("train_config") or {}).get("steps") == default["steps"]), None)
+        return next(
+            (r for rev, r in revisions if commit.startswith(rev) or rev.startswith(commit)), None
+        )
+    return next(
+        (r for _, r in revisions if (r.get("train_config") or {}).get("steps") == default["steps"]),
+        None,
+    )
 
 
 def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
@@ -314,32 +483,60 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
     and the paper's step on its model's shape, with what that shape's random weights mean."""
     default = next(r for r in runs["runs"] if r["command"] == "python train.py --estimator echo")
     same = cpu_run_like(runs, default, cold)
-    cpu = (f", beside {same['process_wall']} s on {machine_text(meta('train_speed_cold.json', cold).get('machine'))}"
-           if same else "")
+    cpu = (
+        f", beside {same['process_wall']} s on {machine_text(meta('train_speed_cold.json', cold).get('machine'))}"
+        if same
+        else ""
+    )
     # the settings of that run that are not today's defaults: the command alone no longer plays it
     today, then = vars(train.TrainConfig()), (same or {}).get("train_config") or {}
-    moved = [f"`--{k.replace('_', '-')} {then[k]}`" for k in ("ppo_epochs", "secrets_per_step", "prefix_turns", "refusal_rate",
-                                                               "candidate_format", "top_p") if k in then and then[k] != today[k]]
+    moved = [
+        f"`--{k.replace('_', '-')} {then[k]}`"
+        for k in (
+            "ppo_epochs",
+            "secrets_per_step",
+            "prefix_turns",
+            "refusal_rate",
+            "candidate_format",
+            "top_p",
+        )
+        if k in then and then[k] != today[k]
+    ]
     settings = f" with {' '.join(moved)}, the defaults of the code it ran" if moved else ""
-    modes = {m: v for m, v in step["modes"].items() if m.split("/")[1] == "fast"}   # MODE/fast[/micro-batch-K][/compiled-update]
-    label = lambda m: (m.split("/")[0].replace("full", "full fine-tuning").replace("lora", "LoRA")   # noqa: E731
-                       + "".join(f" (update micro-batch {k.removeprefix('micro-batch-')})" if k.startswith("micro-batch-")
-                                 else " (update's layers compiled)" for k in m.split("/")[2:]))
+    modes = {
+        m: v for m, v in step["modes"].items() if m.split("/")[1] == "fast"
+    }  # MODE/fast[/micro-batch-K][/compiled-update]
+    label = (
+        lambda m: (
+            m.split("/")[0].replace("full", "full fine-tuning").replace("lora", "LoRA")  # noqa: E731
+            + "".join(
+                f" (update micro-batch {k.removeprefix('micro-batch-')})"
+                if k.startswith("micro-batch-")
+                else " (update's layers compiled)"
+                for k in m.split("/")[2:]
+            )
+        )
+    )
     too_big = [label(m) for m, v in modes.items() if v.get("out_of_memory")]
-    timed = "; ".join(f"{label(m)} {v['step_s']} s "
-                      f"(rollout {v['rollout_s']} s, scoring {v['scoring_s']} s, update {v['update_s']} s; "
-                      f"decode {v['decode_tokens_per_s']:,.0f} tokens/s, {v['percent_of_bandwidth_bound']:.0f}% of the "
-                      f"memory-bandwidth bound; peak {v['peak_gpu_memory_gb']} GB; {paper_hours(v['step_s'])})"
-                      for m, v in modes.items() if not v.get("out_of_memory"))
+    timed = "; ".join(
+        f"{label(m)} {v['step_s']} s "
+        f"(rollout {v['rollout_s']} s, scoring {v['scoring_s']} s, update {v['update_s']} s; "
+        f"decode {v['decode_tokens_per_s']:,.0f} tokens/s, {v['percent_of_bandwidth_bound']:.0f}% of the "
+        f"memory-bandwidth bound; peak {v['peak_gpu_memory_gb']} GB; {paper_hours(v['step_s'])})"
+        for m, v in modes.items()
+        if not v.get("out_of_memory")
+    )
     timed += "".join(f"; {m} did not fit in the GPU's memory" for m in too_big)
-    return (f"- **On one {step['device']}**, one run each: the tiny run `{default['command']}` ("
-            f"{default['steps']} steps{settings}; from an empty cache) reached held-out resolve {num(default['final_greedy_resolve'])} "
-            f"greedy / {num(default['final_sampled_resolve'])} sampled in {default['process_wall']:.0f} s (its "
-            f"steps and evaluations {default['rl_seconds']:.0f} s){cpu}. One step "
-            f"of the paper's batch ({step['config']['secrets']} x {step['config']['group_size']}, up to "
-            f"{step['config']['max_new_tokens']} new tokens, the update in micro-batches of "
-            f"{GpuStepConfig.micro_batch} unless named) on {step['shape']}'s shape with random weights, which write "
-            f"every token and play all 10 turns: {timed}. The paper's model itself has not been trained on a GPU.")
+    return (
+        f"- **On one {step['device']}**, one run each: the tiny run `{default['command']}` ("
+        f"{default['steps']} steps{settings}; from an empty cache) reached held-out resolve {num(default['final_greedy_resolve'])} "
+        f"greedy / {num(default['final_sampled_resolve'])} sampled in {default['process_wall']:.0f} s (its "
+        f"steps and evaluations {default['rl_seconds']:.0f} s){cpu}. One step "
+        f"of the paper's batch ({step['config']['secrets']} x {step['config']['group_size']}, up to "
+        f"{step['config']['max_new_tokens']} new tokens, the update in micro-batches of "
+        f"{GpuStepConfig.micro_batch} unless named) on {step['shape']}'s shape with random weights, which write "
+        f"every token and play all 10 turns: {timed}. The paper's model itself has not been trained on a GPU."
+    )
 
 
 def smollm2_summary(d: dict) -> str:
@@ -347,12 +544,14 @@ def smollm2_summary(d: dict) -> str:
     m = meta("smollm2_learning.json", d)
     flags, f, c = smollm2_flags(m, d), smollm2_figures(d), d["config"]
     group = f" x {flags['--group-size']} rollouts" if "--group-size" in flags else ""
-    return (f"- **SmolLM2-135M-Instruct** (LoRA, ECHO) on {machine_text(m.get('machine'))}: one seed, {f['n']} steps "
-            f"of {c['secrets_per_step']} secrets{group} on secrets 1..{c['n_max']}, no control run. Mean reward "
-            f"{num(f['reward_first'])} over its first {f['k']} steps, {num(f['reward_last'])} over its last "
-            f"{f['k']} (single steps {num(f['reward_min'])}-{num(f['reward_max'])}), while the valid-action rate went "
-            f"from {num(f['valid_action_rate_first'])} to {num(f['valid_action_rate_last'])}: a run of the code on a "
-            "real instruct model, not evidence that it learns the game.")
+    return (
+        f"- **SmolLM2-135M-Instruct** (LoRA, ECHO) on {machine_text(m.get('machine'))}: one seed, {f['n']} steps "
+        f"of {c['secrets_per_step']} secrets{group} on secrets 1..{c['n_max']}, no control run. Mean reward "
+        f"{num(f['reward_first'])} over its first {f['k']} steps, {num(f['reward_last'])} over its last "
+        f"{f['k']} (single steps {num(f['reward_min'])}-{num(f['reward_max'])}), while the valid-action rate went "
+        f"from {num(f['valid_action_rate_first'])} to {num(f['valid_action_rate_last'])}: a run of the code on a "
+        "real instruct model, not evidence that it learns the game."
+    )
 
 
 def correlation_text(runs: list[dict]) -> str:
@@ -370,11 +569,21 @@ def split_text(final: dict, splits: dict | None) -> str:
     the held-out secrets it shares with split 0, on whose held-out scores settings were chosen."""
     seeds = sorted({r.get("split_seed") for r in final["runs"]} - {None})
     if len(seeds) != 1 or splits is None:
-        return f"the held-out secrets of split{'s' * (len(seeds) > 1)} {seeds_text(seeds)}" if seeds else "held-out secrets"
-    shared = next((s["heldout"] for s in splits["shared"] if s["from"] == 0 and s["to"] == seeds[0]), None)
+        return (
+            f"the held-out secrets of split{'s' * (len(seeds) > 1)} {seeds_text(seeds)}"
+            if seeds
+            else "held-out secrets"
+        )
+    shared = next(
+        (s["heldout"] for s in splits["shared"] if s["from"] == 0 and s["to"] == seeds[0]), None
+    )
     text = f"split {seeds[0]}'s {splits['n_heldout']} held-out secrets"
-    return text + (f", {len(shared)} of which ({seeds_text(shared)}) are also split 0's, on whose held-out scores the "
-                   "preset's passes of Eq. 2 were chosen" if shared else "")
+    return text + (
+        f", {len(shared)} of which ({seeds_text(shared)}) are also split 0's, on whose held-out scores the "
+        "preset's passes of Eq. 2 were chosen"
+        if shared
+        else ""
+    )
 
 
 def binary_final_summary(final: dict, splits: dict | None = None) -> str:
@@ -383,41 +592,72 @@ def binary_final_summary(final: dict, splits: dict | None = None) -> str:
     for r in final["runs"]:
         by.setdefault(r["estimator"], []).append(r)
     cell = lambda runs, k: ms([r[k] for r in runs], 0)  # noqa: E731
-    parts = [f"{e.upper()} {cell(rs, 'heldout_greedy')} greedy / {cell(rs, 'heldout_sampled')} sampled, 1..200 "
-             f"{cell(rs, 'n200_greedy')} / {cell(rs, 'n200_sampled')}, threshold-median correlation "
-             f"{correlation_text(rs)} sampled (seeds {seeds_text(sorted(r['seed'] for r in rs))})" for e, rs in by.items()]
+    parts = [
+        f"{e.upper()} {cell(rs, 'heldout_greedy')} greedy / {cell(rs, 'heldout_sampled')} sampled, 1..200 "
+        f"{cell(rs, 'n200_greedy')} / {cell(rs, 'n200_sampled')}, threshold-median correlation "
+        f"{correlation_text(rs)} sampled (seeds {seeds_text(sorted(r['seed'] for r in rs))})"
+        for e, rs in by.items()
+    ]
     steps = sorted({r["steps"] for r in final["runs"]})
     minutes = sorted(r["train_seconds"] / 60 for r in final["runs"] if r.get("train_seconds"))
     threads = sorted({r["threads"] for r in final["runs"] if r.get("train_seconds")}, key=str)
-    took = (f", trained in {minutes[0]:.0f}-{minutes[-1]:.0f} minutes a run at {'/'.join(map(str, threads))} "
-            f"thread{'s' * (threads != [1])}" if minutes else "")
-    return (f"- **Binary question set** (yes/no questions), the default ({'/'.join(map(str, steps))} steps){took}; "
-            f"kept checkpoints played on {split_text(final, splits)}. Resolve (%, mean ± SEM over seeds): "
-            f"{'; '.join(parts)}."
-            + "".join(f" On split {k}, bisection resolves {num(v['bisection']['heldout'], 0, 100)} and the best fixed "
-                      f"sequence {num(v['fixed_sequence']['heldout'], 0, 100)}." for k, v in final["references"].items()))
+    took = (
+        f", trained in {minutes[0]:.0f}-{minutes[-1]:.0f} minutes a run at {'/'.join(map(str, threads))} "
+        f"thread{'s' * (threads != [1])}"
+        if minutes
+        else ""
+    )
+    return (
+        f"- **Binary question set** (yes/no questions), the default ({'/'.join(map(str, steps))} steps){took}; "
+        f"kept checkpoints played on {split_text(final, splits)}. Resolve (%, mean ± SEM over seeds): "
+        f"{'; '.join(parts)}."
+        + "".join(
+            f" On split {k}, bisection resolves {num(v['bisection']['heldout'], 0, 100)} and the best fixed "
+            f"sequence {num(v['fixed_sequence']['heldout'], 0, 100)}."
+            for k, v in final["references"].items()
+        )
+    )
 
 
 def with_summary(readme: str) -> str:
     head, rest = readme.split(SUMMARY[0], 1)
-    return head + SUMMARY[0] + "\n" + "\n".join(readme_summary()) + "\n" + SUMMARY[1] + rest.split(SUMMARY[1], 1)[1]
+    return (
+        head
+        + SUMMARY[0]
+        + "\n"
+        + "\n".join(readme_summary())
+        + "\n"
+        + SUMMARY[1]
+        + rest.split(SUMMARY[1], 1)[1]
+    )
 
 
 # ---------------------------------------------------------------- the file, and the check
-SECTIONS = [section_fidelity, section_generalization, section_screens, section_table1, section_binary, section_smollm2, section_speed]
+SECTIONS = [
+    section_fidelity,
+    section_generalization,
+    section_screens,
+    section_table1,
+    section_binary,
+    section_smollm2,
+    section_speed,
+]
 
 
 def build() -> str:
-    lines = ["# Results", "",
-             "Every table below is built by `python bench/report_results.py` from the JSON files in `bench/results/`; "
-             "no number is typed by hand, and running it again writes this file byte for byte "
-             "(`python bench/report_results.py --check` says whether it is up to date). Each table names the command "
-             "that wrote its file, the machine, the date, and how its settings were chosen: on validation secrets "
-             "carved from the training secrets, with the held-out secrets only reporting, except where its protocol "
-             "line says otherwise. Each file records the commit of the code it measured; where a file it depends on "
-             "has changed since (in what it runs: an edit of comments, docstrings or layout alone is no change), the table "
-             "says which (\"Code changed since\"), and its figures are of the older code.",
-             ""]
+    lines = [
+        "# Results",
+        "",
+        "Every table below is built by `python bench/report_results.py` from the JSON files in `bench/results/`; "
+        "no number is typed by hand, and running it again writes this file byte for byte "
+        "(`python bench/report_results.py --check` says whether it is up to date). Each table names the command "
+        "that wrote its file, the machine, the date, and how its settings were chosen: on validation secrets "
+        "carved from the training secrets, with the held-out secrets only reporting, except where its protocol "
+        "line says otherwise. Each file records the commit of the code it measured; where a file it depends on "
+        "has changed since (in what it runs: an edit of comments, docstrings or layout alone is no change), the table "
+        'says which ("Code changed since"), and its figures are of the older code.',
+        "",
+    ]
     for section in SECTIONS:
         lines += section()
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -436,7 +676,12 @@ def render(readme: str, changes: bool = True) -> tuple[str, str]:
 def unmarked(want: tuple[str, str], have: tuple[str, str], quiet: tuple[str, str]) -> list[str]:
     """The lines that say a result's code has changed (in `want`, not in `quiet`) and that the
     current text (`have`) lacks."""
-    marked = [line for w, q in zip(want, quiet) for line in w.splitlines() if line not in set(q.splitlines())]
+    marked = [
+        line
+        for w, q in zip(want, quiet)
+        for line in w.splitlines()
+        if line not in set(q.splitlines())
+    ]
     current = {line for h in have for line in h.splitlines()}
     return [line for line in marked if line not in current]
 
@@ -454,9 +699,16 @@ def main(argv=None):
             return
         unsaid = unmarked((text, new_readme), have, render(readme, changes=False))
         if unsaid:
-            print("the code of these results has changed since they were measured, and the text does not say so:",
-                  *(f"  {line[:200]}" for line in unsaid), sep="\n", file=sys.stderr)
-        print(f"{out} or {readme_path}'s summary is out of date: run python bench/report_results.py", file=sys.stderr)
+            print(
+                "the code of these results has changed since they were measured, and the text does not say so:",
+                *(f"  {line[:200]}" for line in unsaid),
+                sep="\n",
+                file=sys.stderr,
+            )
+        print(
+            f"{out} or {readme_path}'s summary is out of date: run python bench/report_results.py",
+            file=sys.stderr,
+        )
         sys.exit(1)
     out.write_text(text)
     readme_path.write_text(new_readme)

@@ -4,6 +4,7 @@ has changed since it was measured (`code_changes`), numbers as text, markdown ta
 reproduction tables of bench/reproduce.py's files (mean +- SEM over seeds, paired t-tests:
 stats.mean_sem, stats.paired_t_test). No number is typed here: each is read from a file.
 """
+
 import ast
 import fnmatch
 import json
@@ -16,10 +17,12 @@ from pathlib import Path
 from bench.common import RESULTS, ROOT
 from stats import mean_sem, paired_t_test
 
-DIR, PROVENANCE = Path(RESULTS), {}     # the folder read, and its provenance.json (set by `use`)
-REPO = Path(ROOT)                       # the git checkout whose HEAD is "the code as it is now" (set by `use`)
-READ: set = set()                       # the result files the report has read or named (`load`, `named`)
-IGNORE_CHANGES = False                  # render as if no code had changed (report_results.render: where the marks are)
+DIR, PROVENANCE = Path(RESULTS), {}  # the folder read, and its provenance.json (set by `use`)
+REPO = Path(ROOT)  # the git checkout whose HEAD is "the code as it is now" (set by `use`)
+READ: set = set()  # the result files the report has read or named (`load`, `named`)
+IGNORE_CHANGES = (
+    False  # render as if no code had changed (report_results.render: where the marks are)
+)
 
 
 def use(results: str, repo: str | None = None) -> None:
@@ -64,7 +67,16 @@ def named(name: str) -> str:
     return f"`bench/results/{name}`"
 
 
-PROVENANCE_KEYS = ("command", "machine", "date", "checkpoint", "source", "commit", "uncommitted", "note")
+PROVENANCE_KEYS = (
+    "command",
+    "machine",
+    "date",
+    "checkpoint",
+    "source",
+    "commit",
+    "uncommitted",
+    "note",
+)
 
 
 def meta(name: str, data) -> dict:
@@ -84,30 +96,61 @@ POLICY = ["policy.py", "models.py", "tinylm.py", "warmup.py"]
 TRAINING = ["train.py", "experiment.py", "echo.py", "baselines.py", "cli.py"]
 PLAYED = ["bench/bisection_behaviour.py", "reference.py", "evaluate.py", "metrics.py"]
 DEPENDS = [
-    ("reproduce_*.json", ["bench/reproduce.py", "metrics.py", "stats.py"] + TRAINING + GAME + POLICY),
+    (
+        "reproduce_*.json",
+        ["bench/reproduce.py", "metrics.py", "stats.py"] + TRAINING + GAME + POLICY,
+    ),
     ("fidelity_floor.json", ["bench/fidelity_floor.py", "fidelity.py"]),
     ("fidelity_tiny-before-rl.json", ["fidelity.py", "echo.py", "baselines.py"] + GAME + POLICY),
-    ("fidelity_*.json", ["fidelity.py"] + TRAINING + GAME + POLICY),     # a trained checkpoint's
-    ("eval_paper_model_summary.json", ["evaluate.py", "metrics.py", "reference.py", "report.py"] + TRAINING + GAME
-     + POLICY),
-    ("binary_final.json", ["bench/binary_final.py", "stats.py"] + PLAYED + TRAINING + GAME + POLICY),
-    ("binary_scores_*.json", ["bench/binary_final.py", "stats.py"] + PLAYED + TRAINING + GAME + POLICY),
+    ("fidelity_*.json", ["fidelity.py"] + TRAINING + GAME + POLICY),  # a trained checkpoint's
+    (
+        "eval_paper_model_summary.json",
+        ["evaluate.py", "metrics.py", "reference.py", "report.py"] + TRAINING + GAME + POLICY,
+    ),
+    (
+        "binary_final.json",
+        ["bench/binary_final.py", "stats.py"] + PLAYED + TRAINING + GAME + POLICY,
+    ),
+    (
+        "binary_scores_*.json",
+        ["bench/binary_final.py", "stats.py"] + PLAYED + TRAINING + GAME + POLICY,
+    ),
     ("binary_defaults.json", ["bench/binary_defaults.py"] + TRAINING + GAME + POLICY),
     ("bisection_behaviour_*.json", PLAYED + TRAINING + GAME + POLICY),
     ("capacity_check_*.json", ["bench/capacity_check.py"] + PLAYED + GAME + POLICY),
-    ("generalization.json", ["bench/generalization.py", "bench/reproduce.py", "stats.py"] + PLAYED + TRAINING + GAME
-     + POLICY),
-    ("screens.json", ["bench/screen.py", "bench/generalization.py"] + PLAYED + TRAINING + GAME + POLICY),
+    (
+        "generalization.json",
+        ["bench/generalization.py", "bench/reproduce.py", "stats.py"]
+        + PLAYED
+        + TRAINING
+        + GAME
+        + POLICY,
+    ),
+    (
+        "screens.json",
+        ["bench/screen.py", "bench/generalization.py"] + PLAYED + TRAINING + GAME + POLICY,
+    ),
     ("splits.json", ["bench/splits.py", "env.py", "train.py"]),
     ("smollm2_learning.json", ["bench/smollm2_learning.py"] + TRAINING + GAME + POLICY),
     ("train_speed*.json", ["bench/train_speed.py"] + TRAINING + GAME + POLICY),
     ("env_speed.json", ["bench/env_speed.py", "reference.py"] + GAME),
-    ("eval_speed.json", ["bench/eval_speed.py", "evaluate.py", "metrics.py", "reference.py", "report.py"] + GAME + POLICY),
+    (
+        "eval_speed.json",
+        ["bench/eval_speed.py", "evaluate.py", "metrics.py", "reference.py", "report.py"]
+        + GAME
+        + POLICY,
+    ),
     ("rollouts.json", ["bench/rollouts.py"] + GAME + POLICY),
     ("threads.json", ["bench/threads.py", "cli.py"] + TRAINING + GAME + POLICY),
     ("profile_step*.json", ["bench/profile_step.py"] + TRAINING + GAME + POLICY),
-    ("ranks_speed*.json", ["bench/ranks_speed.py", "ranks.py", "engine.py"] + TRAINING + GAME + POLICY),
-    ("gpu_step*.json", ["bench/gpu_step.py", "bench/rollouts.py", "engine.py"] + TRAINING + GAME + POLICY),
+    (
+        "ranks_speed*.json",
+        ["bench/ranks_speed.py", "ranks.py", "engine.py"] + TRAINING + GAME + POLICY,
+    ),
+    (
+        "gpu_step*.json",
+        ["bench/gpu_step.py", "bench/rollouts.py", "engine.py"] + TRAINING + GAME + POLICY,
+    ),
     ("train_gpu*.json", ["bench/device_runs.py", "engine.py"] + TRAINING + GAME + POLICY),
 ]
 
@@ -117,13 +160,17 @@ def depends_on(name: str) -> list[str]:
     for pattern, files in DEPENDS:
         if fnmatch.fnmatch(name, pattern):
             return sorted(set(files))
-    raise KeyError(f"bench/report_tables.py: DEPENDS has no line for {name}: add the source files its figures depend on")
+    raise KeyError(
+        f"bench/report_tables.py: DEPENDS has no line for {name}: add the source files its figures depend on"
+    )
 
 
 def git(*args) -> str | None:
     """git's output in REPO, or None where git or the objects asked for are not there."""
     try:
-        return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, check=True).stdout
+        return subprocess.run(
+            ["git", "-C", str(REPO), *args], capture_output=True, text=True, check=True
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
 
@@ -139,7 +186,11 @@ def changed_since(repo: Path, commit: str) -> frozenset | None:
 def head_blobs(repo: Path) -> dict | None:
     """{path: blob} of every file at HEAD."""
     out = git("ls-tree", "-r", "HEAD")
-    return None if out is None else {line.split("\t", 1)[1]: line.split()[2] for line in out.splitlines()}
+    return (
+        None
+        if out is None
+        else {line.split("\t", 1)[1]: line.split()[2] for line in out.splitlines()}
+    )
 
 
 @lru_cache(maxsize=None)
@@ -156,8 +207,13 @@ def code_of(repo: Path, obj: str) -> str | None:
         return None
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
-                isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
     return ast.dump(tree)
 
@@ -165,7 +221,9 @@ def code_of(repo: Path, obj: str) -> str | None:
 def same_code(before: str | None, path: str) -> bool:
     """Whether `path` at HEAD runs what it ran at the git object `before` (a Python file whose
     edits since touched only comments, docstrings or layout can change no figure)."""
-    now = (head_blobs(REPO) or {}).get(path)      # a blob, as `before` is or names: neither changes with HEAD
+    now = (head_blobs(REPO) or {}).get(
+        path
+    )  # a blob, as `before` is or names: neither changes with HEAD
     if before is None or now is None or not path.endswith(".py"):
         return False
     old = code_of(REPO, before)
@@ -178,7 +236,9 @@ def code_changes(name: str, data) -> list[str] | None:
     bytes it had then; a Python file edited only in comments, docstrings or layout is the same code
     (`same_code`). None where that cannot be told (no commit recorded, or no git history here)."""
     m = meta(name, data)
-    since, blobs = (changed_since(REPO, m["commit"]), head_blobs(REPO)) if m.get("commit") else (None, None)
+    since, blobs = (
+        (changed_since(REPO, m["commit"]), head_blobs(REPO)) if m.get("commit") else (None, None)
+    )
     if since is None or blobs is None:
         return None
     if IGNORE_CHANGES:
@@ -210,8 +270,10 @@ def code_note(name: str, data) -> str:
         return " *Code:* no commit recorded, so whether it has changed since cannot be told."
     if not changed:
         return ""
-    return (f" *Code changed since:* {', '.join(removed(f'`{f}`', f) for f in changed)} (the figures are of the older "
-            "code).")
+    return (
+        f" *Code changed since:* {', '.join(removed(f'`{f}`', f) for f in changed)} (the figures are of the older "
+        "code)."
+    )
 
 
 def machine_text(m) -> str:
@@ -225,13 +287,18 @@ def provenance_line(name: str, data) -> str:
     m = meta(name, data)
     source = f", converted from {named(m['source'].rsplit('/', 1)[-1])}" if "source" in m else ""
     note = f" *Note:* {m['note']}." if m.get("note") else ""
-    return (f"*Command:* `{m.get('command', 'not recorded')}`. *Machine:* {machine_text(m.get('machine'))}. "
-            f"*Date:* {m.get('date', 'not recorded')}. *File:* `bench/results/{name}`{source}.{note}"
-            + code_note(name, data))
+    return (
+        f"*Command:* `{m.get('command', 'not recorded')}`. *Machine:* {machine_text(m.get('machine'))}. "
+        f"*Date:* {m.get('date', 'not recorded')}. *File:* `bench/results/{name}`{source}.{note}"
+        + code_note(name, data)
+    )
 
 
 def missing(name: str, command: str) -> list[str]:
-    return [f"*Not measured yet:* `bench/results/{name}` does not exist; `{command}` writes it.", ""]
+    return [
+        f"*Not measured yet:* `bench/results/{name}` does not exist; `{command}` writes it.",
+        "",
+    ]
 
 
 def nan(x) -> bool:
@@ -274,8 +341,11 @@ def t_test_text(t, p) -> str:
 
 
 def table(header: list, rows: list) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + \
-           ["| " + " | ".join(str(c) for c in r) + " |" for r in rows] + [""]
+    return (
+        ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+        + [""]
+    )
 
 
 def per_seed(runs: list, key: str) -> list:
@@ -287,17 +357,25 @@ def seeds_text(seeds) -> str:
     return ", ".join(str(s) for s in seeds)
 
 
-
 # ---------------------------------------------------------------- reproductions
-COLUMNS = [("eval/resolve_rate", "Resolve greedy", 1, 100), ("eval/sampled_resolve_rate", "Resolve sampled", 1, 100),
-           ("eval/zero_rate", "Zero", 1, 100), ("eval/eliminated_mean", "Elim./turn", 2, 1),
-           ("eval/episode_length", "Ep. length", 2, 1)]
-FINAL_WINDOW = [("clue/reward", "Reward mean", 1), ("clue/normalized_reward", "Normalized reward", 1),
-                ("clue/episode_resolve_rate", "Episode resolve rate (%)", 100),
-                ("clue/eliminated_mean", "Mean eliminated candidates", 1),
-                ("clue/redundancy_rate", "Redundancy rate (%)", 100), ("clue/episode_length", "Mean episode length", 1),
-                ("clue/turn_resolve_rate", "Turn resolve rate (%)", 100), ("clue/turns_saved", "Turns saved", 1),
-                ("train/entropy", "Entropy", 1)]
+COLUMNS = [
+    ("eval/resolve_rate", "Resolve greedy", 1, 100),
+    ("eval/sampled_resolve_rate", "Resolve sampled", 1, 100),
+    ("eval/zero_rate", "Zero", 1, 100),
+    ("eval/eliminated_mean", "Elim./turn", 2, 1),
+    ("eval/episode_length", "Ep. length", 2, 1),
+]
+FINAL_WINDOW = [
+    ("clue/reward", "Reward mean", 1),
+    ("clue/normalized_reward", "Normalized reward", 1),
+    ("clue/episode_resolve_rate", "Episode resolve rate (%)", 100),
+    ("clue/eliminated_mean", "Mean eliminated candidates", 1),
+    ("clue/redundancy_rate", "Redundancy rate (%)", 100),
+    ("clue/episode_length", "Mean episode length", 1),
+    ("clue/turn_resolve_rate", "Turn resolve rate (%)", 100),
+    ("clue/turns_saved", "Turns saved", 1),
+    ("train/entropy", "Entropy", 1),
+]
 RESOLVE = ("eval/resolve_rate", "eval/sampled_resolve_rate")
 
 
@@ -313,10 +391,16 @@ def played(resolved: dict) -> str:
 
 def protocol(data: dict, chosen: str) -> str:
     r = data["train_config"].get("resolved", {})
-    sampled = f" and sampled at T = 1 ({r['eval_samples']} episodes per secret)" if r.get("eval_samples") else " and sampled"
-    return (f"*Protocol:* settings: {chosen}. Reported: {played(r)}, played on the {r.get('n_heldout', 'held-out')} "
-            f"held-out secrets greedily{sampled}; the held-out secrets only report. Mean ± SEM over seeds "
-            f"{seeds_text(data['seeds'])}, rates in %.")
+    sampled = (
+        f" and sampled at T = 1 ({r['eval_samples']} episodes per secret)"
+        if r.get("eval_samples")
+        else " and sampled"
+    )
+    return (
+        f"*Protocol:* settings: {chosen}. Reported: {played(r)}, played on the {r.get('n_heldout', 'held-out')} "
+        f"held-out secrets greedily{sampled}; the held-out secrets only report. Mean ± SEM over seeds "
+        f"{seeds_text(data['seeds'])}, rates in %."
+    )
 
 
 def reproduction_table(data: dict) -> list[str]:
@@ -325,25 +409,66 @@ def reproduction_table(data: dict) -> list[str]:
     runs, first = data["runs"], data["estimators"][0]
     every = lambda ok: all(ok(r) for rs in runs.values() for r in rs)  # noqa: E731
     listed = lambda rs, f: ", ".join(str(f(r)) for r in rs)  # noqa: E731
-    cols = [c for c in COLUMNS if every(lambda r: (r.get("final_eval") or {}).get(c[0]) is not None)]
-    extra = [(label, cell) for label, ok, cell in [
-        ("Kept step (per seed)", every(lambda r: (r.get("kept") or {}).get("dir") == "best"),
-         lambda rs: listed(rs, lambda r: r["kept"]["step"])),
-        ("Steps run (per seed)", every(lambda r: r.get("steps")), lambda rs: listed(rs, lambda r: r["steps"])),
-        ("Steps to 90% sampled (per seed)", every(lambda r: "steps_to_90" in r),
-         lambda rs: listed(rs, lambda r: r["steps_to_90"] or "never")),
-        ("Train time (s)", every(lambda r: r.get("train_seconds")),
-         lambda rs: ms([r["train_seconds"] for r in rs], 0, 1))] if ok]
-    rows = [[est] + [ms(per_seed(rs, key), d, s) for key, _, d, s in cols] + [cell(rs) for _, cell in extra]
-            for est, rs in runs.items()]
+    cols = [
+        c for c in COLUMNS if every(lambda r: (r.get("final_eval") or {}).get(c[0]) is not None)
+    ]
+    extra = [
+        (label, cell)
+        for label, ok, cell in [
+            (
+                "Kept step (per seed)",
+                every(lambda r: (r.get("kept") or {}).get("dir") == "best"),
+                lambda rs: listed(rs, lambda r: r["kept"]["step"]),
+            ),
+            (
+                "Steps run (per seed)",
+                every(lambda r: r.get("steps")),
+                lambda rs: listed(rs, lambda r: r["steps"]),
+            ),
+            (
+                "Steps to 90% sampled (per seed)",
+                every(lambda r: "steps_to_90" in r),
+                lambda rs: listed(rs, lambda r: r["steps_to_90"] or "never"),
+            ),
+            (
+                "Train time (s)",
+                every(lambda r: r.get("train_seconds")),
+                lambda rs: ms([r["train_seconds"] for r in rs], 0, 1),
+            ),
+        ]
+        if ok
+    ]
+    rows = [
+        [est]
+        + [ms(per_seed(rs, key), d, s) for key, _, d, s in cols]
+        + [cell(rs) for _, cell in extra]
+        for est, rs in runs.items()
+    ]
     lines = table(["Estimator"] + [c[1] for c in cols] + [label for label, _ in extra], rows)
-    seeds = "; ".join(f"{est} " + ", ".join(f"{num(g, 1, 100)} / {num(s, 1, 100)}" for g, s in
-                                            zip(*(per_seed(rs, k) for k in RESOLVE))) for est, rs in runs.items())
+    seeds = "; ".join(
+        f"{est} "
+        + ", ".join(
+            f"{num(g, 1, 100)} / {num(s, 1, 100)}"
+            for g, s in zip(*(per_seed(rs, k) for k in RESOLVE))
+        )
+        for est, rs in runs.items()
+    )
     lines += [f"Per seed, held-out resolve greedy / sampled (%): {seeds}.", ""]
-    tests = [[f"{first} vs {other}"] + [t_test_text(t, p) for t, p in
-                                        (paired_t_test(per_seed(runs[first], k), per_seed(runs[other], k)) for k in RESOLVE)]
-             for other in data["estimators"][1:]]
-    return lines + (table(["Paired t-test over seeds", "greedy resolve", "sampled resolve"], tests) if tests else [])
+    tests = [
+        [f"{first} vs {other}"]
+        + [
+            t_test_text(t, p)
+            for t, p in (
+                paired_t_test(per_seed(runs[first], k), per_seed(runs[other], k)) for k in RESOLVE
+            )
+        ]
+        for other in data["estimators"][1:]
+    ]
+    return lines + (
+        table(["Paired t-test over seeds", "greedy resolve", "sampled resolve"], tests)
+        if tests
+        else []
+    )
 
 
 def final_window(data: dict, first: str, second: str) -> list[str]:
@@ -352,9 +477,18 @@ def final_window(data: dict, first: str, second: str) -> list[str]:
     rows = []
     for key, label, scale in FINAL_WINDOW:
         a, b = ([r["final_window"][key] for r in data["runs"][e]] for e in (first, second))
-        rows.append([label, ms(a, 3, scale), ms(b, 3, scale), num(mean_sem(a)[0] - mean_sem(b)[0], 3, scale),
-                     pval(paired_t_test(a, b)[1])])
-    return [f"Final window (tab:echo_grpo_final_window_stats): per seed the mean of each training metric over the last "
-            f"{data['window']} of {data['runs'][first][0].get('steps')} steps (sampled training batches), then mean ± "
-            "SEM over seeds; paired t-test over seeds.", ""] + \
-        table(["Metric", first, second, "Difference", "Paired t-test p"], rows)
+        rows.append(
+            [
+                label,
+                ms(a, 3, scale),
+                ms(b, 3, scale),
+                num(mean_sem(a)[0] - mean_sem(b)[0], 3, scale),
+                pval(paired_t_test(a, b)[1]),
+            ]
+        )
+    return [
+        f"Final window (tab:echo_grpo_final_window_stats): per seed the mean of each training metric over the last "
+        f"{data['window']} of {data['runs'][first][0].get('steps')} steps (sampled training batches), then mean ± "
+        "SEM over seeds; paired t-test over seeds.",
+        "",
+    ] + table(["Metric", first, second, "Difference", "Paired t-test p"], rows)

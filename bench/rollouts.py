@@ -15,6 +15,7 @@ once) and the decode (one token per live episode per call).
 Goals: >= 10x for the tiny model on 2 cores; peak memory under 2 GB.
     python bench/rollouts.py [--episodes 64] [--smollm2-episodes 16]
 """
+
 import os
 import subprocess
 import sys
@@ -58,7 +59,7 @@ def matmul_rate(d: int) -> float:
 
 
 def batched(policy, n: int, seed: int = 0) -> dict:
-    meter = {"prefill": [0.0, 0.0], "decode": [0.0, 0.0]}    # kind -> [seconds, flops]
+    meter = {"prefill": [0.0, 0.0], "decode": [0.0, 0.0]}  # kind -> [seconds, flops]
     forward = policy.model.forward
 
     def metered(*args, **kwargs):
@@ -70,17 +71,38 @@ def batched(policy, n: int, seed: int = 0) -> dict:
         meter[kind][0] += time.perf_counter() - start
         meter[kind][1] += call_flops(policy.model, ids, mask.shape[1], rows)
         return out
+
     policy.model.forward = metered
     start = time.perf_counter()
-    out = play_rollouts(policy, secrets_for(n), 1, GameConfig(), SampleConfig(), generator=torch.Generator().manual_seed(seed))
+    out = play_rollouts(
+        policy,
+        secrets_for(n),
+        1,
+        GameConfig(),
+        SampleConfig(),
+        generator=torch.Generator().manual_seed(seed),
+    )
     seconds = time.perf_counter() - start
     policy.model.forward = forward
     tokens = sum(len(c) for c in out.completion_ids)
     rate = matmul_rate(policy.model.config.hidden_size)
-    bound = {k: {"seconds": round(s, 3), "gflop": round(f / 1e9, 2), "bound_seconds": round(f / rate, 3),
-                 "of_bound": round(s / (f / rate), 2) if f else None} for k, (s, f) in meter.items()}
-    return {"seconds": seconds, "episodes": n, "turns": len(out.records), "tokens": tokens,
-            "matmul_gflops": round(rate / 1e9, 1), "arithmetic": bound}
+    bound = {
+        k: {
+            "seconds": round(s, 3),
+            "gflop": round(f / 1e9, 2),
+            "bound_seconds": round(f / rate, 3),
+            "of_bound": round(s / (f / rate), 2) if f else None,
+        }
+        for k, (s, f) in meter.items()
+    }
+    return {
+        "seconds": seconds,
+        "episodes": n,
+        "turns": len(out.records),
+        "tokens": tokens,
+        "matmul_gflops": round(rate / 1e9, 1),
+        "arithmetic": bound,
+    }
 
 
 def one_at_a_time(policy, n: int, seed: int = 0) -> dict:
@@ -95,7 +117,9 @@ def one_at_a_time(policy, n: int, seed: int = 0) -> dict:
     return {"seconds": time.perf_counter() - start, "episodes": n, "turns": turns, "tokens": tokens}
 
 
-def hf_generate_per_episode(policy, n: int, seed: int = 0, max_new_tokens: int | None = None) -> dict:
+def hf_generate_per_episode(
+    policy, n: int, seed: int = 0, max_new_tokens: int | None = None
+) -> dict:
     """The paper's way: `model.generate(do_sample=True)` for one episode at a time, no stop rule
     but EOS, so a model that keeps writing after its JSON pays for every token up to the limit."""
     torch.manual_seed(seed)
@@ -106,12 +130,21 @@ def hf_generate_per_episode(policy, n: int, seed: int = 0, max_new_tokens: int |
         while game.active:
             ids = torch.tensor(policy.encode(game.messages()), device=policy.device)
             with torch.no_grad():
-                out = policy.model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=True,
-                                            temperature=sample.temperature, top_p=sample.top_p, top_k=0,
-                                            max_new_tokens=sample.max_new_tokens, pad_token_id=policy.pad_id,
-                                            eos_token_id=sorted(policy.stop_ids))
-            new = out[0, ids.shape[1]:]
-            game.step([policy.tokenizer.decode(new, skip_special_tokens=True)])   # env reads the first JSON
+                out = policy.model.generate(
+                    ids,
+                    attention_mask=torch.ones_like(ids),
+                    do_sample=True,
+                    temperature=sample.temperature,
+                    top_p=sample.top_p,
+                    top_k=0,
+                    max_new_tokens=sample.max_new_tokens,
+                    pad_token_id=policy.pad_id,
+                    eos_token_id=sorted(policy.stop_ids),
+                )
+            new = out[0, ids.shape[1] :]
+            game.step(
+                [policy.tokenizer.decode(new, skip_special_tokens=True)]
+            )  # env reads the first JSON
             turns, tokens = turns + 1, tokens + len(new)
     return {"seconds": time.perf_counter() - start, "episodes": n, "turns": turns, "tokens": tokens}
 
@@ -119,44 +152,61 @@ def hf_generate_per_episode(policy, n: int, seed: int = 0, max_new_tokens: int |
 def compare(spec: str, n: int) -> dict:
     policy = warmed_up("tiny", quiet=True) if spec == "tiny" else models.load_policy(spec)
     batched(policy, 4)  # warm up the kernels once
-    runs = {"batched": batched(policy, n), "one_at_a_time": one_at_a_time(policy, n),
-            "hf_generate_per_episode": hf_generate_per_episode(policy, n)}
+    runs = {
+        "batched": batched(policy, n),
+        "one_at_a_time": one_at_a_time(policy, n),
+        "hf_generate_per_episode": hf_generate_per_episode(policy, n),
+    }
     for name, r in runs.items():
-        print(f"{spec:8s} {name:24s} {r['episodes']:3d} episodes, {r['turns']:4d} turns in {r['seconds']:7.1f} s: "
-              f"{r['episodes'] / r['seconds']:6.2f} episodes/s, {r['tokens'] / r['seconds']:7.0f} generated tokens/s")
+        print(
+            f"{spec:8s} {name:24s} {r['episodes']:3d} episodes, {r['turns']:4d} turns in {r['seconds']:7.1f} s: "
+            f"{r['episodes'] / r['seconds']:6.2f} episodes/s, {r['tokens'] / r['seconds']:7.0f} generated tokens/s"
+        )
     for kind, a in runs["batched"]["arithmetic"].items():
-        print(f"{spec:8s} batched {kind:8s} {a['seconds']:6.2f} s for {a['gflop']:7.2f} GFLOP: the arithmetic bound at "
-              f"{runs['batched']['matmul_gflops']} GFLOP/s (this machine's matmul) is {a['bound_seconds']:.2f} s, "
-              f"so {a['of_bound']}x the bound")
+        print(
+            f"{spec:8s} batched {kind:8s} {a['seconds']:6.2f} s for {a['gflop']:7.2f} GFLOP: the arithmetic bound at "
+            f"{runs['batched']['matmul_gflops']} GFLOP/s (this machine's matmul) is {a['bound_seconds']:.2f} s, "
+            f"so {a['of_bound']}x the bound"
+        )
     rate = {name: r["episodes"] / r["seconds"] for name, r in runs.items()}
     for name in ("one_at_a_time", "hf_generate_per_episode"):
         runs[f"speedup_vs_{name}"] = round(rate["batched"] / rate[name], 2)
-        print(f"{spec:8s} speedup of the batched engine over {name}: {runs[f'speedup_vs_{name}']:.1f}x (episodes/s)")
+        print(
+            f"{spec:8s} speedup of the batched engine over {name}: {runs[f'speedup_vs_{name}']:.1f}x (episodes/s)"
+        )
     return runs
 
 
 def peak_memory_mb(n: int) -> float:
     """Max RSS of a fresh process that loads the tiny model and plays n episodes batched."""
-    code = ("import resource, sys; sys.path.insert(0, '.'); from bench.rollouts import batched; "
-            "from warmup import warmed_up; batched(warmed_up('tiny', quiet=True), %d); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)" % n)
+    code = (
+        "import resource, sys; sys.path.insert(0, '.'); from bench.rollouts import batched; "
+        "from warmup import warmed_up; batched(warmed_up('tiny', quiet=True), %d); "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)" % n
+    )
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
-    return int(out.stdout.strip().splitlines()[-1]) / 1024   # ru_maxrss is in kB on Linux
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    )
+    return int(out.stdout.strip().splitlines()[-1]) / 1024  # ru_maxrss is in kB on Linux
 
 
 @dataclass
 class RolloutsConfig:
     episodes: int = arg(64, "episodes of the tiny model per way of playing")
     smollm2_episodes: int = arg(16, "episodes of SmolLM2-135M per way of playing (0: skip it)")
-    out: str = arg(os.path.join(RESULTS, "rollouts.json"), "where the figures are written", writes="file")
+    out: str = arg(
+        os.path.join(RESULTS, "rollouts.json"), "where the figures are written", writes="file"
+    )
 
 
 def main(argv=None):
     args = parse_config(RolloutsConfig, argv, description=__doc__.splitlines()[0])
     results = {"tiny": compare("tiny", args.episodes)}
     results["tiny"]["peak_rss_mb"] = round(peak_memory_mb(args.episodes), 1)
-    print(f"tiny     peak memory of a batched {args.episodes}-episode rollout: {results['tiny']['peak_rss_mb']:.0f} MB (goal < 2048)")
+    print(
+        f"tiny     peak memory of a batched {args.episodes}-episode rollout: {results['tiny']['peak_rss_mb']:.0f} MB (goal < 2048)"
+    )
     if args.smollm2_episodes:
         results["smollm2"] = compare("smollm2", args.smollm2_episodes)
     results["threads"] = torch.get_num_threads()

@@ -7,6 +7,7 @@ first split's held-out scores.
 
     python bench/splits.py [--seeds 0,1]
 """
+
 import os
 import sys
 from dataclasses import dataclass
@@ -21,7 +22,9 @@ import train  # noqa: E402
 @dataclass
 class SplitsConfig:
     seeds: str = arg("0,1", "comma list of split seeds (train.py --split-seed)")
-    out: str = arg(os.path.join(RESULTS, "splits.json"), "where the lists are written", writes="file")
+    out: str = arg(
+        os.path.join(RESULTS, "splits.json"), "where the lists are written", writes="file"
+    )
 
 
 def splits(seeds: list[int]) -> dict:
@@ -34,19 +37,36 @@ def splits(seeds: list[int]) -> dict:
         training, validation, heldout = train.split_secrets(cfg)
         out[str(seed)] = {"heldout": heldout, "validation": validation}
         sets[seed] = (set(training), set(validation), set(heldout))
-    shared = [{"from": a, "to": b, **{k: sorted(sets[a][2] & sets[b][i]) for i, k in
-                                      ((2, "heldout"), (1, "validation"), (0, "training"))}}
-              for a in seeds for b in seeds if a != b]
-    return {"n_max": cfg.n_max, "n_heldout": cfg.n_heldout, "validation_secrets": cfg.validation_secrets,
-            "splits": out, "shared": shared}
+    shared = [
+        {
+            "from": a,
+            "to": b,
+            **{
+                k: sorted(sets[a][2] & sets[b][i])
+                for i, k in ((2, "heldout"), (1, "validation"), (0, "training"))
+            },
+        }
+        for a in seeds
+        for b in seeds
+        if a != b
+    ]
+    return {
+        "n_max": cfg.n_max,
+        "n_heldout": cfg.n_heldout,
+        "validation_secrets": cfg.validation_secrets,
+        "splits": out,
+        "shared": shared,
+    }
 
 
 def main(argv=None) -> dict:
     cfg = parse_config(SplitsConfig, argv, description=__doc__.splitlines()[0])
     result = splits([int(s) for s in cfg.seeds.split(",")])
     for pair in result["shared"]:
-        print(f"split {pair['from']}'s held-out secrets that split {pair['to']} holds out: {pair['heldout']}; "
-              f"validates on: {pair['validation']}; trains on: {pair['training']}")
+        print(
+            f"split {pair['from']}'s held-out secrets that split {pair['to']} holds out: {pair['heldout']}; "
+            f"validates on: {pair['validation']}; trains on: {pair['training']}"
+        )
     save_results(result, cfg.out)
     return result
 

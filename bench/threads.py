@@ -11,6 +11,7 @@ step of the default run: its rollout (many one-token model calls) and its update
 
     python bench/threads.py [--episodes 6] [--processes 1,2,3] [--settings 2,1,2-passive,2-spin10000,auto]
 """
+
 import json
 import os
 import subprocess
@@ -50,45 +51,81 @@ print(json.dumps({{"seconds": end - start, "rollout": played - start, "update": 
 
 @dataclass
 class ThreadsConfig:
-    episodes: int = arg(6, "secrets of the step each process plays (G rollouts each, train.py's) and updates on")
+    episodes: int = arg(
+        6, "secrets of the step each process plays (G rollouts each, train.py's) and updates on"
+    )
     processes: str = arg("1,2,3", "comma list: how many processes run side by side")
-    settings: str = arg("2,1,2-passive,2-spin10000,auto", "comma list of thread settings: N threads with spinning "
-                        "OpenMP threads (torch's default), N-passive with OMP_WAIT_POLICY=PASSIVE, N-spinK with "
-                        "GOMP_SPINCOUNT=K, auto as train.py does it (cli.py imported first, cli.use_threads)")
-    out: str = arg(os.path.join(RESULTS, "threads.json"), "where the figures are written", writes="file")
+    settings: str = arg(
+        "2,1,2-passive,2-spin10000,auto",
+        "comma list of thread settings: N threads with spinning "
+        "OpenMP threads (torch's default), N-passive with OMP_WAIT_POLICY=PASSIVE, N-spinK with "
+        "GOMP_SPINCOUNT=K, auto as train.py does it (cli.py imported first, cli.use_threads)",
+    )
+    out: str = arg(
+        os.path.join(RESULTS, "threads.json"), "where the figures are written", writes="file"
+    )
 
 
 def side_by_side(n: int, setting: str, episodes: int) -> list[dict]:
     """Start n identical processes at once; each times its own step. Returns their timings."""
     threads, _, wait = setting.partition("-")
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+    }
     if wait == "passive":
         env["OMP_WAIT_POLICY"] = "PASSIVE"
     elif wait.startswith("spin"):
-        env["GOMP_SPINCOUNT"] = wait[len("spin"):]
-    setup = ("import cli\nimport torch\ncli.use_threads()" if threads == "auto" else
-             f"import torch\ntorch.set_num_threads({int(threads)})")
+        env["GOMP_SPINCOUNT"] = wait[len("spin") :]
+    setup = (
+        "import cli\nimport torch\ncli.use_threads()"
+        if threads == "auto"
+        else f"import torch\ntorch.set_num_threads({int(threads)})"
+    )
     code = WORKLOAD.format(root=ROOT, setup=setup, episodes=episodes)
-    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True) for _ in range(n)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        for _ in range(n)
+    ]
     outs = [p.communicate()[0] for p in procs]
     return [json.loads(o.strip().splitlines()[-1]) for o in outs]
 
 
 def main(argv=None):
     cfg = parse_config(ThreadsConfig, argv, description=__doc__.splitlines()[0])
-    side_by_side(1, "1", 4)   # the warm-up cache exists before anything is timed
+    side_by_side(1, "1", 4)  # the warm-up cache exists before anything is timed
     results = {"episodes": cfg.episodes, "cpus": os.cpu_count(), "runs": []}
     for setting in cfg.settings.split(","):
         for n in [int(x) for x in cfg.processes.split(",")]:
             start = time.perf_counter()
             timings = side_by_side(n, setting, cfg.episodes)
             wall = time.perf_counter() - start
-            each = {key: [round(t[key], 2) for t in timings] for key in ("seconds", "rollout", "update")}
-            results["runs"].append({"setting": setting, "processes": n, "seconds_each": each["seconds"],
-                                    "rollout_each": each["rollout"], "update_each": each["update"], "wall": round(wall, 1)})
-            print(f"{setting:12s} x {n} side by side: a step of {cfg.episodes} secrets took "
-                  f"{', '.join(f'{s:.1f}' for s in each['seconds'])} s each", flush=True)
+            each = {
+                key: [round(t[key], 2) for t in timings] for key in ("seconds", "rollout", "update")
+            }
+            results["runs"].append(
+                {
+                    "setting": setting,
+                    "processes": n,
+                    "seconds_each": each["seconds"],
+                    "rollout_each": each["rollout"],
+                    "update_each": each["update"],
+                    "wall": round(wall, 1),
+                }
+            )
+            print(
+                f"{setting:12s} x {n} side by side: a step of {cfg.episodes} secrets took "
+                f"{', '.join(f'{s:.1f}' for s in each['seconds'])} s each",
+                flush=True,
+            )
     save_results(results, cfg.out)
 
 

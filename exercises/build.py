@@ -17,6 +17,7 @@ is stubbed exactly once, every marker pair is closed and inside a catalogued fun
 stubbed files still parse, no line of any solution survives anywhere in DIR, and no function of
 DIR passes an exercise's graded tests in the place of its stub (exercises/instructor/standins.py).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,7 @@ from exercises.instructor.code_hints import CODE_HINTS  # noqa: E402
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 INSTRUCTOR_SIDE = ("exercises/instructor/", "exercises/build.py", "tests/test_exercise", ".ci/")
 SKIPPED_DIRS = {".git", ".venv", "venv", ".ci", "runs", "__pycache__", ".hypothesis", "theory/out"}
-SHORTEST_CHECKED = 16   # solution lines at least this long must not appear in DIR ("return r" may)
+SHORTEST_CHECKED = 16  # solution lines at least this long must not appear in DIR ("return r" may)
 
 
 class BuildError(Exception):
@@ -49,29 +50,46 @@ def project_files(root: Path) -> list[str]:
     untracked-but-not-ignored files when root is a git checkout, else every file outside the
     skipped directories."""
     try:
-        listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=root,
-                                capture_output=True, text=True, check=True).stdout.split("\0")
+        listed = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split("\0")
         files = [f for f in listed if f and (root / f).is_file()]
     except (OSError, subprocess.CalledProcessError):
         rel = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]
-        files = [f for f in rel if not any(f.startswith(d + "/") or f"/{d}/" in "/" + f for d in SKIPPED_DIRS)]
+        files = [
+            f
+            for f in rel
+            if not any(f.startswith(d + "/") or f"/{d}/" in "/" + f for d in SKIPPED_DIRS)
+        ]
     return sorted(f for f in files if not f.startswith(INSTRUCTOR_SIDE))
 
 
 def stub_lines(exercise, stub, indent: str, hint: str) -> list[str]:
     """The body the student gets: one raise whose message says what to write, wrapped to read."""
-    message = (f"Exercise {exercise.number}, {exercise.name} [{exercise.paper}]: write {stub.function}. "
-               f"Hint: {hint}. Shapes: {stub.shapes}. See exercises/README.md.")
+    message = (
+        f"Exercise {exercise.number}, {exercise.name} [{exercise.paper}]: write {stub.function}. "
+        f"Hint: {hint}. Shapes: {stub.shapes}. See exercises/README.md."
+    )
     chunks = textwrap.wrap(message, width=max(40, 96 - len(indent) - 8), drop_whitespace=False)
-    return ([f"{indent}raise NotImplementedError("] + [f"{indent}    {json.dumps(c)}" for c in chunks[:-1]]
-            + [f"{indent}    {json.dumps(chunks[-1])})"])
+    return (
+        [f"{indent}raise NotImplementedError("]
+        + [f"{indent}    {json.dumps(c)}" for c in chunks[:-1]]
+        + [f"{indent}    {json.dumps(chunks[-1])})"]
+    )
 
 
 def stub_out(path: str, text: str, places: dict, hints: str = "paper") -> tuple[str, list]:
     """(the file with every marked body stubbed, [(exercise number, path, function, solution lines)])."""
     lines = text.split("\n")
-    functions = [(n.lineno, n.end_lineno, n.name) for n in ast.walk(ast.parse(text))
-                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    functions = [
+        (n.lineno, n.end_lineno, n.name)
+        for n in ast.walk(ast.parse(text))
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
     out, found, i = [], [], 0
     while i < len(lines):
         if lines[i].strip() != BEGIN:
@@ -84,51 +102,88 @@ def stub_out(path: str, text: str, places: dict, hints: str = "paper") -> tuple[
         if j is None or lines[j].strip() != END:
             raise BuildError(f"{path}:{i + 1}: {BEGIN} is not closed by {END}")
         inside = [f for f in functions if f[0] < i + 1 <= f[1]]
-        name = max(inside)[2] if inside else None        # the innermost function around the marker
+        name = max(inside)[2] if inside else None  # the innermost function around the marker
         if (path, name) not in places:
-            raise BuildError(f"{path}:{i + 1}: a solution in {name or 'no function'}, which no exercise names")
+            raise BuildError(
+                f"{path}:{i + 1}: a solution in {name or 'no function'}, which no exercise names"
+            )
         exercise, stub = places[(path, name)]
         hint = CODE_HINTS[(path, name)] if hints == "code" else stub.hint
-        out += stub_lines(exercise, stub, lines[i][:len(lines[i]) - len(lines[i].lstrip())], hint)
-        found.append((exercise.number, path, name, lines[i + 1:j]))
+        out += stub_lines(exercise, stub, lines[i][: len(lines[i]) - len(lines[i].lstrip())], hint)
+        found.append((exercise.number, path, name, lines[i + 1 : j]))
         i = j + 1
     return "\n".join(out), found
 
 
 def surviving_lines(out: Path, files: list[str], solutions: list) -> list[str]:
     """Where a solution line (of SHORTEST_CHECKED characters or more) still appears in DIR."""
-    needles = {line.strip() for *_, block in solutions for line in block if len(line.strip()) >= SHORTEST_CHECKED}
+    needles = {
+        line.strip()
+        for *_, block in solutions
+        for line in block
+        if len(line.strip()) >= SHORTEST_CHECKED
+    }
     hits = []
     for f in files:
         try:
             text = (out / f).read_text()
         except (UnicodeDecodeError, OSError):
-            continue            # binary files (figures) hold no code
-        hits += [f"{f}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1) if line.strip() in needles]
+            continue  # binary files (figures) hold no code
+        hits += [
+            f"{f}:{n}: {line.strip()}"
+            for n, line in enumerate(text.splitlines(), 1)
+            if line.strip() in needles
+        ]
     return hits
 
 
 def reference_source(path: str, function: str, root: Path = ROOT) -> str:
     """The reference's whole definition of a top-level function."""
     text = (root / path).read_text()
-    node = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == function)
+    node = next(
+        n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == function
+    )
     return ast.get_source_segment(text, node)
 
 
 def stand_ins(out: Path, root: Path = ROOT, numbers=None) -> dict:
     """Run exercises/instructor/standins.py on the copy: which functions of it pass an exercise
     (of `numbers`, default all)."""
-    spec = [{"number": e.number,
-             "tests": [str(p) for p in sorted((out / "exercises" / "tests").glob(f"test_ex{e.number:02d}_*.py"))],
-             "stubs": [{"path": s.path, "module": s.path.removesuffix(".py").replace("/", "."), "function": s.function,
-                        "reference": reference_source(s.path, s.function, root)} for s in e.stubs]}
-            for e in EXERCISES if numbers is None or e.number in numbers]
+    spec = [
+        {
+            "number": e.number,
+            "tests": [
+                str(p)
+                for p in sorted((out / "exercises" / "tests").glob(f"test_ex{e.number:02d}_*.py"))
+            ],
+            "stubs": [
+                {
+                    "path": s.path,
+                    "module": s.path.removesuffix(".py").replace("/", "."),
+                    "function": s.function,
+                    "reference": reference_source(s.path, s.function, root),
+                }
+                for s in e.stubs
+            ],
+        }
+        for e in EXERCISES
+        if numbers is None or e.number in numbers
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "spec.json").write_text(json.dumps(spec))
         try:
-            done = subprocess.run([sys.executable, str(root / "exercises" / "instructor" / "standins.py"), str(out),
-                                   str(Path(tmp) / "spec.json"), str(Path(tmp) / "found.json")],
-                                  capture_output=True, text=True, timeout=1800)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    str(root / "exercises" / "instructor" / "standins.py"),
+                    str(out),
+                    str(Path(tmp) / "spec.json"),
+                    str(Path(tmp) / "found.json"),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=1800,
+            )
         except subprocess.TimeoutExpired:
             raise BuildError("the search for stand-ins ran over 30 minutes") from None
         if done.returncode != 0 or not (Path(tmp) / "found.json").exists():
@@ -148,7 +203,7 @@ def build(out: Path, root: Path = ROOT, hints: str = "paper", check_stand_ins: b
         (out / f).parent.mkdir(parents=True, exist_ok=True)
         if f.endswith(".py") and BEGIN in (root / f).read_text():
             text, found = stub_out(f, (root / f).read_text(), places, hints)
-            ast.parse(text)                     # the student's file must still import
+            ast.parse(text)  # the student's file must still import
             (out / f).write_text(text)
             solutions += found
         else:
@@ -163,8 +218,10 @@ def build(out: Path, root: Path = ROOT, hints: str = "paper", check_stand_ins: b
     if check_stand_ins:
         found = stand_ins(out, root)
         if found["passes"]:
-            raise BuildError("functions of the student copy pass an exercise in the place of its stub:\n  " +
-                             "\n  ".join(f"exercise {n}, {stub}: {f}" for n, stub, f in found["passes"]))
+            raise BuildError(
+                "functions of the student copy pass an exercise in the place of its stub:\n  "
+                + "\n  ".join(f"exercise {n}, {stub}: {f}" for n, stub, f in found["passes"])
+            )
     return solutions
 
 
@@ -173,26 +230,37 @@ def main(argv=None) -> int:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--out", help="where the student copy is written (new or empty)")
     where.add_argument("--autograder", help="where the autograder is written (new or empty)")
-    parser.add_argument("--hints", choices=("paper", "code"), default="paper",
-                        help="paper: hints point at the paper and the docstrings; code: they spell out the code")
+    parser.add_argument(
+        "--hints",
+        choices=("paper", "code"),
+        default="paper",
+        help="paper: hints point at the paper and the docstrings; code: they spell out the code",
+    )
     args = parser.parse_args(argv)
     try:
         if args.out:
             solutions = build(Path(args.out), hints=args.hints)
         else:
             from exercises.instructor.autograde import write_autograder
+
             solutions = write_autograder(Path(args.autograder))
     except BuildError as e:
         print(f"build.py: {e}", file=sys.stderr)
         return 2
     numbers = sorted({s[0] for s in solutions})
-    stubbed = (f"{len(solutions)} function bodies of exercises {', '.join(map(str, numbers))} stubbed; no solution line "
-               "survives; no function of the copy passes an exercise")
+    stubbed = (
+        f"{len(solutions)} function bodies of exercises {', '.join(map(str, numbers))} stubbed; no solution line "
+        "survives; no function of the copy passes an exercise"
+    )
     if args.out:
-        print(f"wrote the student copy to {args.out}: {stubbed}; grade it with `cd {args.out} && python exercises/grade.py`")
+        print(
+            f"wrote the student copy to {args.out}: {stubbed}; grade it with `cd {args.out} && python exercises/grade.py`"
+        )
     else:
-        print(f"wrote the autograder to {args.autograder} (its student copy: {stubbed}); upload "
-              f"{Path(args.autograder) / 'autograder.zip'} to Gradescope")
+        print(
+            f"wrote the autograder to {args.autograder} (its student copy: {stubbed}); upload "
+            f"{Path(args.autograder) / 'autograder.zip'} to Gradescope"
+        )
     return 0
 
 

@@ -14,6 +14,7 @@ code being graded ("See it work" in exercises/README.md); --no-train-check skips
     --gradescope FILE       also write the results.json that Gradescope autograders read
     --expect fail           exit 0 only when every exercise fails (CI: a fresh student copy)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,9 +37,25 @@ from exercises.catalog import EXERCISES  # noqa: E402
 
 TEST_FILE = re.compile(r"test_ex(\d+)_\w+\.py")
 STUB = re.compile(r"NotImplementedError: (Exercise \d+, .*)", re.S)
-TRAIN_NEEDS = (1, 2, 3, 6, 7, 8)        # what `train.py --estimator echo` runs of the student's code
-TRAIN_CHECK = ["--estimator", "echo", "--steps", "1", "--secrets-per-step", "2", "--group-size", "2",
-               "--eval-every", "1", "--n-heldout", "2", "--eval-samples", "1", "--credit-probe", "0"]
+TRAIN_NEEDS = (1, 2, 3, 6, 7, 8)  # what `train.py --estimator echo` runs of the student's code
+TRAIN_CHECK = [
+    "--estimator",
+    "echo",
+    "--steps",
+    "1",
+    "--secrets-per-step",
+    "2",
+    "--group-size",
+    "2",
+    "--eval-every",
+    "1",
+    "--n-heldout",
+    "2",
+    "--eval-samples",
+    "1",
+    "--credit-probe",
+    "0",
+]
 
 
 class TestTimeout(BaseException):
@@ -50,8 +67,16 @@ class Tally:
 
     def __init__(self, timeout: float):
         self.timeout = timeout
-        self.results = {e.number: {"visible": {}, "hidden": {}, "failures": [], "stub": None, "timed_out": False}
-                        for e in EXERCISES}
+        self.results = {
+            e.number: {
+                "visible": {},
+                "hidden": {},
+                "failures": [],
+                "stub": None,
+                "timed_out": False,
+            }
+            for e in EXERCISES
+        }
 
     def exercise(self, path) -> dict | None:
         match = TEST_FILE.search(Path(str(path)).name)
@@ -64,10 +89,14 @@ class Tally:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
-        timed = self.timeout > 0 and hasattr(signal, "setitimer")      # SIGALRM: not on Windows
+        timed = self.timeout > 0 and hasattr(signal, "setitimer")  # SIGALRM: not on Windows
         if timed:
+
             def out_of_time(signum, frame):
-                raise TestTimeout(f"this test ran longer than {self.timeout:g} s (an endless loop?)")
+                raise TestTimeout(
+                    f"this test ran longer than {self.timeout:g} s (an endless loop?)"
+                )
+
             signal.signal(signal.SIGALRM, out_of_time)
             signal.setitimer(signal.ITIMER_REAL, self.timeout)
         yield
@@ -76,13 +105,15 @@ class Tally:
 
     def pytest_runtest_logreport(self, report):
         if report.when != "call" and report.passed:
-            return                                   # setup and teardown count only when they fail
+            return  # setup and teardown count only when they fail
         path = report.location[0]
         result = self.exercise(path)
         if result is None:
             return
         kind = "visible" if (ROOT / path).resolve().parent == VISIBLE else "hidden"
-        test = report.nodeid.split("::")[-1].split("[")[0]      # the cases of a parametrized test are one test
+        test = report.nodeid.split("::")[-1].split("[")[
+            0
+        ]  # the cases of a parametrized test are one test
         result[kind][test] = result[kind].get(test, True) and report.passed
         if report.failed:
             reason = why(report)
@@ -93,12 +124,14 @@ class Tally:
             result["failures"].append((kind, test, reason))
 
     def pytest_collectreport(self, report):
-        if report.failed:                            # a test file that does not even import
+        if report.failed:  # a test file that does not even import
             result = self.exercise(report.nodeid)
             if result is not None:
                 kind = "visible" if (ROOT / report.nodeid).resolve().parent == VISIBLE else "hidden"
                 result[kind][report.nodeid] = False
-                result["failures"].append((kind, Path(report.nodeid).name, "could not be imported:\n" + why(report)))
+                result["failures"].append(
+                    (kind, Path(report.nodeid).name, "could not be imported:\n" + why(report))
+                )
 
 
 def why(report) -> str:
@@ -110,7 +143,11 @@ def why(report) -> str:
     message = crash.message.strip()
     if message.startswith("AssertionError") and Path(crash.path).name == "expect.py":
         return message.removeprefix("AssertionError: ")
-    entries = [e for e in getattr(report.longrepr.reprtraceback, "reprentries", []) if getattr(e, "reprfileloc", None)]
+    entries = [
+        e
+        for e in getattr(report.longrepr.reprtraceback, "reprentries", [])
+        if getattr(e, "reprfileloc", None)
+    ]
     own = [e.reprfileloc for e in entries if inside_project(e.reprfileloc.path)]
     where = own[-1] if own else crash
     return f"{message}\n  at {where.path}:{where.lineno}"
@@ -118,19 +155,41 @@ def why(report) -> str:
 
 def inside_project(path: str) -> bool:
     p = (ROOT / path).resolve()
-    return p.is_relative_to(ROOT) and not p.is_relative_to(ROOT / "exercises") and ".venv" not in p.parts
+    return (
+        p.is_relative_to(ROOT)
+        and not p.is_relative_to(ROOT / "exercises")
+        and ".venv" not in p.parts
+    )
 
 
 def graded_files(numbers, hidden_tests: str | None) -> list[str]:
     folders = [VISIBLE] + ([Path(hidden_tests)] if hidden_tests else [])
-    return sorted(str(p) for folder in folders for p in folder.glob("test_ex*.py")
-                  if int(TEST_FILE.search(p.name).group(1)) in numbers)
+    return sorted(
+        str(p)
+        for folder in folders
+        for p in folder.glob("test_ex*.py")
+        if int(TEST_FILE.search(p.name).group(1)) in numbers
+    )
 
 
 def run_tests(files: list[str], timeout: float) -> dict:
     tally = Tally(timeout)
-    pytest.main([*files, "-p", "no:terminal", "-p", "no:cacheprovider", "-o", "addopts=", "-W", "ignore",
-                 "--rootdir", str(ROOT)], plugins=[tally])
+    pytest.main(
+        [
+            *files,
+            "-p",
+            "no:terminal",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            "-W",
+            "ignore",
+            "--rootdir",
+            str(ROOT),
+        ],
+        plugins=[tally],
+    )
     return tally.results
 
 
@@ -142,9 +201,18 @@ def score(e, r) -> tuple[float, int, int]:
 
 
 def feedback(r, kinds=("visible", "hidden")) -> str:
-    lines = [f"{test}: {reason}" for kind, test, reason in r["failures"] if kind in kinds and reason != "not written yet"]
+    lines = [
+        f"{test}: {reason}"
+        for kind, test, reason in r["failures"]
+        if kind in kinds and reason != "not written yet"
+    ]
     if r["stub"]:
-        lines.insert(0, textwrap.fill("not written yet (the stub still raises). " + r["stub"], 96, subsequent_indent="  "))
+        lines.insert(
+            0,
+            textwrap.fill(
+                "not written yet (the stub still raises). " + r["stub"], 96, subsequent_indent="  "
+            ),
+        )
     return "\n".join(lines)
 
 
@@ -155,16 +223,25 @@ def gradescope(results: dict, graded: list, hidden_visibility: str) -> dict:
     for e in graded:
         r = results[e.number]
         n = len(r["visible"]) + len(r["hidden"])
-        for part, (kind, visibility) in enumerate((("visible", "visible"), ("hidden", hidden_visibility)), 1):
+        for part, (kind, visibility) in enumerate(
+            (("visible", "visible"), ("hidden", hidden_visibility)), 1
+        ):
             outcomes = r[kind]
             if not outcomes and (kind == "hidden" or n):
                 continue
             share = e.points * len(outcomes) / n if n else e.points
             passed = sum(outcomes.values())
-            tests.append({"name": f"Exercise {e.number}: {e.name}" + (" (hidden tests)" if kind == "hidden" else ""),
-                          "number": f"{e.number}.{part}", "score": round(share * passed / max(len(outcomes), 1), 2),
-                          "max_score": round(share, 2), "visibility": visibility,
-                          "output": f"{passed}/{len(outcomes)} tests passed\n" + feedback(r, (kind,))})
+            tests.append(
+                {
+                    "name": f"Exercise {e.number}: {e.name}"
+                    + (" (hidden tests)" if kind == "hidden" else ""),
+                    "number": f"{e.number}.{part}",
+                    "score": round(share * passed / max(len(outcomes), 1), 2),
+                    "max_score": round(share, 2),
+                    "visibility": visibility,
+                    "output": f"{passed}/{len(outcomes)} tests passed\n" + feedback(r, (kind,)),
+                }
+            )
     return {"score": round(sum(t["score"] for t in tests), 2), "tests": tests}
 
 
@@ -173,13 +250,22 @@ def train_check(extra: list[str]) -> str:
     loss, else what went wrong."""
     with tempfile.TemporaryDirectory() as out:
         try:
-            done = subprocess.run([sys.executable, "train.py", *TRAIN_CHECK, *extra, "--out", out], cwd=ROOT,
-                                  capture_output=True, text=True, timeout=1200)
+            done = subprocess.run(
+                [sys.executable, "train.py", *TRAIN_CHECK, *extra, "--out", out],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=1200,
+            )
         except subprocess.TimeoutExpired:
             return "train.py ran for over 20 minutes"
         if done.returncode != 0:
-            return "train.py stopped:\n" + "\n".join((done.stdout + done.stderr).strip().splitlines()[-12:])
-        rows = [json.loads(line) for path in Path(out).rglob("metrics.jsonl") for line in path.open()]
+            return "train.py stopped:\n" + "\n".join(
+                (done.stdout + done.stderr).strip().splitlines()[-12:]
+            )
+        rows = [
+            json.loads(line) for path in Path(out).rglob("metrics.jsonl") for line in path.open()
+        ]
         losses = [row["train/loss"] for row in rows if "train/loss" in row]
         if not losses or not all(math.isfinite(x) for x in losses):
             return f"train.py ran, but its loss is {losses or 'missing'}"
@@ -188,18 +274,37 @@ def train_check(extra: list[str]) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
-    parser.add_argument("numbers", nargs="*", type=int, help="the exercises to grade (default: all)")
-    parser.add_argument("-v", "--verbose", action="store_true", help="print why each failing test failed")
-    parser.add_argument("--hidden-tests", default=None, help="a directory of more test_exNN_*.py files")
+    parser.add_argument(
+        "numbers", nargs="*", type=int, help="the exercises to grade (default: all)"
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="print why each failing test failed"
+    )
+    parser.add_argument(
+        "--hidden-tests", default=None, help="a directory of more test_exNN_*.py files"
+    )
     parser.add_argument("--gradescope", default=None, help="write Gradescope's results.json here")
-    parser.add_argument("--hidden-visibility", default="after_published",
-                        choices=("hidden", "after_due_date", "after_published", "visible"),
-                        help="when Gradescope shows students the hidden tests' results")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds a test may run (0: no limit)")
-    parser.add_argument("--no-train-check", action="store_true", help="skip the one-step train.py run")
-    parser.add_argument("--train-flags", default="", help="more train.py flags for that run, e.g. a smaller model")
-    parser.add_argument("--expect", choices=("pass", "fail"), default="pass",
-                        help="pass: exit 0 when every exercise passes; fail: when every exercise fails")
+    parser.add_argument(
+        "--hidden-visibility",
+        default="after_published",
+        choices=("hidden", "after_due_date", "after_published", "visible"),
+        help="when Gradescope shows students the hidden tests' results",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds a test may run (0: no limit)"
+    )
+    parser.add_argument(
+        "--no-train-check", action="store_true", help="skip the one-step train.py run"
+    )
+    parser.add_argument(
+        "--train-flags", default="", help="more train.py flags for that run, e.g. a smaller model"
+    )
+    parser.add_argument(
+        "--expect",
+        choices=("pass", "fail"),
+        default="pass",
+        help="pass: exit 0 when every exercise passes; fail: when every exercise fails",
+    )
     args = parser.parse_args(argv)
     known = [e.number for e in EXERCISES]
     if any(n not in known for n in args.numbers):
@@ -213,22 +318,40 @@ def main(argv=None) -> int:
         r = results[e.number]
         points, n_passed, n = score(e, r)
         passed[e.number] = n > 0 and n_passed == n
-        print(f"{e.number:2d}  {e.name:42s} {points:5.1f}/{e.points:<3d}points  {n_passed:2d}/{n:<2d}tests  "
-              f"{'PASS' if passed[e.number] else 'FAIL'}")
+        print(
+            f"{e.number:2d}  {e.name:42s} {points:5.1f}/{e.points:<3d}points  {n_passed:2d}/{n:<2d}tests  "
+            f"{'PASS' if passed[e.number] else 'FAIL'}"
+        )
         if args.verbose and not passed[e.number]:
             print(textwrap.indent(feedback(r), "      "))
     total = sum(score(e, results[e.number])[0] for e in graded)
-    print(f"{sum(passed.values())} of {len(graded)} exercises pass; {total:.1f} of {sum(e.points for e in graded)} points"
-          + ("" if args.verbose or all(passed.values()) else "; `python exercises/grade.py N -v` says why exercise N fails"))
+    print(
+        f"{sum(passed.values())} of {len(graded)} exercises pass; {total:.1f} of {sum(e.points for e in graded)} points"
+        + (
+            ""
+            if args.verbose or all(passed.values())
+            else "; `python exercises/grade.py N -v` says why exercise N fails"
+        )
+    )
     if args.gradescope:
-        Path(args.gradescope).write_text(json.dumps(gradescope(results, graded, args.hidden_visibility), indent=2) + "\n")
+        Path(args.gradescope).write_text(
+            json.dumps(gradescope(results, graded, args.hidden_visibility), indent=2) + "\n"
+        )
     if all(passed.get(n, False) for n in TRAIN_NEEDS) and not args.no_train_check:
-        print("See it work: exercises 1-3 and 6-8 pass, so one step of `python train.py --estimator echo` runs on "
-              "your code (the first time, the tiny model's format warm-up takes a few minutes; it is cached) ...")
+        print(
+            "See it work: exercises 1-3 and 6-8 pass, so one step of `python train.py --estimator echo` runs on "
+            "your code (the first time, the tiny model's format warm-up takes a few minutes; it is cached) ..."
+        )
         trouble = train_check(args.train_flags.split())
-        print("  " + (trouble.replace("\n", "\n  ") if trouble else
-                      "it trained: your belief update, reward, Eq. 1, Eq. 2, KL and metrics work in the real loop. "
-                      "Now run `python train.py --estimator echo`."))
+        print(
+            "  "
+            + (
+                trouble.replace("\n", "\n  ")
+                if trouble
+                else "it trained: your belief update, reward, Eq. 1, Eq. 2, KL and metrics work in the real loop. "
+                "Now run `python train.py --estimator echo`."
+            )
+        )
     ok = all(passed.values()) if args.expect == "pass" else not any(passed.values())
     return 0 if ok else 1
 

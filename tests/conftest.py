@@ -6,6 +6,7 @@ starts, is reported as skipped, "needs exercise N", not failed: the student sees
 per exercise (exercises/grade.py) instead of a wall of failures, and every test that needs no
 exercise still has to pass. In the reference no stub exists and this hook never acts.
 """
+
 import os
 import re
 import sys
@@ -26,4 +27,8 @@ def pytest_runtest_makereport(item, call):
     found = EXERCISE_STUB.search(report.longreprtext) if report.failed else None
     if found:
         report.outcome = "skipped"
-        report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: needs exercise {found.group(1)}")
+        report.longrepr = (
+            str(item.path),
+            item.location[1] or 0,
+            f"Skipped: needs exercise {found.group(1)}",
+        )

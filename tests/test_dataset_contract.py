@@ -12,6 +12,7 @@ episodes and turns) and the documented input of their recompute script
   repeated on the turns (which must not disagree within an episode: a turn-level "resolved"
   read there is the classic conflict), or from the last turn's candidates_after.
 """
+
 import csv
 import json
 from collections import defaultdict
@@ -22,19 +23,67 @@ import evaluate
 
 MAX_TURNS = 10
 FIGURE_FIELDS = {  # App. D, figure "CSG dataset structure"
-    "model_summary": {"model_key", "group", "n_runs", "resolve_rate", "zero_rate", "quality", "grounded",
-                      "grounded_recover", "res_after_zero"},
-    "runs": {"resolve_rate", "zero_rate", "quality_mean", "grounded_rate", "late_calib", "reason_pct",
-             "grounded_recover_rate"},
-    "episodes": {"episode_id", "secret", "resolved", "turns_taken", "final_candidates", "zero_rate",
-                 "grounded_rate", "resolved_after_zero"},
-    "turns": {"arm", "question", "question_type", "raw_response", "completion", "hint", "answer",
-              "candidates_before", "eliminated", "candidates_after", "zero_nonred", "elim_quality", "grounded",
-              "late_narrow", "reasoning_presence", "prev_zero_nonred", "grounded_recover", "recovery_quality",
-              "next_bad_after_this_zero"},
+    "model_summary": {
+        "model_key",
+        "group",
+        "n_runs",
+        "resolve_rate",
+        "zero_rate",
+        "quality",
+        "grounded",
+        "grounded_recover",
+        "res_after_zero",
+    },
+    "runs": {
+        "resolve_rate",
+        "zero_rate",
+        "quality_mean",
+        "grounded_rate",
+        "late_calib",
+        "reason_pct",
+        "grounded_recover_rate",
+    },
+    "episodes": {
+        "episode_id",
+        "secret",
+        "resolved",
+        "turns_taken",
+        "final_candidates",
+        "zero_rate",
+        "grounded_rate",
+        "resolved_after_zero",
+    },
+    "turns": {
+        "arm",
+        "question",
+        "question_type",
+        "raw_response",
+        "completion",
+        "hint",
+        "answer",
+        "candidates_before",
+        "eliminated",
+        "candidates_after",
+        "zero_nonred",
+        "elim_quality",
+        "grounded",
+        "late_narrow",
+        "reasoning_presence",
+        "prev_zero_nonred",
+        "grounded_recover",
+        "recovery_quality",
+        "next_bad_after_this_zero",
+    },
 }
 # the episode-level fields their results script reads, and the run and episode indices
-EPISODE_FIELDS = {"resolved", "quality_mean", "grounded_recover_rate", "reason_pct", "run_index", "episode_index"}
+EPISODE_FIELDS = {
+    "resolved",
+    "quality_mean",
+    "grounded_recover_rate",
+    "reason_pct",
+    "run_index",
+    "episode_index",
+}
 
 
 def first(row, *names):
@@ -57,11 +106,17 @@ def load_as_documented(turns: list[dict], episodes: list[dict] | None) -> dict:
     episodes' resolution, read the documented way (episodes table first, then turns)."""
     seen, by_episode = set(), defaultdict(list)
     for row in turns:
-        ids = (first(row, "model_key", "model"), first(row, "run_id"), first(row, "episode_id"),
-               first(row, "turn_index", "turn"))
+        ids = (
+            first(row, "model_key", "model"),
+            first(row, "run_id"),
+            first(row, "episode_id"),
+            first(row, "turn_index", "turn"),
+        )
         if any(x is None for x in ids):
             raise ValueError(f"missing identifier in {ids}")
-        before, after, eliminated = (float(row[k]) for k in ("candidates_before", "candidates_after", "eliminated"))
+        before, after, eliminated = (
+            float(row[k]) for k in ("candidates_before", "candidates_after", "eliminated")
+        )
         if before <= 0 or after < 0 or eliminated != before - after:
             raise ValueError(f"inconsistent counts {before}, {after}, {eliminated}")
         if "raw_response" not in row and "completion" not in row:
@@ -71,8 +126,12 @@ def load_as_documented(turns: list[dict], episodes: list[dict] | None) -> dict:
             raise ValueError(f"duplicate turn {key}")
         seen.add(key)
         by_episode[key[:3]].append(row)
-    resolved_from_episodes = {(str(first(e, "model_key", "model")), str(e["run_id"]), str(e["episode_id"])):
-                              as_bool(first(e, "resolved", "episode_resolved")) for e in episodes or []}
+    resolved_from_episodes = {
+        (str(first(e, "model_key", "model")), str(e["run_id"]), str(e["episode_id"])): as_bool(
+            first(e, "resolved", "episode_resolved")
+        )
+        for e in episodes or []
+    }
     outcome = defaultdict(list)
     for key, rows in by_episode.items():
         if len(rows) > MAX_TURNS:
@@ -80,7 +139,11 @@ def load_as_documented(turns: list[dict], episodes: list[dict] | None) -> dict:
         if key in resolved_from_episodes:
             resolved = resolved_from_episodes[key]
         else:
-            repeated = {as_bool(v) for r in rows if (v := first(r, "episode_resolved", "resolved")) is not None}
+            repeated = {
+                as_bool(v)
+                for r in rows
+                if (v := first(r, "episode_resolved", "resolved")) is not None
+            }
             if len(repeated) > 1:
                 raise ValueError(f"Conflicting episode_resolved values for {key}")
             rows = sorted(rows, key=lambda r: int(first(r, "turn_index", "turn")))
@@ -97,8 +160,19 @@ def read_csv(path):
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     out = tmp_path_factory.mktemp("eval")
-    evaluate.main(["--policies", "random,fixed_sequence", "--runs", "2", "--max-secrets", "6",
-                   "--out", str(out), "--no-figures"])
+    evaluate.main(
+        [
+            "--policies",
+            "random,fixed_sequence",
+            "--runs",
+            "2",
+            "--max-secrets",
+            "6",
+            "--out",
+            str(out),
+            "--no-figures",
+        ]
+    )
     return out
 
 
@@ -108,18 +182,27 @@ def test_exported_tables_load_in_the_documented_loader(exported, fmt):
     whether read from the episodes table or from the turns alone (no conflicting resolution)."""
     read = read_csv if fmt == "csv" else (lambda p: [json.loads(line) for line in open(p)])
     turns, episodes = read(exported / f"turns.{fmt}"), read(exported / f"episodes.{fmt}")
-    ours = {(r["model_key"], r["run_id"]): float(r["resolve_rate"]) for r in read(exported / f"runs.{fmt}")}
+    ours = {
+        (r["model_key"], r["run_id"]): float(r["resolve_rate"])
+        for r in read(exported / f"runs.{fmt}")
+    }
     assert load_as_documented(turns, episodes) == pytest.approx(ours)
-    assert load_as_documented(turns, None) == pytest.approx(ours)        # turns alone: episode_resolved
-    assert 0 < min(ours.values()) and max(ours.values()) == 1.0          # random resolves some, not all
+    assert load_as_documented(turns, None) == pytest.approx(ours)  # turns alone: episode_resolved
+    assert 0 < min(ours.values()) and max(ours.values()) == 1.0  # random resolves some, not all
 
 
 def test_a_turn_level_resolved_column_would_conflict(exported):
     """Why the turn-level flag is `turn_resolved`: under the name `resolved` (as before) the
     loader, reading turns alone, takes it as the episode's resolution and refuses the episode."""
     turns = read_csv(exported / "turns.csv")
-    renamed = [{("resolved" if k == "turn_resolved" else k): v for k, v in r.items() if k != "episode_resolved"}
-               for r in turns]
+    renamed = [
+        {
+            ("resolved" if k == "turn_resolved" else k): v
+            for k, v in r.items()
+            if k != "episode_resolved"
+        }
+        for r in turns
+    ]
     with pytest.raises(ValueError, match="Conflicting"):
         load_as_documented(renamed, None)
 

@@ -1,12 +1,27 @@
 """Estimator math on hand-worked numbers: Eq. 1, the baselines, and Eq. 2."""
+
 import math
 
 import pytest
 import torch
 
-from baselines import (ESTIMATORS, Credit, EstimatorContext, belief_features, discounted_return_to_go, echo_belief,
-                       echo_zeropad, gigpo, grpo, leave_one_out, pbrs, potential_shaped_rewards, return_to_go, rloo,
-                       turn_groups)
+from baselines import (
+    ESTIMATORS,
+    Credit,
+    EstimatorContext,
+    belief_features,
+    discounted_return_to_go,
+    echo_belief,
+    echo_zeropad,
+    gigpo,
+    grpo,
+    leave_one_out,
+    pbrs,
+    potential_shaped_rewards,
+    return_to_go,
+    rloo,
+    turn_groups,
+)
 from echo import approx_kl, clipped_objective, echo_advantages, group_normalize
 
 
@@ -20,19 +35,30 @@ def credit(rollouts, n_before=None, n_after=None, max_turns=None, belief=None, p
     ids = {"belief": torch.full((B, G, T), -1), "prompt": torch.full((B, G, T), -1)}
     for b, group in enumerate(rollouts):
         for g, r in enumerate(group):
-            rewards[b, g, :len(r)] = torch.tensor(r, dtype=torch.float64)
-            active[b, g, :len(r)] = True
+            rewards[b, g, : len(r)] = torch.tensor(r, dtype=torch.float64)
+            active[b, g, : len(r)] = True
             for name, given in (("belief", belief), ("prompt", prompt)):
-                ids[name][b, g, :len(r)] = torch.tensor(given[b][g]) if given else 1000 + 100 * g + torch.arange(len(r))
-    fill = lambda x, default: torch.tensor(x, dtype=torch.float64) if x is not None else torch.full((B, G, T), default)  # noqa: E731
-    return Credit(rewards=rewards, active=active, n_before=fill(n_before, 100.0), n_after=fill(n_after, 50.0),
-                  belief=ids["belief"], prompt=ids["prompt"], n_max=100, max_turns=T)
+                ids[name][b, g, : len(r)] = (
+                    torch.tensor(given[b][g]) if given else 1000 + 100 * g + torch.arange(len(r))
+                )
+    fill = lambda x, default: (
+        torch.tensor(x, dtype=torch.float64) if x is not None else torch.full((B, G, T), default)
+    )  # noqa: E731
+    return Credit(
+        rewards=rewards,
+        active=active,
+        n_before=fill(n_before, 100.0),
+        n_after=fill(n_after, 50.0),
+        belief=ids["belief"],
+        prompt=ids["prompt"],
+        n_max=100,
+        max_turns=T,
+    )
 
 
 # Secret 0 has rollouts 0, 1, 2: rollout 2 resolved at turn 0, so only 0 and 1 are active at
 # turn 1. Secret 1 has three rollouts with identical rewards, one turn each.
-BATCH = [[[1.0, 0.3], [0.5, 0.7], [0.0]],
-         [[1.0], [1.0], [1.0]]]
+BATCH = [[[1.0, 0.3], [0.5, 0.7], [0.0]], [[1.0], [1.0], [1.0]]]
 
 
 def test_eq1_normalises_over_rollouts_active_at_each_turn():
@@ -41,13 +67,15 @@ def test_eq1_normalises_over_rollouts_active_at_each_turn():
     Cells of turns not played stay 0."""
     c = credit(BATCH)
     adv = echo_advantages(c.rewards, c.active)
-    expected = torch.tensor([[[1, -1 / math.sqrt(2)], [0, 1 / math.sqrt(2)], [-1, 0]],
-                             [[0, 0], [0, 0], [0, 0]]], dtype=torch.float32)
+    expected = torch.tensor(
+        [[[1, -1 / math.sqrt(2)], [0, 1 / math.sqrt(2)], [-1, 0]], [[0, 0], [0, 0], [0, 0]]],
+        dtype=torch.float32,
+    )
     assert adv.shape == (2, 3, 2) and torch.allclose(adv, expected, atol=1e-5)
 
 
 def test_eq1_single_rollout_or_zero_spread_gives_zero():
-    single = credit([[[3.0], []]])                      # one active rollout at turn 0
+    single = credit([[[3.0], []]])  # one active rollout at turn 0
     assert echo_advantages(single.rewards, single.active).tolist() == [[[0.0], [0.0]]]
     flat = credit([[[2.0], [2.0]]])
     adv = echo_advantages(flat.rewards, flat.active)
@@ -58,12 +86,18 @@ def test_eq1_bounds_a_lone_penalty_whatever_its_size():
     """One rollout of G = 4 penalised, three rewarded 0.5, 0.6, 0.7: with the sample std its
     advantage is -(G - 1) / sqrt(G) = -1.5 in the limit, whatever the penalty (-1.46 at -0.1,
     -1.49 at -1.0); a larger penalty only squeezes the others' spread (0.56 -> 0.25)."""
+
     def advantages(penalty):
         c = credit([[[0.5], [0.6], [0.7], [penalty]]])
         return echo_advantages(c.rewards, c.active)[0, :, 0]
+
     mild, harsh = advantages(-0.1), advantages(-1.0)
-    assert -1.5 < harsh[3] < mild[3] < harsh[3] + 0.05 and advantages(-1e6)[3] == pytest.approx(-1.5, abs=1e-4)
-    assert mild[2] - mild[0] == pytest.approx(0.556, abs=1e-3) and harsh[2] - harsh[0] == pytest.approx(0.249, abs=1e-3)
+    assert -1.5 < harsh[3] < mild[3] < harsh[3] + 0.05 and advantages(-1e6)[3] == pytest.approx(
+        -1.5, abs=1e-4
+    )
+    assert mild[2] - mild[0] == pytest.approx(0.556, abs=1e-3) and harsh[2] - harsh[
+        0
+    ] == pytest.approx(0.249, abs=1e-3)
 
 
 def test_group_normalize_is_eq1_over_any_group_axes():
@@ -71,27 +105,35 @@ def test_group_normalize_is_eq1_over_any_group_axes():
     advantage; over (G, T) it normalises all of a secret's active cells together (as PBRS uses
     it): secret 0's five active rewards 1, 0.3, 0.5, 0.7, 0 have mean 0.5 and sample std 0.3808."""
     c = credit(BATCH)
-    assert torch.equal(group_normalize(c.rewards, c.active).float(), echo_advantages(c.rewards, c.active))
+    assert torch.equal(
+        group_normalize(c.rewards, c.active).float(), echo_advantages(c.rewards, c.active)
+    )
     over_all = group_normalize(c.rewards, c.active, dims=(1, 2))
     five = torch.tensor([1.0, 0.3, 0.5, 0.7, 0.0], dtype=torch.float64)
     expected = (five - 0.5) / (five.std() + 1e-6)
-    assert torch.allclose(over_all[0][c.active[0]], expected, atol=1e-9)           # row-major: (g, t)
-    assert over_all[1].abs().sum() == 0 and over_all[0, 2, 1] == 0          # no spread; an inactive cell
+    assert torch.allclose(over_all[0][c.active[0]], expected, atol=1e-9)  # row-major: (g, t)
+    assert over_all[1].abs().sum() == 0 and over_all[0, 2, 1] == 0  # no spread; an inactive cell
 
 
 def test_grpo_broadcasts_the_normalised_episode_return():
     """Returns of secret 0's rollouts: 1.3, 1.2, 0.0 (mean 0.8333, std 0.7234); secret 1: equal."""
     adv = grpo(credit(BATCH), EstimatorContext())
     returns = torch.tensor([1.3, 1.2, 0.0], dtype=torch.float64)
-    z = ((returns - returns.mean()) / returns.std())
-    assert torch.allclose(adv[0, :, 0], z, atol=1e-5) and torch.allclose(adv[0, :2, 1], z[:2], atol=1e-5)
-    assert adv[0, 2, 1] == 0 and adv[1].abs().sum() == 0   # one value per rollout, on its played turns only
+    z = (returns - returns.mean()) / returns.std()
+    assert torch.allclose(adv[0, :, 0], z, atol=1e-5) and torch.allclose(
+        adv[0, :2, 1], z[:2], atol=1e-5
+    )
+    assert (
+        adv[0, 2, 1] == 0 and adv[1].abs().sum() == 0
+    )  # one value per rollout, on its played turns only
 
 
 def test_rloo_per_turn_leave_one_out():
     """Turn 0: 1 - (0.5 + 0)/2 = 0.75, 0.5 - 0.5 = 0, 0 - 0.75; turn 1: 0.3 - 0.7 = -0.4, +0.4."""
     adv = rloo(credit(BATCH), EstimatorContext())
-    expected = torch.tensor([[[0.75, -0.4], [0.0, 0.4], [-0.75, 0.0]], [[0.0, 0.0]] * 3], dtype=torch.float64)
+    expected = torch.tensor(
+        [[[0.75, -0.4], [0.0, 0.4], [-0.75, 0.0]], [[0.0, 0.0]] * 3], dtype=torch.float64
+    )
     assert torch.allclose(adv, expected, atol=1e-9)
     c = credit([[[5.0], []]])
     assert leave_one_out(c.rewards, c.active).abs().sum() == 0
@@ -125,9 +167,11 @@ def test_echo_belief_groups_by_belief_and_falls_back_for_a_belief_held_alone():
     c = credit(rewards, belief=beliefs)
     adv = echo_belief(c, EstimatorContext())
     eq1 = echo_advantages(c.rewards, c.active).double()
-    assert torch.allclose(adv[0, :, 0], eq1[0, :, 0])                                     # one belief: Eq. 1
-    assert torch.allclose(adv[0, :2, 1], torch.tensor([-1, 1], dtype=torch.float64) / math.sqrt(2), atol=1e-5)
-    assert torch.allclose(adv[0, 2:, 1], eq1[0, 2:, 1]) and adv[0, 2, 1] != 0               # the fallback
+    assert torch.allclose(adv[0, :, 0], eq1[0, :, 0])  # one belief: Eq. 1
+    assert torch.allclose(
+        adv[0, :2, 1], torch.tensor([-1, 1], dtype=torch.float64) / math.sqrt(2), atol=1e-5
+    )
+    assert torch.allclose(adv[0, 2:, 1], eq1[0, 2:, 1]) and adv[0, 2, 1] != 0  # the fallback
     r1 = torch.tensor([0.2, 0.6, 0.0, 1.0], dtype=torch.float64)
     assert torch.allclose(adv[0, 2:, 1], ((r1 - r1.mean()) / r1.std())[2:], atol=1e-5)
 
@@ -140,12 +184,18 @@ def test_echo_zeropad_reproduces_the_released_code():
     adv = echo_zeropad(c, EstimatorContext())
     r1 = torch.tensor([0.3, 0.7, 0.0], dtype=torch.float64)
     expected_t1 = (r1 - r1.mean()) / r1.std()
-    assert torch.allclose(adv[0, :2, 1], expected_t1[:2]) and adv[0, 2, 1] == 0          # the pad gets no credit
-    assert adv[0, 0, 1] == pytest.approx((0.3 - 1 / 3) / math.sqrt(((0.3 - 1 / 3) ** 2 + (0.7 - 1 / 3) ** 2 + (1 / 3) ** 2) / 2))
+    assert (
+        torch.allclose(adv[0, :2, 1], expected_t1[:2]) and adv[0, 2, 1] == 0
+    )  # the pad gets no credit
+    assert adv[0, 0, 1] == pytest.approx(
+        (0.3 - 1 / 3) / math.sqrt(((0.3 - 1 / 3) ** 2 + (0.7 - 1 / 3) ** 2 + (1 / 3) ** 2) / 2)
+    )
     # the bias: ECHO compares 0.3 with 0.7 only (-1/sqrt 2); the pad lifts rollout 0 to about -0.09
-    assert echo_advantages(c.rewards, c.active)[0, 0, 1] == pytest.approx(-1 / math.sqrt(2), abs=1e-5)
+    assert echo_advantages(c.rewards, c.active)[0, 0, 1] == pytest.approx(
+        -1 / math.sqrt(2), abs=1e-5
+    )
     flat = echo_zeropad(credit([[[2.0], [2.0]]]), EstimatorContext())
-    assert flat.abs().sum() == 0                                                          # floor, not NaN
+    assert flat.abs().sum() == 0  # floor, not NaN
 
 
 def test_gigpo_adds_an_anchor_state_advantage_to_the_episode_one():
@@ -157,28 +207,44 @@ def test_gigpo_adds_an_anchor_state_advantage_to_the_episode_one():
     c = credit(rewards, prompt=prompts)
     adv = gigpo(c, EstimatorContext(gigpo_step_weight=1.0, gigpo_gamma=0.5))
     returns = torch.tensor([3.0, 1.0, 5.0], dtype=torch.float64)
-    a_ep = (returns - returns.mean()) / returns.std()                                      # 0, -1, 1
+    a_ep = (returns - returns.mean()) / returns.std()  # 0, -1, 1
     rtg0 = torch.tensor([2.0, 0.5, 3.0], dtype=torch.float64)
     a_step0 = (rtg0 - rtg0.mean()) / rtg0.std()
     assert torch.allclose(adv[0, :, 0], a_ep + a_step0, atol=1e-5)
     # turn 1: rollouts 0 and 1 share state 5 (returns-to-go 2, 1 -> +-1/sqrt 2); rollout 2 is alone: 0
-    assert torch.allclose(adv[0, :, 1], a_ep + torch.tensor([1 / math.sqrt(2), -1 / math.sqrt(2), 0.0], dtype=torch.float64),
-                          atol=1e-5)
+    assert torch.allclose(
+        adv[0, :, 1],
+        a_ep + torch.tensor([1 / math.sqrt(2), -1 / math.sqrt(2), 0.0], dtype=torch.float64),
+        atol=1e-5,
+    )
     assert torch.allclose(discounted_return_to_go(c.rewards, c.active, 0.5)[0, :, 0], rtg0)
 
 
 def test_turn_groups_are_per_secret_and_turn():
     c = credit([[[1.0, 1.0], [1.0]], [[1.0], [1.0]]], belief=[[[3, 3], [3]], [[3], [4]]])
     ids = turn_groups(c, c.belief)
-    assert ids[0, 0, 0] == ids[0, 1, 0] != ids[0, 0, 1]            # same secret, turn and belief; other turn
-    assert ids[1, 0, 0] != ids[1, 1, 0] and ids[1, 0, 0] != ids[0, 0, 0]   # other belief; other secret
-    assert ids[0, 1, 1] == -1                                        # not played
+    assert ids[0, 0, 0] == ids[0, 1, 0] != ids[0, 0, 1]  # same secret, turn and belief; other turn
+    assert (
+        ids[1, 0, 0] != ids[1, 1, 0] and ids[1, 0, 0] != ids[0, 0, 0]
+    )  # other belief; other secret
+    assert ids[0, 1, 1] == -1  # not played
 
 
 def test_registry_names_every_estimator():
-    assert set(ESTIMATORS) == {"echo", "grpo", "rloo", "pbrs", "pbrs+rloo", "offline", "echo-belief",
-                               "echo-zeropad", "gigpo"}
-    assert not ESTIMATORS["offline"].online and all(ESTIMATORS[k].online for k in ESTIMATORS if k != "offline")
+    assert set(ESTIMATORS) == {
+        "echo",
+        "grpo",
+        "rloo",
+        "pbrs",
+        "pbrs+rloo",
+        "offline",
+        "echo-belief",
+        "echo-zeropad",
+        "gigpo",
+    }
+    assert not ESTIMATORS["offline"].online and all(
+        ESTIMATORS[k].online for k in ESTIMATORS if k != "offline"
+    )
 
 
 def test_eq2_clipped_objective_hand_worked():

@@ -1,12 +1,23 @@
 """The game: hand-worked rewards (App. C "CSG Reward Composition"), the action reader, the batch, and hostile input."""
+
 import json
 import random
 import re
 
 import pytest
 
-from env import (BINARY_DEFLECTION, CSG, REDUNDANT_HINT, REWARD, GameConfig, candidate_text, read_action,
-                 selector_prompt, turn_reward, update_belief)
+from env import (
+    BINARY_DEFLECTION,
+    CSG,
+    REDUNDANT_HINT,
+    REWARD,
+    GameConfig,
+    candidate_text,
+    read_action,
+    selector_prompt,
+    turn_reward,
+    update_belief,
+)
 from oracle import DEFLECTION, RuleOracle
 from properties import Fact, Predicate
 
@@ -26,8 +37,12 @@ def test_turn_reward_hand_worked():
     r = turn_reward(50, 50, turn=3, max_turns=10, novel=True)  # a new but useless question
     assert r["reward"] == pytest.approx(0.05) and r["r_info"] == 0
     # penalties return early: nothing else is paid even if the flags say so
-    assert turn_reward(50, 50, 3, 10, redundant=True, arm_match=True, novel=True)["reward"] == pytest.approx(-0.1)
-    assert turn_reward(50, 50, 3, 10, invalid=True)["reward"] == pytest.approx(REWARD.invalid_penalty)
+    assert turn_reward(50, 50, 3, 10, redundant=True, arm_match=True, novel=True)[
+        "reward"
+    ] == pytest.approx(-0.1)
+    assert turn_reward(50, 50, 3, 10, invalid=True)["reward"] == pytest.approx(
+        REWARD.invalid_penalty
+    )
 
 
 def test_two_turn_game_rewards_and_records():
@@ -65,22 +80,33 @@ def test_redundant_question_is_penalised_without_asking_the_oracle():
 def test_the_redundancy_penalty_is_the_games():
     """GameConfig.redundancy_penalty (train.py --redundancy-penalty) is a repeat's whole reward; the
     other turns' rewards do not change with it."""
+
     def play(penalty):
         game = CSG([42], GameConfig(redundancy_penalty=penalty))
-        return [r.reward for r in (*game.step([act(0, "Is the number even?")]), *game.step([act(0, "Is the number even?")]))]
+        return [
+            r.reward
+            for r in (
+                *game.step([act(0, "Is the number even?")]),
+                *game.step([act(0, "Is the number even?")]),
+            )
+        ]
+
     assert play(-0.5) == [play(-0.1)[0], -0.5] and play(-0.1)[1] == pytest.approx(-0.1)
 
 
-@pytest.mark.parametrize("text,reason", [
-    ("I would ask about parity.", "no_json"),
-    ('{"arm": 7, "question": "Is it even?"}', "arm_out_of_range"),
-    ('{"arm": -1, "question": "Is it even?"}', "arm_out_of_range"),
-    ('{"arm": true, "question": "Is it even?"}', "bad_arm"),
-    ('{"arm": "two", "question": "Is it even?"}', "bad_arm"),
-    ('{"arm": 1, "question": ""}', "no_question"),
-    ('{"arm": 1, "question": 5}', "no_question"),
-    ('{"arm": 1, "question": "Is it even?"', "no_json"),  # cut off by the token limit
-])
+@pytest.mark.parametrize(
+    "text,reason",
+    [
+        ("I would ask about parity.", "no_json"),
+        ('{"arm": 7, "question": "Is it even?"}', "arm_out_of_range"),
+        ('{"arm": -1, "question": "Is it even?"}', "arm_out_of_range"),
+        ('{"arm": true, "question": "Is it even?"}', "bad_arm"),
+        ('{"arm": "two", "question": "Is it even?"}', "bad_arm"),
+        ('{"arm": 1, "question": ""}', "no_question"),
+        ('{"arm": 1, "question": 5}', "no_question"),
+        ('{"arm": 1, "question": "Is it even?"', "no_json"),  # cut off by the token limit
+    ],
+)
 def test_unreadable_actions_are_invalid_turns(text, reason):
     """No silent fallback question: an invalid turn has a penalty, no oracle call, no belief change."""
     assert read_action(text, 5) == (None, reason)
@@ -91,12 +117,15 @@ def test_unreadable_actions_are_invalid_turns(text, reason):
     assert game.episodes[0].turn == 1 and all(h == [] for h in game.episodes[0].arm_histories)
 
 
-@pytest.mark.parametrize("text", [
-    '```json\n{"arm": 2, "question": "Is it divisible by 3?"}\n```',
-    'Thought: parity splits evenly.\nAction: {"arm": 2, "question": "Is it divisible by 3?"} done',
-    '{"note": {"x": 1}} then {"arm": "2", "question": " Is it divisible by 3? "}',
-    '{"arm": 2.0, "question": "Is it divisible by 3?"}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```json\n{"arm": 2, "question": "Is it divisible by 3?"}\n```',
+        'Thought: parity splits evenly.\nAction: {"arm": 2, "question": "Is it divisible by 3?"} done',
+        '{"note": {"x": 1}} then {"arm": "2", "question": " Is it divisible by 3? "}',
+        '{"arm": 2.0, "question": "Is it divisible by 3?"}',
+    ],
+)
 def test_action_reader_tolerates_fences_and_prose(text):
     """The first JSON object with arm and question is the action, wherever it is in the text."""
     action, reason = read_action(text, 5)
@@ -132,11 +161,18 @@ def test_binary_question_set_deflects_value_questions_only():
     """binary: 'what is the last digit?' is deflected without an oracle; yes/no and odd-or-even are answered."""
     cfg = GameConfig(question_set="binary")
     game = CSG([42, 42, 42], cfg)
-    r = game.step([act(3, "What is the last digit?"), act(3, "Is the last digit greater than 4?"),
-                   act(0, "Is the number odd or even?")])
+    r = game.step(
+        [
+            act(3, "What is the last digit?"),
+            act(3, "Is the last digit greater than 4?"),
+            act(0, "Is the number odd or even?"),
+        ]
+    )
     assert r[0].hint == BINARY_DEFLECTION and r[0].eliminated == 0 and not r[0].arm_match
     assert r[1].eliminated == 50 and r[2].eliminated == 50
-    assert "Only yes-or-no questions are answered." in selector_prompt(range(1, 101), [[]] * 5, 0, cfg)
+    assert "Only yes-or-no questions are answered." in selector_prompt(
+        range(1, 101), [[]] * 5, 0, cfg
+    )
     assert "Only yes-or-no" not in selector_prompt(range(1, 101), [[]] * 5, 0, GameConfig())
 
 
@@ -145,7 +181,9 @@ def test_batch_steps_together_and_resolved_episodes_drop_out():
     cfg = GameConfig(max_turns=3)
     game = CSG([42, 7, 99], cfg)
     game.step([act(3, "What is the last digit?"), act(0, "Is it even?"), act(0, "Is it even?")])
-    game.step([act(3, "What is the sum of the digits?"), act(0, "Is it prime?"), act(1, "Is it prime?")])
+    game.step(
+        [act(3, "What is the sum of the digits?"), act(0, "Is it prime?"), act(1, "Is it prime?")]
+    )
     assert game.active == [1, 2]  # 42 resolved at turn 1
     with pytest.raises(ValueError):
         game.step(["{}"])
@@ -157,8 +195,12 @@ def test_batch_steps_together_and_resolved_episodes_drop_out():
 
 def test_selector_prompt_shows_belief_and_histories():
     """App. B (A): the candidate list with its size, the turn, and Q/A pairs under their arm."""
-    text = selector_prompt(frozenset({5, 3, 9}), [[("Is it odd?", "Yes, the number is odd.")], [], [], [], []],
-                           turn=2, cfg=GameConfig())
+    text = selector_prompt(
+        frozenset({5, 3, 9}),
+        [[("Is it odd?", "Yes, the number is odd.")], [], [], [], []],
+        turn=2,
+        cfg=GameConfig(),
+    )
     assert "Turn 3 of 10" in text and "Remaining candidates (3): [3, 5, 9]" in text
     assert "Arm 0 (queried 1x):\n    Q: Is it odd?\n    A: Yes, the number is odd." in text
     assert "Arm 1: not yet queried" in text and '{"arm": <0 to 4>' in text
@@ -168,9 +210,16 @@ def test_runs_of_candidates_are_written_first_to_last_and_read_back():
     """--candidate-format runs: three or more consecutive numbers as FIRST-LAST, shorter runs number
     by number; the prompt of 1..200 is then as long as the prompt of 1..100. Read back, the text
     gives the same set (any set: a run of two stays two numbers)."""
-    assert candidate_text([9, 1, 2, 4, 5, 6, 40, 41, 42, 43, 200], "runs") == "1, 2, 4-6, 9, 40-43, 200"
+    assert (
+        candidate_text([9, 1, 2, 4, 5, 6, 40, 41, 42, 43, 200], "runs")
+        == "1, 2, 4-6, 9, 40-43, 200"
+    )
     assert candidate_text([9, 1, 2, 4, 5, 6], "list") == "1, 2, 4, 5, 6, 9"
-    assert (candidate_text(range(1, 201), "runs"), candidate_text([], "runs"), candidate_text([7], "runs")) == ("1-200", "", "7")
+    assert (
+        candidate_text(range(1, 201), "runs"),
+        candidate_text([], "runs"),
+        candidate_text([7], "runs"),
+    ) == ("1-200", "", "7")
     rng = random.Random(0)
     for _ in range(200):
         c = set(rng.sample(range(1, 201), rng.randint(1, 200)))
@@ -179,17 +228,28 @@ def test_runs_of_candidates_are_written_first_to_last_and_read_back():
             first, _, last = part.partition("-")
             read |= set(range(int(first), int(last or first) + 1))
         assert read == c
-    wide, narrow = (selector_prompt(range(1, n + 1), [[]] * 5, 0, GameConfig(n_max=n, candidate_format="runs"))
-                    for n in (200, 100))
+    wide, narrow = (
+        selector_prompt(range(1, n + 1), [[]] * 5, 0, GameConfig(n_max=n, candidate_format="runs"))
+        for n in (200, 100)
+    )
     assert "Remaining candidates (200): [1-200]" in wide and len(wide) == len(narrow)
-    assert CSG([5], GameConfig(candidate_format="runs")).messages()[0][1]["content"].count("[1-100]") == 1
+    assert (
+        CSG([5], GameConfig(candidate_format="runs")).messages()[0][1]["content"].count("[1-100]")
+        == 1
+    )
 
 
 def test_padded_runs_write_every_number_with_three_digits():
     """--candidate-format padded: the runs of `runs`, each number in three digits, so that a list
     holding 101..200 has the shape of training's lists of 001..100: no number is a longer word."""
-    assert candidate_text([40, 13, 4, 22, 31, 103, 112, 121, 130], "padded") == "004, 013, 022, 031, 040, 103, 112, 121, 130"
-    assert (candidate_text(range(1, 201), "padded"), candidate_text([5, 6, 7, 9], "padded")) == ("001-200", "005-007, 009")
+    assert (
+        candidate_text([40, 13, 4, 22, 31, 103, 112, 121, 130], "padded")
+        == "004, 013, 022, 031, 040, 103, 112, 121, 130"
+    )
+    assert (candidate_text(range(1, 201), "padded"), candidate_text([5, 6, 7, 9], "padded")) == (
+        "001-200",
+        "005-007, 009",
+    )
     rng = random.Random(1)
     for _ in range(200):
         c = rng.sample(range(1, 201), rng.randint(1, 200))
@@ -210,12 +270,34 @@ def test_bad_configuration_fails_at_once():
 def hostile_strings(count, seed=0):
     """Random and adversarial question / response text: the game must never raise on them."""
     rng = random.Random(seed)
-    fixed = ["", " ", "?", "\x00", "\x1b[31m", "{}", "[]", "null", '{"arm": 1}', "9" * 10_000,
-             "Is it greater than " + "9" * 5000 + "?", "Is it divisible by 0?", "Is it divisible by -0?",
-             "Is it greater than -1e308?", "Is it greater than NaN?", "Is it between 5 and -5?",
-             "Is it divisible by 0.0?", "Is it less than 1/0?", "Is it ＞ ５０？", "Is it ≥ 50.5?",
-             "Is the number greater than 50" * 100, "\u202eIs it even?", "Is it even?\x00\x00",
-             "Is the number \ud800 even?", "🙂" * 300, "is it " + "not " * 200 + "even"]
+    fixed = [
+        "",
+        " ",
+        "?",
+        "\x00",
+        "\x1b[31m",
+        "{}",
+        "[]",
+        "null",
+        '{"arm": 1}',
+        "9" * 10_000,
+        "Is it greater than " + "9" * 5000 + "?",
+        "Is it divisible by 0?",
+        "Is it divisible by -0?",
+        "Is it greater than -1e308?",
+        "Is it greater than NaN?",
+        "Is it between 5 and -5?",
+        "Is it divisible by 0.0?",
+        "Is it less than 1/0?",
+        "Is it ＞ ５０？",
+        "Is it ≥ 50.5?",
+        "Is the number greater than 50" * 100,
+        "\u202eIs it even?",
+        "Is it even?\x00\x00",
+        "Is the number \ud800 even?",
+        "🙂" * 300,
+        "is it " + "not " * 200 + "even",
+    ]
     alphabet = "abcdefghijklmnopqrstuvwxyz 0123456789?.,-+<>=≥≤{}[]\":'\\/\n\t\x00\x07é漢🙂\u200b"
     words = "is the number it greater less than between and or not divisible by digit sum last even odd prime".split()
     out = list(fixed)
@@ -225,9 +307,16 @@ def hostile_strings(count, seed=0):
             out.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))))
         elif kind < 0.8:
             nums = [str(rng.choice([0, -1, 7, 10**12, 3.5, -2.25, 10**40]))]
-            out.append(" ".join(rng.choice(words + nums) for _ in range(rng.randint(1, 12))) + rng.choice(["?", "", "!"]))
+            out.append(
+                " ".join(rng.choice(words + nums) for _ in range(rng.randint(1, 12)))
+                + rng.choice(["?", "", "!"])
+            )
         else:
-            out.append(json.dumps({"arm": rng.choice([0, 4, 9, -1, "3", None]), "question": rng.choice(words)}))
+            out.append(
+                json.dumps(
+                    {"arm": rng.choice([0, 4, 9, -1, "3", None]), "question": rng.choice(words)}
+                )
+            )
     return out[:count]
 
 
@@ -255,10 +344,18 @@ def test_expected_elimination_is_the_realised_elimination_averaged_over_the_beli
     import random
     from fractions import Fraction
     from env import answer_parts, expected_elimination
+
     rng = random.Random(3)
-    questions = ["Is the number even?", "What is the last digit?", "What is the sum of the digits?",
-                 "Is the number greater than 37?", "Is it prime?", "Is the number between 20 and 45?",
-                 "Is it big?", "Is the number odd or even?"]
+    questions = [
+        "Is the number even?",
+        "What is the last digit?",
+        "What is the sum of the digits?",
+        "Is the number greater than 37?",
+        "Is it prime?",
+        "Is the number between 20 and 45?",
+        "Is it big?",
+        "Is the number odd or even?",
+    ]
     for question_set in ("paper", "binary"):
         cfg = GameConfig(question_set=question_set)
         for _ in range(40):
@@ -270,8 +367,12 @@ def test_expected_elimination_is_the_realised_elimination_averaged_over_the_beli
                 game.episodes[0].candidates = belief
                 (record,) = game.step([json.dumps({"arm": 0, "question": question})])
                 realised.append(Fraction(record.eliminated, len(belief)))
-            assert sum(realised, Fraction(0)) / len(belief) == expected_elimination(answer_parts(question, belief, cfg))
-    assert expected_elimination([1, 1]) == Fraction(1, 2) and expected_elimination([3, 1]) == 2 * Fraction(3, 4) * Fraction(1, 4)
+            assert sum(realised, Fraction(0)) / len(belief) == expected_elimination(
+                answer_parts(question, belief, cfg)
+            )
+    assert expected_elimination([1, 1]) == Fraction(1, 2) and expected_elimination(
+        [3, 1]
+    ) == 2 * Fraction(3, 4) * Fraction(1, 4)
     assert expected_elimination([10]) == 0
 
 
@@ -288,7 +389,7 @@ def test_expected_info_reward_replaces_only_r_info():
         assert r.redundant and r.reward == REWARD.redundancy_penalty
     game = CSG([2], cfg)
     game.episodes[0].candidates = frozenset({2, 3})
-    (r,) = game.step([even])                      # splits {2, 3} in two: expected 1/2, and it resolves
+    (r,) = game.step([even])  # splits {2, 3} in two: expected 1/2, and it resolves
     assert r.r_info == 0.5 and r.turn_resolved and r.r_resolve == REWARD.resolve_bonus
 
 
@@ -297,24 +398,35 @@ def test_branch_carries_an_episode_on_for_other_secrets_of_its_belief():
     game.step([json.dumps({"arm": 3, "question": "What is the last digit?"})])
     belief = game.episodes[0].candidates
     branch = game.branch(0, [2, 12, 92])
-    assert [e.secret for e in branch.episodes] == [2, 12, 92] and all(e.candidates == belief for e in branch.episodes)
-    assert branch.messages() == game.messages() * 3                 # the same history, the same prompt
+    assert [e.secret for e in branch.episodes] == [2, 12, 92] and all(
+        e.candidates == belief for e in branch.episodes
+    )
+    assert branch.messages() == game.messages() * 3  # the same history, the same prompt
     records = branch.step([json.dumps({"arm": 3, "question": "What is the last digit?"})] * 3)
-    assert all(r.redundant for r in records) and game.episodes[0].turn == 1   # the original is untouched
+    assert (
+        all(r.redundant for r in records) and game.episodes[0].turn == 1
+    )  # the original is untouched
     with pytest.raises(ValueError):
-        game.branch(0, [43])                                          # 43 is not in C_t
+        game.branch(0, [43])  # 43 is not in C_t
 
 
 def test_random_interval_holds_its_secret_inside_the_range():
     """Every universe drawn holds its secret, lies in 1..n_max and has at least `least` numbers;
     sizes and places vary (a fixed question sequence cannot bisect them all)."""
     from env import random_interval
+
     rng = random.Random(0)
-    draws = [(s, random_interval(s, 100, 5, rng)) for s in [rng.randint(1, 100) for _ in range(500)]]
-    assert all(u == frozenset(range(min(u), max(u) + 1)) for _, u in draws)      # each an interval lo..hi
+    draws = [
+        (s, random_interval(s, 100, 5, rng)) for s in [rng.randint(1, 100) for _ in range(500)]
+    ]
+    assert all(
+        u == frozenset(range(min(u), max(u) + 1)) for _, u in draws
+    )  # each an interval lo..hi
     assert all(1 <= min(u) and s in u and max(u) <= 100 and len(u) >= 5 for s, u in draws)
     assert len({len(u) for _, u in draws}) > 50 and len({min(u) for _, u in draws}) > 50
-    assert random_interval(7, 10, 50, rng) == frozenset(range(1, 11))   # a universe wider than the game is all of it
+    assert random_interval(7, 10, 50, rng) == frozenset(
+        range(1, 11)
+    )  # a universe wider than the game is all of it
 
 
 def test_random_subset_holds_its_secret_and_small_universes_are_common():
@@ -323,15 +435,20 @@ def test_random_subset_holds_its_secret_and_small_universes_are_common():
     not an interval, so small universes share last digits or digit sums the way no interval
     does (the question that resolves them depends on which numbers they hold)."""
     from env import random_subset
+
     rng = random.Random(0)
     draws = [(s, random_subset(s, 100, 2, rng)) for s in [rng.randint(1, 100) for _ in range(4000)]]
     assert all(s in u and len(u) >= 2 and u <= set(range(1, 101)) for s, u in draws)
     small = sum(2 <= len(u) <= 10 for _, u in draws) / len(draws)
     middle = sum(10 < len(u) <= 50 for _, u in draws) / len(draws)
-    assert abs(small - 0.41) < 0.04 and abs(middle - 0.41) < 0.04 and max(len(u) for _, u in draws) == 100
+    assert (
+        abs(small - 0.41) < 0.04
+        and abs(middle - 0.41) < 0.04
+        and max(len(u) for _, u in draws) == 100
+    )
     pairs = [u for _, u in draws if len(u) == 2]
     same_last = sum(len({n % 10 for n in u}) == 1 for u in pairs) / len(pairs)
-    assert 0.05 < same_last < 0.2          # two random numbers share a last digit about 1 time in 10
+    assert 0.05 < same_last < 0.2  # two random numbers share a last digit about 1 time in 10
     assert random_subset(7, 10, 50, rng) == frozenset(range(1, 11))
 
 
@@ -340,23 +457,42 @@ def test_random_class_is_the_secrets_digit_class_where_one_digit_question_tells_
     or last digit, each of the three drawn; that digit question then leaves C_0 whole, while the
     two others still split it; a class smaller than `least` falls back to all of 1..n_max."""
     from env import GameConfig, answer_parts, random_class
+
     rng, cfg = random.Random(0), GameConfig()
-    questions = {"digit_sum": "What is the sum of the digits?", "tens_digit": "What is the tens digit?",
-                 "last_digit": "What is the last digit?"}
+    questions = {
+        "digit_sum": "What is the sum of the digits?",
+        "tens_digit": "What is the tens digit?",
+        "last_digit": "What is the last digit?",
+    }
     seen = set()
     for secret in [rng.randint(1, 100) for _ in range(300)]:
         universe = random_class(secret, 100, 2, rng)
         assert secret in universe and universe <= set(range(1, 101))
-        shared = [name for name, q in questions.items() if answer_parts(q, universe, cfg) == [len(universe)]]
+        shared = [
+            name
+            for name, q in questions.items()
+            if answer_parts(q, universe, cfg) == [len(universe)]
+        ]
         if len(universe) < 100:
-            assert len(shared) == 1 and 2 <= len(universe) <= 10   # exactly the drawn question tells nothing
+            assert (
+                len(shared) == 1 and 2 <= len(universe) <= 10
+            )  # exactly the drawn question tells nothing
             seen.add(shared[0])
-            f = {"digit_sum": lambda n: sum(map(int, str(n))), "tens_digit": lambda n: n // 10 % 10,
-                 "last_digit": lambda n: n % 10}[shared[0]]
+            f = {
+                "digit_sum": lambda n: sum(map(int, str(n))),
+                "tens_digit": lambda n: n // 10 % 10,
+                "last_digit": lambda n: n % 10,
+            }[shared[0]]
             assert universe == {n for n in range(1, 101) if f(n) == f(secret)}
     assert seen == set(questions)
-    assert random_class(1, 100, 2, rng) in ({1, 10, 100}, {*range(1, 10), 100}, set(range(1, 92, 10)))
-    assert all(random_class(s, 100, 11, rng) == set(range(1, 101)) for s in range(1, 101))   # no class has 11
+    assert random_class(1, 100, 2, rng) in (
+        {1, 10, 100},
+        {*range(1, 10), 100},
+        set(range(1, 92, 10)),
+    )
+    assert all(
+        random_class(s, 100, 11, rng) == set(range(1, 101)) for s in range(1, 101)
+    )  # no class has 11
 
 
 def test_episodes_start_from_their_own_universe_and_bisection_resolves_each():
@@ -366,11 +502,18 @@ def test_episodes_start_from_their_own_universe_and_bisection_resolves_each():
     import math
     from env import play, random_interval
     from reference import BayesPolicy
+
     cfg = GameConfig(question_set="binary")
     game = CSG([30, 8], cfg, universes=[range(20, 40), range(1, 101)])
-    assert game.episodes[0].candidates == frozenset(range(20, 40)) and len(game.episodes[1].candidates) == 100
+    assert (
+        game.episodes[0].candidates == frozenset(range(20, 40))
+        and len(game.episodes[1].candidates) == 100
+    )
     assert "Remaining candidates (20): [20, 21," in game.messages()[0][1]["content"]
-    assert "Remaining candidates (3): [8, 19, 77]" in CSG([8], cfg, universes=[{77, 8, 19}]).messages()[0][1]["content"]
+    assert (
+        "Remaining candidates (3): [8, 19, 77]"
+        in CSG([8], cfg, universes=[{77, 8, 19}]).messages()[0][1]["content"]
+    )
     for bad in ([range(31, 40), range(1, 101)], [range(20, 40)], [range(0, 40), range(1, 101)]):
         with pytest.raises(ValueError):
             CSG([30, 8], cfg, universes=bad)
@@ -392,8 +535,12 @@ def test_a_hidden_belief_leaves_the_candidates_out_of_the_prompt_and_carries_on(
     game.step([act, act])
     hidden, shown = [m[1]["content"].splitlines() for m in game.messages()]
     differ = [(h, s) for h, s in zip(hidden, shown) if h != s]
-    assert len(hidden) == len(shown) and differ == [("Remaining candidates not shown",
-                                                     "Remaining candidates (10): [2, 12, 22, 32, 42, 52, 62, 72, 82, 92]")]
+    assert len(hidden) == len(shown) and differ == [
+        (
+            "Remaining candidates not shown",
+            "Remaining candidates (10): [2, 12, 22, 32, 42, 52, 62, 72, 82, 92]",
+        )
+    ]
     assert game.episodes[0].candidates == game.episodes[1].candidates
     assert game.branch(0, [42]).episodes[0].hidden and not game.branch(1, [42]).episodes[0].hidden
 
@@ -405,6 +552,7 @@ def test_a_refused_family_is_deflected_without_the_oracle_and_the_refusal_carrie
     (a branch, an explored start) keeps it; under expected_info the refused question is worth 0."""
     from env import explored
     from reference import RandomPolicy
+
     calls = []
 
     class CountingOracle(RuleOracle):
@@ -412,22 +560,35 @@ def test_a_refused_family_is_deflected_without_the_oracle_and_the_refusal_carrie
             calls.append(q)
             return super().answer(q, s)
 
-    game = CSG([42, 42], GameConfig(), oracle=CountingOracle(), refused=[{"last_digit", "parity"}, set()])
+    game = CSG(
+        [42, 42], GameConfig(), oracle=CountingOracle(), refused=[{"last_digit", "parity"}, set()]
+    )
     r = game.step([act(3, "What is the last digit?")] * 2)
-    assert r[0].hint == DEFLECTION and r[0].eliminated == 0 and not r[0].arm_match and r[0].r_info == 0
+    assert (
+        r[0].hint == DEFLECTION and r[0].eliminated == 0 and not r[0].arm_match and r[0].r_info == 0
+    )
     assert r[1].answer == "2" and r[1].eliminated == 90 and r[1].arm_match and len(calls) == 1
-    assert game.messages()[0][1]["content"] == CSG([42], GameConfig()).messages()[0][1]["content"].replace(
-        "Turn 1", "Turn 2").replace("Arm 3: not yet queried", "Arm 3 (queried 1x):\n    Q: What is the last digit?\n"
-                                    f"    A: {DEFLECTION}")
+    assert game.messages()[0][1]["content"] == CSG([42], GameConfig()).messages()[0][1][
+        "content"
+    ].replace("Turn 1", "Turn 2").replace(
+        "Arm 3: not yet queried",
+        f"Arm 3 (queried 1x):\n    Q: What is the last digit?\n    A: {DEFLECTION}",
+    )
     (r,) = game.branch(0, [42]).step([act(0, "Is the number even?")])
     assert r.hint == DEFLECTION and len(calls) == 1
     (r,) = game.branch(0, [42]).step([act(3, "What is the sum of the digits?")])
-    assert r.eliminated == 93 and len(calls) == 2      # digit sum 6: 6, 15, 24, 33, 42, 51, 60 are left
-    (r,) = game.step([act(2, "What is the last digit?"), act(3, "What is the sum of the digits?")])[:1]
-    assert r.hint == DEFLECTION and not r.redundant and len(calls) == 3  # to another arm: refused again
+    assert r.eliminated == 93 and len(calls) == 2  # digit sum 6: 6, 15, 24, 33, 42, 51, 60 are left
+    (r,) = game.step([act(2, "What is the last digit?"), act(3, "What is the sum of the digits?")])[
+        :1
+    ]
+    assert (
+        r.hint == DEFLECTION and not r.redundant and len(calls) == 3
+    )  # to another arm: refused again
     start = explored(42, GameConfig(), RandomPolicy(0), 0, refused=frozenset({"digit_sum"}))
     assert start.refused == {"digit_sum"} and start.carried_on(7).refused == {"digit_sum"}
-    (r,) = CSG([42], GameConfig(expected_info=True), refused=[{"parity"}]).step([act(0, "Is the number even?")])
+    (r,) = CSG([42], GameConfig(expected_info=True), refused=[{"parity"}]).step(
+        [act(0, "Is the number even?")]
+    )
     assert r.r_info == 0 and r.hint == DEFLECTION
     (r,) = CSG([42], GameConfig(expected_info=True)).step([act(0, "Is the number even?")])
     assert r.r_info == pytest.approx(0.5)
@@ -440,6 +601,7 @@ def test_an_explored_start_is_a_reachable_state_that_has_not_ended():
     from env import explored, random_subset
     from policy import play_rollouts
     from reference import RandomPolicy
+
     cfg, rng = GameConfig(), random.Random(3)
     for k in range(40):
         secret = rng.randint(1, 100)
@@ -447,11 +609,13 @@ def test_an_explored_start_is_a_reachable_state_that_has_not_ended():
         start = explored(secret, cfg, RandomPolicy(k), 4, universe=universe)
         assert not start.resolved and start.turn <= 4 and not start.records
         assert secret in start.candidates <= universe
-        assert sum(len(h) for h in start.arm_histories) == start.turn    # each turn in its arm's history
+        assert (
+            sum(len(h) for h in start.arm_histories) == start.turn
+        )  # each turn in its arm's history
     start = explored(57, cfg, RandomPolicy(1), 3)
     assert start.turn == 3 and len(start.candidates) > 1
 
-    class Echo:     # a scripted "LM": always the same action; records what it was prompted with
+    class Echo:  # a scripted "LM": always the same action; records what it was prompted with
         device = "cpu"
         prompts = []
 
@@ -461,8 +625,10 @@ def test_an_explored_start_is_a_reachable_state_that_has_not_ended():
 
         def generate(self, prompts, sample, generator=None):
             from policy import Generation
+
             text = '{"arm": 0, "question": "Is the number even?"}'
             return [Generation([0], [1], [0.0], text, 0.0) for _ in prompts]
+
     lm = Echo()
     batch = play_rollouts(lm, [57], 2, cfg, starts=[start])
     assert min(r.turn for r in batch.records) == 3 and len(batch.starts) == 2

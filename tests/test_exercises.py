@@ -3,6 +3,7 @@ exactly once, keeps everything else, leaves out the instructor's side and leaves
 the copy (no line of one, no function that passes an exercise in a stub's place); the grader
 grades each exercise on its own, says why a test failed, and runs train.py once the exercises it
 needs pass. The answers and the autograder have their own files (tests/test_exercise_*.py)."""
+
 import ast
 import inspect
 import json
@@ -21,7 +22,9 @@ from exercises.instructor.code_hints import CODE_HINTS
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = all(build.BEGIN in (ROOT / s.path).read_text() for e in EXERCISES for s in e.stubs)
-pytestmark = pytest.mark.skipif(not REFERENCE, reason="the student copy: the kit is built from the reference")
+pytestmark = pytest.mark.skipif(
+    not REFERENCE, reason="the student copy: the kit is built from the reference"
+)
 EDITED = sorted({s.path for e in EXERCISES for s in e.stubs})
 
 
@@ -32,7 +35,9 @@ def graded_tests(folder: Path, number: int) -> list:
 def test_the_catalog_names_marked_functions_in_course_order_each_with_its_tests():
     """Exercises numbered 1..n, points adding up to 100, one visible and one hidden test file each,
     every stub a marked function of its file with a code hint too."""
-    assert [e.number for e in EXERCISES] == list(range(1, len(EXERCISES) + 1)) and len(EXERCISES) >= 8
+    assert [e.number for e in EXERCISES] == list(range(1, len(EXERCISES) + 1)) and len(
+        EXERCISES
+    ) >= 8
     assert sum(e.points for e in EXERCISES) == 100
     for e in EXERCISES:
         assert len(graded_tests(ROOT / "exercises" / "tests", e.number)) == 1, e.number
@@ -45,8 +50,15 @@ def test_the_catalog_names_marked_functions_in_course_order_each_with_its_tests(
 
 def test_every_graded_test_takes_no_argument_and_says_what_it_checks():
     """The stand-in search calls graded tests directly, so none takes a fixture; each has a docstring."""
-    for path in [*(ROOT / "exercises" / "tests").glob("test_ex*.py"), *answers.HIDDEN.glob("test_ex*.py")]:
-        tests = [n for n in ast.parse(path.read_text()).body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
+    for path in [
+        *(ROOT / "exercises" / "tests").glob("test_ex*.py"),
+        *answers.HIDDEN.glob("test_ex*.py"),
+    ]:
+        tests = [
+            n
+            for n in ast.parse(path.read_text()).body
+            if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")
+        ]
         assert tests, path
         for node in tests:
             assert not node.args.args and ast.get_docstring(node), f"{path.name}: {node.name}"
@@ -56,18 +68,33 @@ def test_every_hint_points_at_a_passage_quoted_in_the_copy():
     """exercises/paper.md quotes each exercise's passage; every default hint sends the student to
     the paper or a docstring, and differs from the code-level hint an instructor may choose."""
     paper = (ROOT / "exercises" / "paper.md").read_text()
-    passages = ["Lemma A.5", "CSG's explicit EDP interpretation", "CSG Reward Composition", "Eq. 1", "Eq. 2",
-                '"Baselines"', "The KL estimate", "Main Evaluation Metric Definitions", "Corollary A.4", "Theorem 3.2 (ii)"]
+    passages = [
+        "Lemma A.5",
+        "CSG's explicit EDP interpretation",
+        "CSG Reward Composition",
+        "Eq. 1",
+        "Eq. 2",
+        '"Baselines"',
+        "The KL estimate",
+        "Main Evaluation Metric Definitions",
+        "Corollary A.4",
+        "Theorem 3.2 (ii)",
+    ]
     assert all(p in paper for p in passages), [p for p in passages if p not in paper]
     for e in EXERCISES:
         for stub in e.stubs:
-            assert ("paper" in stub.hint or "docstring" in stub.hint) and stub.hint != CODE_HINTS[(stub.path, stub.function)]
+            assert ("paper" in stub.hint or "docstring" in stub.hint) and stub.hint != CODE_HINTS[
+                (stub.path, stub.function)
+            ]
 
 
 def test_the_hand_out_lists_every_exercise_with_its_points():
     """The hand-out's table has one row per exercise, in order, with the catalog's points."""
-    rows = [line.strip("| ").split(" | ") for line in (ROOT / "exercises" / "README.md").read_text().splitlines()
-            if re.match(r"\| \d+ \|", line)]
+    rows = [
+        line.strip("| ").split(" | ")
+        for line in (ROOT / "exercises" / "README.md").read_text().splitlines()
+        if re.match(r"\| \d+ \|", line)
+    ]
     assert [(int(row[0]), int(row[3])) for row in rows] == [(e.number, e.points) for e in EXERCISES]
 
 
@@ -98,13 +125,34 @@ def test_the_build_stubs_every_exercise_once_and_copies_the_rest(student):
     for e in EXERCISES:
         for stub in e.stubs:
             message = stubbed_bodies(out / stub.path)[stub.function]
-            assert message.startswith(f"Exercise {e.number}, ") and f"Hint: {stub.hint}." in message and "Shapes:" in message
-    untouched = ["train.py", "exercises/grade.py", "exercises/paper.md", "exercises/tests/test_ex03_eq1.py", "README.md"]
+            assert (
+                message.startswith(f"Exercise {e.number}, ")
+                and f"Hint: {stub.hint}." in message
+                and "Shapes:" in message
+            )
+    untouched = [
+        "train.py",
+        "exercises/grade.py",
+        "exercises/paper.md",
+        "exercises/tests/test_ex03_eq1.py",
+        "README.md",
+    ]
     assert all((out / f).read_bytes() == (ROOT / f).read_bytes() for f in untouched)
-    left_out = [".git", ".ci", "exercises/instructor", "exercises/build.py", "tests/test_exercises.py",
-                "tests/test_exercise_answers.py", "tests/test_exercise_autograder.py"]
+    left_out = [
+        ".git",
+        ".ci",
+        "exercises/instructor",
+        "exercises/build.py",
+        "tests/test_exercises.py",
+        "tests/test_exercise_answers.py",
+        "tests/test_exercise_autograder.py",
+    ]
     assert not [f for f in left_out if (out / f).exists()]
-    assert not any(line.strip() in (build.BEGIN, build.END) for p in out.rglob("*.py") for line in p.read_text().splitlines())
+    assert not any(
+        line.strip() in (build.BEGIN, build.END)
+        for p in out.rglob("*.py")
+        for line in p.read_text().splitlines()
+    )
 
 
 def test_no_line_of_a_solution_or_a_right_answer_is_in_the_copy(student):
@@ -112,11 +160,25 @@ def test_no_line_of_a_solution_or_a_right_answer_is_in_the_copy(student):
     more: shorter ones such as `for t in range(T):` are everywhere) appear nowhere in the copy:
     a grep of the whole copy finds none."""
     out, solutions = student
-    needles = {line.strip() for *_, block in solutions for line in block if len(line.strip()) >= build.SHORTEST_CHECKED}
-    needles |= {line.strip() for e in EXERCISES for answer in answers.right(e.number) for f in answer
-                for line in inspect.getsource(f).splitlines()[1:] if len(line.strip()) >= 32 and '"""' not in line}
-    found = subprocess.run(["grep", "-rnF", "--include=*.py", *[f"-e{n}" for n in needles], str(out)],
-                           capture_output=True, text=True)
+    needles = {
+        line.strip()
+        for *_, block in solutions
+        for line in block
+        if len(line.strip()) >= build.SHORTEST_CHECKED
+    }
+    needles |= {
+        line.strip()
+        for e in EXERCISES
+        for answer in answers.right(e.number)
+        for f in answer
+        for line in inspect.getsource(f).splitlines()[1:]
+        if len(line.strip()) >= 32 and '"""' not in line
+    }
+    found = subprocess.run(
+        ["grep", "-rnF", "--include=*.py", *[f"-e{n}" for n in needles], str(out)],
+        capture_output=True,
+        text=True,
+    )
     hits = [h for h in found.stdout.splitlines() if h.split(":", 2)[-1].strip() in needles]
     assert found.returncode in (0, 1) and not hits, hits[:10]
 
@@ -124,15 +186,25 @@ def test_no_line_of_a_solution_or_a_right_answer_is_in_the_copy(student):
 def test_the_build_refuses_what_it_cannot_stub_cleanly(tmp_path):
     """Markers outside a catalogued function, unclosed or unopened; a surviving solution line; a non-empty DIR."""
     places = stubs_by_place()
-    for text, message in (("def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n", "no exercise names"),
-                          ("def update_belief():\n    # BEGIN SOLUTION\n    return 1\n", "not closed"),
-                          ("x = 1\n# END SOLUTION\n", "without")):
+    for text, message in (
+        ("def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n", "no exercise names"),
+        ("def update_belief():\n    # BEGIN SOLUTION\n    return 1\n", "not closed"),
+        ("x = 1\n# END SOLUTION\n", "without"),
+    ):
         with pytest.raises(build.BuildError, match=message):
             build.stub_out("env.py", text, places)
     (tmp_path / "kept.py").write_text("    mean = torch.where(m, v, 0.0).sum(dim=dims)\n")
-    solutions = [(3, "echo.py", "group_normalize", ["    mean = torch.where(m, v, 0.0).sum(dim=dims)", "    n"])]
-    assert build.surviving_lines(tmp_path, ["kept.py"], solutions) == \
-        ["kept.py:1: mean = torch.where(m, v, 0.0).sum(dim=dims)"]
+    solutions = [
+        (
+            3,
+            "echo.py",
+            "group_normalize",
+            ["    mean = torch.where(m, v, 0.0).sum(dim=dims)", "    n"],
+        )
+    ]
+    assert build.surviving_lines(tmp_path, ["kept.py"], solutions) == [
+        "kept.py:1: mean = torch.where(m, v, 0.0).sum(dim=dims)"
+    ]
     with pytest.raises(build.BuildError, match="not empty"):
         build.build(tmp_path)
 
@@ -145,7 +217,9 @@ def test_the_stand_in_search_finds_a_solution_hidden_in_the_copy(student, tmp_pa
     assert build.stand_ins(out, numbers=[3])["passes"] == []
     hidden = tmp_path / "student"
     subprocess.run(["cp", "-r", str(out), str(hidden)], check=True)
-    source = answers.source(answers.right(3)[0][0]).replace("def group_normalize(", "def normalise_each_turn(", 1)
+    source = answers.source(answers.right(3)[0][0]).replace(
+        "def group_normalize(", "def normalise_each_turn(", 1
+    )
     with open(hidden / "tests" / "test_echo.py", "a") as f:
         f.write("\n\n" + source + "\n")
     found = build.stand_ins(hidden, numbers=[3])
@@ -154,8 +228,14 @@ def test_the_stand_in_search_finds_a_solution_hidden_in_the_copy(student, tmp_pa
 
 
 def grade(directory: Path, *flags, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "exercises/grade.py", *flags], cwd=directory, capture_output=True, text=True,
-                          timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})})
+    return subprocess.run(
+        [sys.executable, "exercises/grade.py", *flags],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})},
+    )
 
 
 def verdicts(stdout: str) -> dict:
@@ -178,7 +258,9 @@ def test_each_exercise_is_graded_alone(fresh):
     answers.plant(fresh, answers.right(3)[0])
     result = grade(fresh, "--no-train-check", "--gradescope", str(fresh / "results.json"))
     assert result.returncode == 1
-    assert verdicts(result.stdout) == {e.number: "PASS" if e.number == 3 else "FAIL" for e in EXERCISES}
+    assert verdicts(result.stdout) == {
+        e.number: "PASS" if e.number == 3 else "FAIL" for e in EXERCISES
+    }
     scores = {}
     for t in json.loads((fresh / "results.json").read_text())["tests"]:
         scores[t["number"].split(".")[0]] = scores.get(t["number"].split(".")[0], 0) + t["score"]
@@ -189,17 +271,29 @@ def test_a_failing_test_says_why(fresh):
     """-v on a stub prints its hint; on a wrong answer, the hand-worked case with the computed and the
     expected values; on an answer that raises, the exception and the line of the student's file."""
     stub = grade(fresh, "3", "-v", "--no-train-check").stdout
-    assert "not written yet" in stub and "Hint: Eq. 1 in exercises/paper.md" in " ".join(stub.split())
-    answers.plant(fresh, answers.wrong(3)[0])                                 # the population std
+    assert "not written yet" in stub and "Hint: Eq. 1 in exercises/paper.md" in " ".join(
+        stub.split()
+    )
+    answers.plant(fresh, answers.wrong(3)[0])  # the population std
     wrong = grade(fresh, "3", "-v", "--no-train-check").stdout
     assert "rewards 0 and 2 with eps = 0.5\n        computed: [-0.6667, 0.6667]" in wrong
     assert "expected: [-0.5224, 0.5224]" in wrong
-    echo = (fresh / "echo.py").read_text().replace("    v, m = values.double(), active.bool()\n",
-                                                   "    v, m = values.double(), active.bool()\n    v = v.rows()\n", 1)
+    echo = (
+        (fresh / "echo.py")
+        .read_text()
+        .replace(
+            "    v, m = values.double(), active.bool()\n",
+            "    v, m = values.double(), active.bool()\n    v = v.rows()\n",
+            1,
+        )
+    )
     (fresh / "echo.py").write_text(echo)
     broken = grade(fresh, "3", "-v", "--no-train-check").stdout
     line = 1 + echo.split("\n").index("    v = v.rows()")
-    assert "AttributeError: 'Tensor' object has no attribute 'rows'" in broken and f"at echo.py:{line}" in broken
+    assert (
+        "AttributeError: 'Tensor' object has no attribute 'rows'" in broken
+        and f"at echo.py:{line}" in broken
+    )
 
 
 def test_train_check_runs_once_its_exercises_pass(fresh, tmp_path):
@@ -207,12 +301,17 @@ def test_train_check_runs_once_its_exercises_pass(fresh, tmp_path):
     on them (a smaller model here) and says so; with one of them missing it does not try."""
     for n in (1, 2, 3, 6, 7):
         answers.plant(fresh, answers.right(n)[0])
-    flags = ["--train-flags", "--tiny-layers 1 --tiny-width 32 --warmup-episodes 8 --warmup-epochs 1"]
+    flags = [
+        "--train-flags",
+        "--tiny-layers 1 --tiny-width 32 --warmup-episodes 8 --warmup-epochs 1",
+    ]
     cache = {"ECHO_CACHE_DIR": str(tmp_path / "cache")}
-    assert "See it work" not in grade(fresh, *flags, env=cache).stdout                 # exercise 8 missing
+    assert "See it work" not in grade(fresh, *flags, env=cache).stdout  # exercise 8 missing
     answers.plant(fresh, answers.right(8)[0])
     result = grade(fresh, *flags, env=cache)
-    assert "See it work" in result.stdout and "it trained" in result.stdout, result.stdout + result.stderr
+    assert "See it work" in result.stdout and "it trained" in result.stdout, (
+        result.stdout + result.stderr
+    )
 
 
 def test_code_hints_are_an_instructor_option(tmp_path):

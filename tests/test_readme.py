@@ -1,5 +1,6 @@
 """The README's reading map stays true: every `file.py`: `name` it points a reader to exists, and
 the file table lists every top-level module."""
+
 import ast
 import re
 from pathlib import Path

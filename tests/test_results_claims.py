@@ -19,6 +19,7 @@ fraction, a duration or a size, a speed-up (3x), a rate. Integers alone (setting
 numbers of sections, equations and versions are not. A few phrases that define a quantity rather
 than report one (the 90% of the steps-to-90% metric) are allowed by name, each with its reason.
 """
+
 import ast
 import json
 import re
@@ -31,16 +32,21 @@ from bench import report_results, report_tables
 from bench.common import RESULTS, code_version
 
 ROOT = Path(__file__).resolve().parent.parent
-FIGURE = re.compile(r"""
+FIGURE = re.compile(
+    r"""
     [±]\s*\d | \+-\s*\d                                        # a spread
   | \d+(?:\.\d+)?\s*%                                          # a percentage
   | (?<![\w.\-])\d+\.\d+(?![\w.])                              # a decimal fraction (not 2.13.0, not Qwen2.5-1.5B)
   | \b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds?|min|minutes?|h|hours?|GB|MB|GiB)\b   # a duration or a size
   | \ban\s+hour\b
   | \b\d+(?:\.\d+)?x\b                                         # a speed-up
-""", re.X)
-NUMBERED = re.compile(r"(?:§|Proposition|Theorem|Lemma|Corollary|Definition|Section|Table|Figure|Eq\.)\s*[A-Z]?\d+(?:\.\d+)*")
-DEFINITIONS = {     # phrase: why it is not a result
+""",
+    re.X,
+)
+NUMBERED = re.compile(
+    r"(?:§|Proposition|Theorem|Lemma|Corollary|Definition|Section|Table|Figure|Eq\.)\s*[A-Z]?\d+(?:\.\d+)*"
+)
+DEFINITIONS = {  # phrase: why it is not a result
     "steps-to-90%": "the name of the metric experiment.steps_to_90",
     "reaching 90% held-out resolve": "the threshold that defines steps-to-90%",
     "Steps to 90%": "the column of that metric",
@@ -58,8 +64,12 @@ def figures(text: str) -> list[str]:
 
 def git_history_here() -> bool:
     try:
-        top = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--show-toplevel"], capture_output=True, text=True,
-                             check=True).stdout.strip()
+        top = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return False
     return Path(top).resolve() == ROOT
@@ -67,12 +77,20 @@ def git_history_here() -> bool:
 
 def test_the_figure_detector_tells_results_from_settings():
     """The detector finds what results look like and leaves settings, counts, sections and versions."""
-    assert figures("resolve 99.6 ± 0.4, 65% of 20 secrets, 61-229 min, about an hour, 3.02x faster") == \
-        ["99.6", "± 0", "65%", "229 min", "an hour", "3.02x"]
-    assert figures("Theorem 3.2 (ii), §5.1, Qwen2.5-1.5B, `torch==2.13.0`, G = 8, 200 steps, lr 5e-6, 1..200") == []
+    assert figures(
+        "resolve 99.6 ± 0.4, 65% of 20 secrets, 61-229 min, about an hour, 3.02x faster"
+    ) == ["99.6", "± 0", "65%", "229 min", "an hour", "3.02x"]
+    assert (
+        figures(
+            "Theorem 3.2 (ii), §5.1, Qwen2.5-1.5B, `torch==2.13.0`, G = 8, 200 steps, lr 5e-6, 1..200"
+        )
+        == []
+    )
 
 
-@pytest.mark.skipif(not git_history_here(), reason="the code-changed marks need this repository's git history")
+@pytest.mark.skipif(
+    not git_history_here(), reason="the code-changed marks need this repository's git history"
+)
 def test_results_md_and_the_readme_summary_regenerate_from_the_files():
     """RESULTS.md and the README's summary are exactly what bench/report_results.py writes from
     bench/results and git's HEAD: no figure in them was typed, none is stale, and every result
@@ -80,8 +98,12 @@ def test_results_md_and_the_readme_summary_regenerate_from_the_files():
     report_tables.use(RESULTS)
     readme = (ROOT / "README.md").read_text()
     results, summary = report_results.render(readme)
-    assert results == (ROOT / "RESULTS.md").read_text(), "RESULTS.md is out of date: run python bench/report_results.py"
-    assert summary == readme, "the README's summary is out of date: run python bench/report_results.py"
+    assert results == (ROOT / "RESULTS.md").read_text(), (
+        "RESULTS.md is out of date: run python bench/report_results.py"
+    )
+    assert summary == readme, (
+        "the README's summary is out of date: run python bench/report_results.py"
+    )
 
 
 def test_the_report_types_no_figure():
@@ -90,11 +112,18 @@ def test_the_report_types_no_figure():
     found = []
     for path in sorted((ROOT / "bench").glob("report_*.py")):
         tree = ast.parse(path.read_text())
-        docs = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))
-                and ast.get_docstring(n) is not None}
-        found += [(path.name, n.lineno, f) for n in ast.walk(tree)
-                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
-                  for f in figures(n.value)]
+        docs = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))
+            and ast.get_docstring(n) is not None
+        }
+        found += [
+            (path.name, n.lineno, f)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+            for f in figures(n.value)
+        ]
     assert found == []
 
 
@@ -130,7 +159,10 @@ def test_every_result_kind_lists_the_code_it_measured():
         commit = report_tables.meta(path.name, json.loads(path.read_text())).get("commit")
         assert commit, path.name
         for f in report_tables.depends_on(path.name):
-            at = lambda rev: subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{rev}:{f}"]).returncode == 0  # noqa: E731
+            at = lambda rev: (
+                subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{rev}:{f}"]).returncode
+                == 0
+            )  # noqa: E731
             assert at(commit) or at("HEAD") or (ROOT / f).is_file(), (path.name, f)
     with pytest.raises(KeyError):
         report_tables.depends_on("a_new_kind_of_result.json")
@@ -146,7 +178,9 @@ def test_means_are_not_rounded_onto_0_or_100():
 
 
 def commit_all(repo: Path, message: str) -> str:
-    run = lambda *a: subprocess.run(["git", "-C", str(repo), *a], capture_output=True, text=True, check=True)  # noqa: E731
+    run = lambda *a: subprocess.run(
+        ["git", "-C", str(repo), *a], capture_output=True, text=True, check=True
+    )  # noqa: E731
     run("add", "-A")
     run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", message)
     return run("rev-parse", "HEAD").stdout.strip()
@@ -165,14 +199,44 @@ def scratch_repository(tmp_path: Path, name: str) -> Path:
 
 
 def generalization_file(version: dict) -> dict:
-    row = {"question_set": "paper", "estimator": "echo", "seed": 0, "split_seed": 5, "steps": 40, "kept_step": 40,
-           "changed": {}, "train_seconds": 60.0, "threads": 1, "samples": 4, "heldout_greedy": 1.0,
-           "heldout_sampled": 0.9, "gen200_greedy": 0.5, "gen200_sampled": 0.6, "gen200_redundant_rate_greedy": 0.1,
-           "gen200_redundant_rate_sampled": 0.05, "gen200_eliminated_fraction_greedy": 0.4,
-           "gen200_threshold_median_corr_greedy": float("nan"), "gen200_threshold_median_corr_sampled": float("nan")}
-    return {"command": "python bench/generalization.py", "machine": "2 CPU cores", "date": "2026-01-01", **version,
-            "runs": [row], "references": [{"question_set": "paper", "policy": "bayes", "split_seed": 5, "heldout": 1.0,
-                                           "gen200": 1.0}], "paired": {"paper": {}}}
+    row = {
+        "question_set": "paper",
+        "estimator": "echo",
+        "seed": 0,
+        "split_seed": 5,
+        "steps": 40,
+        "kept_step": 40,
+        "changed": {},
+        "train_seconds": 60.0,
+        "threads": 1,
+        "samples": 4,
+        "heldout_greedy": 1.0,
+        "heldout_sampled": 0.9,
+        "gen200_greedy": 0.5,
+        "gen200_sampled": 0.6,
+        "gen200_redundant_rate_greedy": 0.1,
+        "gen200_redundant_rate_sampled": 0.05,
+        "gen200_eliminated_fraction_greedy": 0.4,
+        "gen200_threshold_median_corr_greedy": float("nan"),
+        "gen200_threshold_median_corr_sampled": float("nan"),
+    }
+    return {
+        "command": "python bench/generalization.py",
+        "machine": "2 CPU cores",
+        "date": "2026-01-01",
+        **version,
+        "runs": [row],
+        "references": [
+            {
+                "question_set": "paper",
+                "policy": "bayes",
+                "split_seed": 5,
+                "heldout": 1.0,
+                "gen200": 1.0,
+            }
+        ],
+        "paired": {"paper": {}},
+    }
 
 
 def test_check_fails_when_a_results_code_changes_and_the_text_does_not_say_so(tmp_path, capsys):
@@ -182,10 +246,22 @@ def test_check_fails_when_a_results_code_changes_and_the_text_does_not_say_so(tm
     repo = scratch_repository(tmp_path, "generalization.json")
     results = tmp_path / "results"
     results.mkdir()
-    (results / "generalization.json").write_text(json.dumps(generalization_file(code_version(str(repo)))))
-    (tmp_path / "README.md").write_text(f"# x\n\n{report_results.SUMMARY[0]}\n{report_results.SUMMARY[1]}\n")
-    flags = ["--results", str(results), "--repo", str(repo), "--out", str(tmp_path / "RESULTS.md"),
-             "--readme", str(tmp_path / "README.md")]
+    (results / "generalization.json").write_text(
+        json.dumps(generalization_file(code_version(str(repo))))
+    )
+    (tmp_path / "README.md").write_text(
+        f"# x\n\n{report_results.SUMMARY[0]}\n{report_results.SUMMARY[1]}\n"
+    )
+    flags = [
+        "--results",
+        str(results),
+        "--repo",
+        str(repo),
+        "--out",
+        str(tmp_path / "RESULTS.md"),
+        "--readme",
+        str(tmp_path / "README.md"),
+    ]
     try:
         report_results.main(flags)
         report_results.main(flags + ["--check"])
@@ -233,15 +309,21 @@ def test_comments_docstrings_and_layout_are_not_a_change_of_code(tmp_path):
     """A Python file edited only in its comments, docstrings or layout runs what it ran: the result
     stays unmarked; an edit of what it runs marks it."""
     repo = scratch_repository(tmp_path, "generalization.json")
-    (repo / "env.py").write_text('"""The game."""\ndef size(n):\n    """Its size."""\n    return n + 1\n')
+    (repo / "env.py").write_text(
+        '"""The game."""\ndef size(n):\n    """Its size."""\n    return n + 1\n'
+    )
     commit_all(repo, "code")
     data = generalization_file(code_version(str(repo)))
-    (repo / "env.py").write_text('"""The game, as the paper has it."""\n\n\ndef size(n):  # why\n    return (n\n            + 1)\n')
+    (repo / "env.py").write_text(
+        '"""The game, as the paper has it."""\n\n\ndef size(n):  # why\n    return (n\n            + 1)\n'
+    )
     commit_all(repo, "words and layout")
     try:
         with report_tables.reading(str(tmp_path), str(repo)):
             assert report_tables.code_changes("generalization.json", data) == []
-        (repo / "env.py").write_text('"""The game."""\ndef size(n):\n    """Its size."""\n    return n + 2\n')
+        (repo / "env.py").write_text(
+            '"""The game."""\ndef size(n):\n    """Its size."""\n    return n + 2\n'
+        )
         commit_all(repo, "what it runs")
         with report_tables.reading(str(tmp_path), str(repo)):
             assert report_tables.code_changes("generalization.json", data) == ["env.py"]

@@ -2,6 +2,7 @@
 201..300 (train.py's own greedy held-out figure, played again), rows carried over and replaced by
 what names a run; and its RESULTS.md section, read from the file, each group set against the
 default one by seed."""
+
 import json
 
 import pytest
@@ -14,26 +15,62 @@ from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
 
 
 def test_a_trained_run_is_screened_on_its_split_and_on_201_to_300(tmp_path, model_dir, monkeypatch):  # noqa: F811
-    (summary,) = run(tmp_path / "runs", model_dir, "--steps", "1", "--split-seed", "3", "--run-name", "any-name",
-                     "--seed", "5", "--refusal-rate", "0.5")
+    (summary,) = run(
+        tmp_path / "runs",
+        model_dir,
+        "--steps",
+        "1",
+        "--split-seed",
+        "3",
+        "--run-name",
+        "any-name",
+        "--seed",
+        "5",
+        "--refusal-rate",
+        "0.5",
+    )
     played, evaluate, greedy = [], screen.evaluate_policy, screen.greedy_turns
-    monkeypatch.setattr(screen, "evaluate_policy", lambda policy, secrets, game, *rest:
-                        played.append((list(secrets), game.n_max)) or evaluate(policy, secrets, game, *rest))
+    monkeypatch.setattr(
+        screen,
+        "evaluate_policy",
+        lambda policy, secrets, game, *rest: (
+            played.append((list(secrets), game.n_max)) or evaluate(policy, secrets, game, *rest)
+        ),
+    )
     probed = []
-    monkeypatch.setattr(screen, "greedy_turns", lambda policy, secrets, game:
-                        probed.append((list(secrets), game.n_max, greedy(policy, secrets, game))) or probed[-1][2])
+    monkeypatch.setattr(
+        screen,
+        "greedy_turns",
+        lambda policy, secrets, game: (
+            probed.append((list(secrets), game.n_max, greedy(policy, secrets, game)))
+            or probed[-1][2]
+        ),
+    )
     out = tmp_path / "screens.json"
     screen.main(["--runs", str(tmp_path / "runs"), "--out", str(out)])
-    assert played == [(secret_split(100, 4, seed=3)[1], 100)]                  # FAST: --n-heldout 4
+    assert played == [(secret_split(100, 4, seed=3)[1], 100)]  # FAST: --n-heldout 4
     ((secrets, n_max, turns),) = probed
-    assert (secrets, n_max) == (list(range(201, 301)), 300) and all(b == set(range(1, 301)) for r, b in turns if r.turn == 0)
+    assert (secrets, n_max) == (list(range(201, 301)), 300) and all(
+        b == set(range(1, 301)) for r, b in turns if r.turn == 0
+    )
     written = json.loads(out.read_text())
     (row,) = written["runs"]
-    assert (row["estimator"], row["seed"], row["split_seed"], row["steps"], row["kept_step"]) == ("echo", 5, 3, 1, 1)
+    assert (row["estimator"], row["seed"], row["split_seed"], row["steps"], row["kept_step"]) == (
+        "echo",
+        5,
+        3,
+        1,
+        1,
+    )
     assert row["changed"]["refusal_rate"] == 0.5 and "seed" not in row["changed"]
-    assert row["heldout_greedy"] == summary["final_eval"]["eval/resolve_rate"]       # the run's own greedy figure
+    assert (
+        row["heldout_greedy"] == summary["final_eval"]["eval/resolve_rate"]
+    )  # the run's own greedy figure
     resolved = {r.episode for r, _ in turns if r.turn_resolved}
-    assert row["probe_greedy"] == len(resolved) / 100 and 0.0 <= row["probe_redundant_rate_greedy"] <= 1.0
+    assert (
+        row["probe_greedy"] == len(resolved) / 100
+        and 0.0 <= row["probe_redundant_rate_greedy"] <= 1.0
+    )
     assert row["probe_invalid_rate_greedy"] == sum(r.invalid for r, _ in turns) / len(turns)
     assert written["probe"] == {"secrets": [201, 300], "n_max": 300} and "commit" in written
     # a row whose run is not scored now is kept; a run of the same split, estimator, seed and flags replaces its row
@@ -44,8 +81,20 @@ def test_a_trained_run_is_screened_on_its_split_and_on_201_to_300(tmp_path, mode
     assert [(r["seed"], r["probe_greedy"]) for r in rows] == [(5, row["probe_greedy"]), (6, 0.25)]
     # two runs that would be one row are refused, and so is a folder without runs
     (tmp_path / "runs" / "any-name").rename(tmp_path / "runs" / "twin")
-    run(tmp_path / "runs", model_dir, "--steps", "1", "--split-seed", "3", "--run-name", "any-name",
-        "--seed", "5", "--refusal-rate", "0.5")
+    run(
+        tmp_path / "runs",
+        model_dir,
+        "--steps",
+        "1",
+        "--split-seed",
+        "3",
+        "--run-name",
+        "any-name",
+        "--seed",
+        "5",
+        "--refusal-rate",
+        "0.5",
+    )
     with pytest.raises(SystemExit):
         screen.main(["--runs", str(tmp_path / "runs"), "--out", str(out)])
     with pytest.raises(SystemExit):
@@ -56,26 +105,70 @@ def test_the_section_sets_each_group_against_the_default_by_seed(tmp_path):
     """Pass counts the runs at or above 80% on the probe; a group's difference from ECHO at the
     defaults of its split is paired over the seeds both have; the split's held-out secrets shared with a
     reported split are named (split 0 and split 1 share 13, 18, 33, 50, 63, 98; split 3594 none)."""
+
     def row(estimator, seed, probe, changed=None, split=0):
-        return {"question_set": "paper", "estimator": estimator, "seed": seed, "split_seed": split, "steps": 80,
-                "kept_step": 80, "changed": changed or {}, "train_seconds": 300.0, "threads": 1, "heldout_greedy": 1.0,
-                "probe_greedy": probe, "probe_redundant_rate_greedy": 0.5, "probe_invalid_rate_greedy": 0.1 * seed,
-                "probe_opening_greedy": "digit_sum, last_digit"}
+        return {
+            "question_set": "paper",
+            "estimator": estimator,
+            "seed": seed,
+            "split_seed": split,
+            "steps": 80,
+            "kept_step": 80,
+            "changed": changed or {},
+            "train_seconds": 300.0,
+            "threads": 1,
+            "heldout_greedy": 1.0,
+            "probe_greedy": probe,
+            "probe_redundant_rate_greedy": 0.5,
+            "probe_invalid_rate_greedy": 0.1 * seed,
+            "probe_opening_greedy": "digit_sum, last_digit",
+        }
+
     refused = {"refusal_rate": 0.6}
-    runs = [row("echo", 0, 1.0), row("echo", 1, 0.5), row("echo", 2, 0.8), row("echo", 0, 0.5, refused),
-            row("echo", 1, 0.3, refused), row("echo", 5, 0.9, refused), row("echo-belief", 0, 0.8),
-            row("echo", 0, 0.2, {"split_seed": 1}, split=1)]
-    (tmp_path / "screens.json").write_text(json.dumps({"command": "python bench/screen.py", "runs": runs,
-                                                       "probe": {"secrets": [201, 300], "n_max": 300}}))
-    (tmp_path / "generalization.json").write_text(json.dumps({"runs": [{"split_seed": 3594}, {"split_seed": 1}]}))
+    runs = [
+        row("echo", 0, 1.0),
+        row("echo", 1, 0.5),
+        row("echo", 2, 0.8),
+        row("echo", 0, 0.5, refused),
+        row("echo", 1, 0.3, refused),
+        row("echo", 5, 0.9, refused),
+        row("echo-belief", 0, 0.8),
+        row("echo", 0, 0.2, {"split_seed": 1}, split=1),
+    ]
+    (tmp_path / "screens.json").write_text(
+        json.dumps(
+            {
+                "command": "python bench/screen.py",
+                "runs": runs,
+                "probe": {"secrets": [201, 300], "n_max": 300},
+            }
+        )
+    )
+    (tmp_path / "generalization.json").write_text(
+        json.dumps({"runs": [{"split_seed": 3594}, {"split_seed": 1}]})
+    )
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_screens())
-    assert "| 0 | ECHO | - | 0, 1, 2 | 2 of 3 | 100.0 ± 0.0 | 76.7 ± 14.5 | 50.0 ± 0.0 | 10.0 ± 5.8 | - | - |" in text
+    assert (
+        "| 0 | ECHO | - | 0, 1, 2 | 2 of 3 | 100.0 ± 0.0 | 76.7 ± 14.5 | 50.0 ± 0.0 | 10.0 ± 5.8 | - | - |"
+        in text
+    )
     # refusal 0.6 minus the default on seeds 0 and 1: (0.5 - 1.0 + 0.3 - 0.5) / 2
-    assert "| 0 | ECHO | `--refusal-rate 0.6` | 0, 1, 5 | 1 of 3 |" in text and "| -35.0 (t = -2.33, p = 0.26; seeds 0, 1) |" in text
-    assert "| 0 | ECHO-BELIEF | - | 0 | 1 of 1 |" in text          # one seed in common: no paired figure
-    assert "| 1 | ECHO | - | 0 | 0 of 1 | 100.0 | 20.0 | 50.0 | 0.0 | - | - |" in text   # another split: its own default
-    assert "split 0's held-out secrets that split 1's reported runs also hold out: 13, 18, 33, 50, 63, 98" in text
+    assert (
+        "| 0 | ECHO | `--refusal-rate 0.6` | 0, 1, 5 | 1 of 3 |" in text
+        and "| -35.0 (t = -2.33, p = 0.26; seeds 0, 1) |" in text
+    )
+    assert "| 0 | ECHO-BELIEF | - | 0 | 1 of 1 |" in text  # one seed in common: no paired figure
+    assert (
+        "| 1 | ECHO | - | 0 | 0 of 1 | 100.0 | 20.0 | 50.0 | 0.0 | - | - |" in text
+    )  # another split: its own default
+    assert (
+        "split 0's held-out secrets that split 1's reported runs also hold out: 13, 18, 33, 50, 63, 98"
+        in text
+    )
     assert "split 0's held-out secrets that split 3594's reported runs also hold out: none" in text
     assert text.index("| 0 | ECHO | - |") < text.index("| 0 | ECHO | `--refusal-rate 0.6` |")
-    assert "| echo | 5 | 0 | `--refusal-rate 0.6` | 80 (80) | 100.0 | 90.0 | 50.0 | 50.0 | digit sum, last digit | not recorded |" in text
+    assert (
+        "| echo | 5 | 0 | `--refusal-rate 0.6` | 80 (80) | 100.0 | 90.0 | 50.0 | 50.0 | digit sum, last digit | not recorded |"
+        in text
+    )

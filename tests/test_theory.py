@@ -25,6 +25,7 @@ Z4 = 4.0  # width of every Monte Carlo interval below: a correct implementation 
 
 # ---------------------------------------------------------------- bit_reveal: exact
 
+
 def reference_success(z, actions):
     """E_d's success rule transcribed from the paper with scalar Python, as a trusted reference:
     turn 0 reveals z_1 iff a_0 = 0; turn t >= 1 reveals z_{t+1} iff a_t = z_t; success iff
@@ -77,7 +78,7 @@ def test_stochastic_agnostic_success_formula(d):
     (exact, from the enumeration) equals mu_0(0) * 2^(1-d) and so never exceeds 2^(1-d)."""
     rng = np.random.default_rng(d)
     seqs = br.all_bit_strings(d)
-    success = br.agnostic_success_counts(d) / 2 ** d
+    success = br.agnostic_success_counts(d) / 2**d
     for p1 in rng.random((5, d)):
         weights = np.prod(np.where(seqs == 1, p1, 1 - p1), axis=1)
         exact = float(weights @ success)
@@ -86,6 +87,7 @@ def test_stochastic_agnostic_success_formula(d):
 
 
 # ---------------------------------------------------------------- bit_reveal: Monte Carlo
+
 
 @pytest.mark.parametrize("d", [3, 6])
 def test_mc_random_agnostic_within_ci(d):
@@ -128,9 +130,28 @@ def test_learners(d):
 
 def test_bit_reveal_main_smoke(tmp_path, capsys):
     """main() with a tiny budget writes table, plot and config, and prints consistent rows."""
-    rows, curves = br.main(["--d-max-exact", "4", "--mc-policies", "2", "--mc-episodes", "500",
-                            "--learn-d-min", "2", "--learn-d-max", "3", "--steps", "20",
-                            "--batch", "32", "--eval-every", "10", "--out", str(tmp_path)])
+    rows, curves = br.main(
+        [
+            "--d-max-exact",
+            "4",
+            "--mc-policies",
+            "2",
+            "--mc-episodes",
+            "500",
+            "--learn-d-min",
+            "2",
+            "--learn-d-max",
+            "3",
+            "--steps",
+            "20",
+            "--batch",
+            "32",
+            "--eval-every",
+            "10",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     for name in ("bit_reveal.txt", "bit_reveal.png", "bit_reveal_config.json"):
         assert (tmp_path / name).stat().st_size > 0
     printed = capsys.readouterr().out
@@ -168,10 +189,16 @@ def test_one_turn_values_hand_worked():
     k = 1. epsilon-greedy (epsilon = 1/2) puts 1/4 + 1/8 on each of the two greedy questions."""
     game = ra.Game(N=6, T=1, epsilon=Fraction(1, 2))
     C0 = tuple(range(1, 7))
-    q = {a: Fraction(2 * k * (6 - k), 36) for a, k in
-         {"even": 3, "high": 3, "div3": 2, "one": 1}.items()}
-    pi = {"even": Fraction(3, 8), "high": Fraction(3, 8), "div3": Fraction(1, 8),
-          "one": Fraction(1, 8)}
+    q = {
+        a: Fraction(2 * k * (6 - k), 36)
+        for a, k in {"even": 3, "high": 3, "div3": 2, "one": 1}.items()
+    }
+    pi = {
+        "even": Fraction(3, 8),
+        "high": Fraction(3, 8),
+        "div3": Fraction(1, 8),
+        "one": Fraction(1, 8),
+    }
     assert ra.policy(game, C0) == pi
     v = sum(pi[a] * q[a] for a in q)
     for a in q:
@@ -260,7 +287,8 @@ def test_least_squares_identity_on_other_games(N, T, epsilon):
     for t in range(T):
         A = [a[t] for a in traj["A"]]
         assert ra.best_fit(traj["p"], R, A)[2] == pytest.approx(
-            float(ra.expected_conditional_variance(traj["p"], R, A)), abs=1e-12)
+            float(ra.expected_conditional_variance(traj["p"], R, A)), abs=1e-12
+        )
 
 
 def test_aliasing_is_strict_and_turn_level_credit_is_better(traj):
@@ -289,6 +317,7 @@ def test_group_normalize_hand_worked():
 
 
 # ---------------------------------------------------------------- csg_aliasing: the real game
+
 
 def test_real_clue_selector_game():
     """On the real game (csg_aliasing: env.py, rule oracle, App. C reward): probabilities sum to
@@ -328,6 +357,7 @@ def test_csg_aliasing_main_smoke(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------- return_aliasing: Monte Carlo
+
 
 def test_monte_carlo_converges_to_exact_errors(traj):
     """Played-out rollouts: the mean return and both irreducible errors at turn 1 agree with the
@@ -389,19 +419,27 @@ def test_expected_elimination_hand_worked():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.frozensets(st.integers(1, N_BIS), min_size=1), st.integers(1, N_BIS),
-       st.integers(2, 12), st.integers(0, 9))
+@given(
+    st.frozensets(st.integers(1, N_BIS), min_size=1),
+    st.integers(1, N_BIS),
+    st.integers(2, 12),
+    st.integers(0, 9),
+)
 def test_bisection_identity_with_questions_written_here(C, k, m, d):
     """E_{z~Unif(C)}[u] = 2p(1-p) exactly, for questions written in English here and p counted
     here with plain Python: the game (oracle -> read_hint -> update_belief) must agree."""
     oracle = RuleOracle()
-    questions = [(f"Is the number greater than {k}?", lambda z: z > k),
-                 (f"Is the number divisible by {m}?", lambda z: z % m == 0),
-                 ("Is the number odd?", lambda z: z % 2 == 1),
-                 (f"Is the number between {min(k, m)} and {max(k, m) + 1} inclusive?",
-                  lambda z: min(k, m) <= z <= max(k, m) + 1),  # a < b: "between a and a" is
-                                                              # an identity question, deflected
-                 (f"Is the last digit {d}?", lambda z: z % 10 == d)]
+    questions = [
+        (f"Is the number greater than {k}?", lambda z: z > k),
+        (f"Is the number divisible by {m}?", lambda z: z % m == 0),
+        ("Is the number odd?", lambda z: z % 2 == 1),
+        (
+            f"Is the number between {min(k, m)} and {max(k, m) + 1} inclusive?",
+            lambda z: min(k, m) <= z <= max(k, m) + 1,
+        ),  # a < b: "between a and a" is
+        # an identity question, deflected
+        (f"Is the last digit {d}?", lambda z: z % 10 == d),
+    ]
     for question, yes in questions:
         eliminated, unused = bs.game_elimination(C, question, N_BIS, oracle)
         p = Fraction(sum(yes(z) for z in C), len(C))
@@ -430,9 +468,14 @@ def test_value_questions_general_form():
     """Value questions: the game's mean elimination is 1 - sum_k p_k^2 exactly, with p_k counted
     here from the answers (Python's own str digits, not the module's arithmetic)."""
     rng, oracle = random.Random(1), RuleOracle()
-    answers = {"parity": lambda z: z % 2, "digit_sum": lambda z: sum(map(int, str(z))),
-               "last_digit": lambda z: str(z)[-1], "tens_digit": lambda z: str(z).zfill(2)[-2],
-               "first_digit": lambda z: str(z)[0], "num_digits": lambda z: len(str(z))}
+    answers = {
+        "parity": lambda z: z % 2,
+        "digit_sum": lambda z: sum(map(int, str(z))),
+        "last_digit": lambda z: str(z)[-1],
+        "tens_digit": lambda z: str(z).zfill(2)[-2],
+        "first_digit": lambda z: str(z)[0],
+        "num_digits": lambda z: len(str(z)),
+    }
     assert set(answers) == set(bs.VALUE_REFERENCE)
     for C in random_sets(rng, 20):
         for quantity, answer in answers.items():
@@ -463,6 +506,7 @@ def test_bisection_turn_count():
     secret takes is ceil(log2 N) (no yes/no policy can guarantee fewer: t answers separate at
     most 2^t secrets), and the mean is the best binary search tree's, T(N)/N with
     T(n) = n + T(floor(n/2)) + T(ceil(n/2)), T(1) = 0."""
+
     def total_depth(n):
         return 0 if n == 1 else n + total_depth(n // 2) + total_depth(n - n // 2)
 
@@ -477,8 +521,20 @@ def test_bisection_turn_count():
 def test_bisection_main_smoke(tmp_path, capsys):
     """bisection.main() with a tiny budget writes table, plot and config; every printed check is
     exact and every game resolves within ceil(log2 N); bad flags stop with SystemExit."""
-    result = bs.main(["--n-max", "30", "--n-sets", "3", "--questions-per-set", "2",
-                      "--sizes", "2,5,30", "--out", str(tmp_path)])
+    result = bs.main(
+        [
+            "--n-max",
+            "30",
+            "--n-sets",
+            "3",
+            "--questions-per-set",
+            "2",
+            "--sizes",
+            "2,5,30",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     for name in ("bisection.txt", "bisection.png", "bisection_config.json"):
         assert (tmp_path / name).stat().st_size > 0
     printed = capsys.readouterr().out

@@ -1,5 +1,6 @@
 """tinylm.py's tokenizer: numbers are written digit by digit, any text round-trips, and the
 warm-up cache (warmup.py) is keyed by the vocabulary, so another tokenizer never reuses it."""
+
 import random
 import re
 import string
@@ -20,8 +21,17 @@ def pieces(tok, text: str) -> list[str]:
     return tok.convert_ids_to_tokens(tok(text, add_special_tokens=False)["input_ids"])
 
 
-@pytest.mark.parametrize("context", ["{}", " {}", "[{}]", "[7, {}, 9]", "Is the number greater than {}?",
-                                     '{{"arm": 0, "question": "Is it between {} and 5?"}}'])
+@pytest.mark.parametrize(
+    "context",
+    [
+        "{}",
+        " {}",
+        "[{}]",
+        "[7, {}, 9]",
+        "Is the number greater than {}?",
+        '{{"arm": 0, "question": "Is it between {} and 5?"}}',
+    ],
+)
 def test_every_number_up_to_300_is_its_digits(tokenizer, context):
     """In a candidate list, a question or an action, every number 0..300 is one token per digit
     (a digit with at most the separator before it), never a token holding two digits: 150 is
@@ -30,7 +40,10 @@ def test_every_number_up_to_300_is_its_digits(tokenizer, context):
         toks = pieces(tokenizer, context.format(n))
         numeric = [t for t in toks if any(c.isdigit() for c in t)]
         assert all(re.fullmatch(r"(?:, ?|,| )?\d", t) for t in numeric), (n, toks)
-        assert "".join(t[-1] for t in numeric) == "".join(re.findall(r"\d", context.format(n))), (n, toks)
+        assert "".join(t[-1] for t in numeric) == "".join(re.findall(r"\d", context.format(n))), (
+            n,
+            toks,
+        )
 
 
 def test_the_first_digit_carries_the_separator_and_the_rest_stand_alone(tokenizer):
@@ -44,8 +57,16 @@ def test_any_text_round_trips(tokenizer):
     rng = random.Random(0)
     alphabet = string.printable.replace("\x0b", "").replace("\x0c", "").replace("\r", "")
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 80))) for _ in range(300)]
-    texts += [selector_prompt(sorted(rng.sample(range(1, 201), k)), [[("What is the last digit?", "The last digit is 7.")]] * 5,
-                              3, GameConfig(n_max=200, question_set=qs)) for k in (1, 17, 200) for qs in ("paper", "binary")]
+    texts += [
+        selector_prompt(
+            sorted(rng.sample(range(1, 201), k)),
+            [[("What is the last digit?", "The last digit is 7.")]] * 5,
+            3,
+            GameConfig(n_max=200, question_set=qs),
+        )
+        for k in (1, 17, 200)
+        for qs in ("paper", "binary")
+    ]
     texts += ['{"arm":4,"question":"is  it >= 120 ?"}', "  12,,3 ,4\n\t 0007"]
     for text in texts:
         ids = tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -98,7 +119,7 @@ def plain_bpe(lines, n_merges, min_count):
             i = 0
             while i < len(s) - 1:
                 if s[i] == a and s[i + 1] == b:
-                    s[i:i + 2] = [a + b]
+                    s[i : i + 2] = [a + b]
                 i += 1
     return phrases
 
@@ -109,7 +130,7 @@ def test_phrase_merges_by_hand():
     assert tinylm.learn_phrases([["a", "b", "c"], ["a", "b"]], 5, min_count=1) == ["ab", "abc"]
     assert tinylm.learn_phrases([["x", "y"], ["y", "x"]], 1, min_count=1) == ["xy"]
     assert tinylm.learn_phrases([["a", "1", "b", "\n"]] * 30, 5, min_count=1) == []
-    assert tinylm.learn_phrases([["a", "b"]] * 19, 5) == []   # fewer than min_count = 20
+    assert tinylm.learn_phrases([["a", "b"]] * 19, 5) == []  # fewer than min_count = 20
 
 
 def test_phrase_merges_match_the_plain_definition():
@@ -117,10 +138,15 @@ def test_phrase_merges_match_the_plain_definition():
     random lines with repeats, ties, digits and delimiters."""
     rng = random.Random(0)
     for _ in range(300):
-        alphabet = ["x", "y", "z", "w", "7", "\n", "    Q: "][:rng.randint(2, 7)]
-        lines = [[rng.choice(alphabet) for _ in range(rng.randint(0, 12))] for _ in range(rng.randint(1, 30))]
+        alphabet = ["x", "y", "z", "w", "7", "\n", "    Q: "][: rng.randint(2, 7)]
+        lines = [
+            [rng.choice(alphabet) for _ in range(rng.randint(0, 12))]
+            for _ in range(rng.randint(1, 30))
+        ]
         n, least = rng.randint(1, 15), rng.randint(1, 4)
-        assert tinylm.learn_phrases([list(s) for s in lines], n, least) == plain_bpe(lines, n, least), (lines, n, least)
+        assert tinylm.learn_phrases([list(s) for s in lines], n, least) == plain_bpe(
+            lines, n, least
+        ), (lines, n, least)
 
 
 def test_a_tokenizer_built_twice_is_the_same_and_its_own_object(tokenizer):

@@ -1,4 +1,5 @@
 """train.py end to end with a tiny budget: no NaN, checkpoints, exact resume, clear config errors."""
+
 import json
 import math
 import random
@@ -17,9 +18,26 @@ from baselines import ESTIMATORS
 from env import GameConfig, secret_split
 from policy import SampleConfig, play_rollouts, process_logits
 
-FAST = ["--secrets-per-step", "2", "--group-size", "2", "--max-new-tokens", "8", "--eval-every", "2", "--warmup", "never",
-        "--lora-rank", "0",
-        "--save-every", "1", "--n-heldout", "4", "--micro-batch", "16"]
+FAST = [
+    "--secrets-per-step",
+    "2",
+    "--group-size",
+    "2",
+    "--max-new-tokens",
+    "8",
+    "--eval-every",
+    "2",
+    "--warmup",
+    "never",
+    "--lora-rank",
+    "0",
+    "--save-every",
+    "1",
+    "--n-heldout",
+    "4",
+    "--micro-batch",
+    "16",
+]
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +45,9 @@ def model_dir(tmp_path_factory):
     """A small random Llama with the tiny tokenizer, saved like a checkpoint (no warm-up)."""
     path = tmp_path_factory.mktemp("model")
     tok = tinylm.build_tokenizer()
-    model = tinylm.build_model(tok, tinylm.TinyConfig(hidden_size=32, num_layers=1, intermediate_size=64))
+    model = tinylm.build_model(
+        tok, tinylm.TinyConfig(hidden_size=32, num_layers=1, intermediate_size=64)
+    )
     model.save_pretrained(path)
     tok.save_pretrained(path)
     return str(path)
@@ -50,16 +70,25 @@ def test_two_step_run_has_no_nan_and_writes_logs_and_a_checkpoint(tmp_path, mode
     assert "eval/resolve_rate" in rows[-1] and (run_dir / "training_curves.png").exists()
     weights = load_file(run_dir / "checkpoint" / "model.safetensors")
     assert all(torch.isfinite(w).all() for w in weights.values())
-    assert json.loads((run_dir / "checkpoint" / "train_config.json").read_text())["estimator"] == estimator
+    assert (
+        json.loads((run_dir / "checkpoint" / "train_config.json").read_text())["estimator"]
+        == estimator
+    )
 
 
 @pytest.mark.parametrize("compile_update", [False, True])
-def test_compile_update_wraps_every_update_and_nothing_else(tmp_path, model_dir, monkeypatch, compile_update):
+def test_compile_update_wraps_every_update_and_nothing_else(
+    tmp_path, model_dir, monkeypatch, compile_update
+):
     """--compile-update: Eq. 2's passes, and not the rollouts, run inside engine.CompiledLayers, built
     once a run over every decoder layer of the trained model; without it nothing is compiled.
     (torch.compile is recorded, not run: tests/test_engine.py checks the compiled layers' numbers.)"""
     compiled, built, inside, calls = [], [], [False], []
-    init, enter, leave = engine.CompiledLayers.__init__, engine.CompiledLayers.__enter__, engine.CompiledLayers.__exit__
+    init, enter, leave = (
+        engine.CompiledLayers.__init__,
+        engine.CompiledLayers.__enter__,
+        engine.CompiledLayers.__exit__,
+    )
     update, play = train.ppo_update, train.play_rollouts
 
     def entered(self):
@@ -69,14 +98,25 @@ def test_compile_update_wraps_every_update_and_nothing_else(tmp_path, model_dir,
     def left(self, *exc):
         inside[0] = False
         return leave(self, *exc)
+
     monkeypatch.setattr(torch, "compile", lambda f, **kw: compiled.append(f) or f)
-    monkeypatch.setattr(engine.CompiledLayers, "__init__", lambda self, *a, **k: built.append(self) or init(self, *a, **k))
+    monkeypatch.setattr(
+        engine.CompiledLayers,
+        "__init__",
+        lambda self, *a, **k: built.append(self) or init(self, *a, **k),
+    )
     monkeypatch.setattr(engine.CompiledLayers, "__enter__", entered)
     monkeypatch.setattr(engine.CompiledLayers, "__exit__", left)
-    monkeypatch.setattr(train, "ppo_update", lambda *a, **k: calls.append(("update", inside[0])) or update(*a, **k))
-    monkeypatch.setattr(train, "play_rollouts", lambda *a, **k: calls.append(("play", inside[0])) or play(*a, **k))
+    monkeypatch.setattr(
+        train, "ppo_update", lambda *a, **k: calls.append(("update", inside[0])) or update(*a, **k)
+    )
+    monkeypatch.setattr(
+        train, "play_rollouts", lambda *a, **k: calls.append(("play", inside[0])) or play(*a, **k)
+    )
     run(tmp_path, model_dir, "--steps", "3", *(["--compile-update"] if compile_update else []))
-    assert len(built) == 1 and len(built[0].layers) == len(compiled) == (1 if compile_update else 0)   # model_dir: 1 layer
+    assert len(built) == 1 and len(built[0].layers) == len(compiled) == (
+        1 if compile_update else 0
+    )  # model_dir: 1 layer
     assert calls.count(("update", compile_update)) == 3 and calls.count(("play", False)) == 3
 
 
@@ -84,13 +124,33 @@ def test_first_ppo_epoch_ratio_is_exactly_one(tmp_path, model_dir):
     """--old-logprobs recompute: pi_old is scored with the same padded passes as the first epoch, so
     before any optimizer step log rho == 0 exactly; with one minibatch per epoch the whole first
     epoch has rho == 1."""
-    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--ppo-epochs", "1", "--num-minibatches", "1",
-                     "--old-logprobs", "recompute")
+    (summary,) = run(
+        tmp_path,
+        model_dir,
+        "--steps",
+        "1",
+        "--ppo-epochs",
+        "1",
+        "--num-minibatches",
+        "1",
+        "--old-logprobs",
+        "recompute",
+    )
     row = json.loads(open(tmp_path / summary["run_name"] / "metrics.jsonl").readline())
     assert row["train/first_step_log_ratio_max"] == 0.0
     assert row["train/ratio_mean"] == 1.0 and row["train/clip_fraction"] == 0.0
-    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--num-minibatches", "4", "--run-name", "mb",
-                     "--old-logprobs", "recompute")
+    (summary,) = run(
+        tmp_path,
+        model_dir,
+        "--steps",
+        "1",
+        "--num-minibatches",
+        "4",
+        "--run-name",
+        "mb",
+        "--old-logprobs",
+        "recompute",
+    )
     row = json.loads(open(tmp_path / "mb" / "metrics.jsonl").readline())
     assert row["train/first_step_log_ratio_max"] == 0.0
 
@@ -99,14 +159,38 @@ def test_sampled_logprobs_serve_as_pi_old_where_they_are_its_own(tmp_path, model
     """The default reads pi_old from the log-probs the eager fp32 rollout sampled with: its first
     ratio is 1 up to float rounding, and one step moves the weights as scoring pi_old again does.
     Were the sampled log-probs of another turn or token read, rho would be far from 1."""
-    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--ppo-epochs", "1", "--num-minibatches", "1",
-                     "--run-name", "sampled", "--target-kl", "1e9")   # a stop that never fires: every turn scored
+    (summary,) = run(
+        tmp_path,
+        model_dir,
+        "--steps",
+        "1",
+        "--ppo-epochs",
+        "1",
+        "--num-minibatches",
+        "1",
+        "--run-name",
+        "sampled",
+        "--target-kl",
+        "1e9",
+    )  # a stop that never fires: every turn scored
     row = json.loads(open(tmp_path / "sampled" / "metrics.jsonl").readline())
     assert row["train/first_step_log_ratio_max"] < 1e-4
     assert abs(row["train/ratio_mean"] - 1.0) < 1e-5 and row["train/clip_fraction"] == 0.0
-    assert row["train/behaviour_logprob_drift"] == 0.0      # no scoring pass: nothing to differ from
-    run(tmp_path, model_dir, "--steps", "1", "--ppo-epochs", "1", "--num-minibatches", "1",
-        "--run-name", "scored", "--old-logprobs", "recompute")
+    assert row["train/behaviour_logprob_drift"] == 0.0  # no scoring pass: nothing to differ from
+    run(
+        tmp_path,
+        model_dir,
+        "--steps",
+        "1",
+        "--ppo-epochs",
+        "1",
+        "--num-minibatches",
+        "1",
+        "--run-name",
+        "scored",
+        "--old-logprobs",
+        "recompute",
+    )
     a = load_file(tmp_path / "sampled" / "checkpoint" / "model.safetensors")
     b = load_file(tmp_path / "scored" / "checkpoint" / "model.safetensors")
     assert max((a[k] - b[k]).abs().max().item() for k in a) < 1e-4
@@ -119,8 +203,12 @@ def test_pi_old_is_scored_again_wherever_the_sampler_is_not_the_trained_model_in
     policy = models.load_policy(model_dir, "cpu", precision="fp32")
     assert train.sampled_logprobs_are_old(cfg, policy, policy, online=True)
     assert not train.sampled_logprobs_are_old(cfg, policy, policy, online=False)
-    assert not train.sampled_logprobs_are_old(cfg, engine.sampler(policy, "fast"), policy, online=True)
-    assert not train.sampled_logprobs_are_old(replace(cfg, old_logprobs="recompute"), policy, policy, online=True)
+    assert not train.sampled_logprobs_are_old(
+        cfg, engine.sampler(policy, "fast"), policy, online=True
+    )
+    assert not train.sampled_logprobs_are_old(
+        replace(cfg, old_logprobs="recompute"), policy, policy, online=True
+    )
     bf16 = models.load_policy(model_dir, "cpu", precision="bf16")
     assert not train.sampled_logprobs_are_old(cfg, bf16, bf16, online=True)
 
@@ -140,30 +228,42 @@ def test_resume_reaches_the_same_state_as_an_uninterrupted_run(tmp_path, model_d
     straight, cut = rows("straight"), rows("cut")
     assert [r["step"] for r in cut] == [1, 2]
     for a_row, b_row in zip(straight, cut):
-        keys = [k for k in a_row if k.startswith(("clue/", "train/")) and not k.startswith("train/seconds")]
-        assert all(same(a_row[k], b_row[k]) for k in keys), [k for k in keys if not same(a_row[k], b_row[k])]
+        keys = [
+            k
+            for k in a_row
+            if k.startswith(("clue/", "train/")) and not k.startswith("train/seconds")
+        ]
+        assert all(same(a_row[k], b_row[k]) for k in keys), [
+            k for k in keys if not same(a_row[k], b_row[k])
+        ]
     # the clock goes on from the stop: the summary counts the first step's seconds too
     step_seconds = sum(r["train/seconds_per_step"] for r in cut)
-    assert summary["step_seconds"] == pytest.approx(step_seconds, abs=0.1) and summary["train_seconds"] >= step_seconds - 0.1
+    assert (
+        summary["step_seconds"] == pytest.approx(step_seconds, abs=0.1)
+        and summary["train_seconds"] >= step_seconds - 0.1
+    )
 
 
-@pytest.mark.parametrize("flags,message", [
-    (["--group-size", "1"], "--group-size must be at least 2, not 1"),
-    (["--estimator", "reinforce"], "unknown estimator"),
-    (["--secrets-per-step", "500"], "exceeds"),
-    (["--ratio-level", "word"], "--ratio-level must be sequence or token, not 'word'"),
-    (["--universe", "disc"], "--universe must be full, interval, subset or class, not 'disc'"),
-    (["--validation-window", "0"], "--validation-window must be at least 1"),
-    (["--lr", "nan"], "--lr must be a finite number, not nan"),
-    (["--steps", "-5"], "--steps must be at least 1, not -5"),
-    (["--top-p", "1.5"], "--top-p must be at most 1, not 1.5"),
-    (["--adam-beta2", "1"], "--adam-beta2 must be less than 1, not 1.0"),
-])
+@pytest.mark.parametrize(
+    "flags,message",
+    [
+        (["--group-size", "1"], "--group-size must be at least 2, not 1"),
+        (["--estimator", "reinforce"], "unknown estimator"),
+        (["--secrets-per-step", "500"], "exceeds"),
+        (["--ratio-level", "word"], "--ratio-level must be sequence or token, not 'word'"),
+        (["--universe", "disc"], "--universe must be full, interval, subset or class, not 'disc'"),
+        (["--validation-window", "0"], "--validation-window must be at least 1"),
+        (["--lr", "nan"], "--lr must be a finite number, not nan"),
+        (["--steps", "-5"], "--steps must be at least 1, not -5"),
+        (["--top-p", "1.5"], "--top-p must be at most 1, not 1.5"),
+        (["--adam-beta2", "1"], "--adam-beta2 must be less than 1, not 1.0"),
+    ],
+)
 def test_bad_configuration_fails_at_once(tmp_path, capsys, flags, message):
     with pytest.raises(SystemExit) as e:
         train.main(["--out", str(tmp_path), *flags])
     assert e.value.code == 2 and message in capsys.readouterr().err
-    assert not any(tmp_path.iterdir())   # nothing was started
+    assert not any(tmp_path.iterdir())  # nothing was started
 
 
 def test_a_config_built_in_python_is_checked_as_flags_are(tmp_path, capsys):
@@ -181,15 +281,27 @@ def test_unknown_flags_and_types_are_errors(tmp_path):
         train.main(["--steps", "many"])
 
 
-def test_the_same_command_twice_starts_a_second_run_and_resume_continues_the_latest(tmp_path, capsys, model_dir):
+def test_the_same_command_twice_starts_a_second_run_and_resume_continues_the_latest(
+    tmp_path, capsys, model_dir
+):
     """A run never overwrites another: the second run of a name goes to NAME-2, with its own
     logs; --resume continues the latest run of the name; a name never run cannot be resumed."""
-    first, second = (run(tmp_path, model_dir, "--steps", "1", "--run-name", "once")[0] for _ in range(2))
+    first, second = (
+        run(tmp_path, model_dir, "--steps", "1", "--run-name", "once")[0] for _ in range(2)
+    )
     assert (first["run_name"], second["run_name"]) == ("once", "once-2")
-    assert (tmp_path / "once" / "summary.json").exists() and (tmp_path / "once-2" / "summary.json").exists()
+    assert (tmp_path / "once" / "summary.json").exists() and (
+        tmp_path / "once-2" / "summary.json"
+    ).exists()
     (resumed,) = run(tmp_path, model_dir, "--steps", "2", "--run-name", "once", "--resume")
-    assert resumed["run_name"] == "once-2" and resumed["steps"] == 2 and not (tmp_path / "once-3").exists()
-    assert [json.loads(line)["step"] for line in open(tmp_path / "once" / "metrics.jsonl")] == [1]   # untouched
+    assert (
+        resumed["run_name"] == "once-2"
+        and resumed["steps"] == 2
+        and not (tmp_path / "once-3").exists()
+    )
+    assert [json.loads(line)["step"] for line in open(tmp_path / "once" / "metrics.jsonl")] == [
+        1
+    ]  # untouched
     capsys.readouterr()
     with pytest.raises(SystemExit) as e:
         run(tmp_path, model_dir, "--steps", "1", "--run-name", "never", "--resume")
@@ -201,7 +313,7 @@ def test_run_directory_numbers_runs_of_a_name(tmp_path):
     """OUT/NAME, then NAME-2, NAME-3; an empty directory is free; resume takes the highest."""
     assert experiment.run_directory(tmp_path, "x") == tmp_path / "x"
     (tmp_path / "x").mkdir()
-    assert experiment.run_directory(tmp_path, "x") == tmp_path / "x"            # empty: nothing to overwrite
+    assert experiment.run_directory(tmp_path, "x") == tmp_path / "x"  # empty: nothing to overwrite
     for name in ("x", "x-2", "x-10", "x-y", "x-2-3"):
         (tmp_path / name).mkdir(exist_ok=True)
         (tmp_path / name / "metrics.jsonl").write_text("")
@@ -215,15 +327,31 @@ def test_validation_secrets_choose_the_kept_checkpoint(tmp_path, model_dir):
     ones); the checkpoint with the best mean score over the last --validation-window evaluations
     on them is kept as RUN/best, and the summary's final_eval is the held-out evaluation of that
     kept policy."""
-    (summary,) = run(tmp_path, model_dir, "--steps", "4", "--eval-every", "1", "--validation-secrets", "4",
-                     "--validation-window", "2", "--eval-samples", "1", "--run-name", "kept")
+    (summary,) = run(
+        tmp_path,
+        model_dir,
+        "--steps",
+        "4",
+        "--eval-every",
+        "1",
+        "--validation-secrets",
+        "4",
+        "--validation-window",
+        "2",
+        "--eval-samples",
+        "1",
+        "--run-name",
+        "kept",
+    )
     rows = [json.loads(line) for line in open(tmp_path / "kept" / "metrics.jsonl")]
     scores = [r["eval/validation_score"] for r in rows]
-    smoothed = [scores[0]] + [(a + b) / 2 for a, b in zip(scores, scores[1:])]   # by hand, window 2
+    smoothed = [scores[0]] + [(a + b) / 2 for a, b in zip(scores, scores[1:])]  # by hand, window 2
     assert [r["eval/validation_smoothed"] for r in rows] == pytest.approx(smoothed)
     assert summary["kept"]["step"] == max(range(1, 5), key=lambda s: (smoothed[s - 1], s))
     assert (tmp_path / "kept" / "best" / "model.safetensors").exists()
-    assert "eval/resolve_rate" in summary["final_eval"] and "eval/resolve_rate" in summary["last_eval"]
+    assert (
+        "eval/resolve_rate" in summary["final_eval"] and "eval/resolve_rate" in summary["last_eval"]
+    )
     # the halves (2 + 2 of the 4 secrets) are the same score on each half: their mean is the whole's
     halves = [(r["eval/validation_score_a"] + r["eval/validation_score_b"]) / 2 for r in rows]
     assert halves == pytest.approx(scores)
@@ -255,17 +383,35 @@ def test_a_run_that_fails_before_its_first_step_leaves_nothing(tmp_path, model_d
     stop_at = 2
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path, model_dir, "--steps", "3", "--run-name", "stopped", "--save-every", "1")
-    assert [json.loads(line)["step"] for line in open(tmp_path / "stopped" / "metrics.jsonl")] == [1]
+    assert [json.loads(line)["step"] for line in open(tmp_path / "stopped" / "metrics.jsonl")] == [
+        1
+    ]
     assert (tmp_path / "stopped" / "checkpoint" / "trainer_state.pt").exists()
 
 
-def test_a_non_finite_gradient_skips_the_step_and_leaves_the_weights(tmp_path, model_dir, monkeypatch):
+def test_a_non_finite_gradient_skips_the_step_and_leaves_the_weights(
+    tmp_path, model_dir, monkeypatch
+):
     """A NaN loss (here forced) must not reach the optimizer: one such step would make every
     weight NaN and the rest of the run sample from NaN probabilities."""
     objective = train.clipped_objective
-    monkeypatch.setattr(train, "clipped_objective", lambda *a, **k: (lambda o, st: (o * float("nan"), st))(*objective(*a, **k)))
-    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--ppo-epochs", "2", "--num-minibatches", "2",
-                     "--target-kl", "1e9")   # a KL stop that never fires: every turn is scored, none skipped for A = 0
+    monkeypatch.setattr(
+        train,
+        "clipped_objective",
+        lambda *a, **k: (lambda o, st: (o * float("nan"), st))(*objective(*a, **k)),
+    )
+    (summary,) = run(
+        tmp_path,
+        model_dir,
+        "--steps",
+        "1",
+        "--ppo-epochs",
+        "2",
+        "--num-minibatches",
+        "2",
+        "--target-kl",
+        "1e9",
+    )  # a KL stop that never fires: every turn is scored, none skipped for A = 0
     row = json.loads(open(tmp_path / summary["run_name"] / "metrics.jsonl").readline())
     assert row["train/nonfinite_steps_skipped"] == 4 and row["train/optimizer_steps"] == 0
     before = load_file(f"{model_dir}/model.safetensors")
@@ -277,26 +423,77 @@ def test_presets_set_what_the_flags_do_not_give_and_are_recorded(tmp_path, model
     """The defaults are the tiny model's on the paper set, with no sentinel value; the binary set
     and other models are named presets; a flag the user gives always wins, 0 included; the
     saved config records the presets that applied."""
-    defaults, binary = train.config_from_flags([]), train.config_from_flags(["--question-set", "binary"])
+    defaults, binary = (
+        train.config_from_flags([]),
+        train.config_from_flags(["--question-set", "binary"]),
+    )
     assert defaults == train.TrainConfig()
     assert all(v != -1 for v in vars(defaults).values())
-    assert (defaults.steps, defaults.ppo_epochs, defaults.group_size, defaults.validation_secrets) == (80, 4, 4, 0)
+    assert (
+        defaults.steps,
+        defaults.ppo_epochs,
+        defaults.group_size,
+        defaults.validation_secrets,
+    ) == (80, 4, 4, 0)
     llm = train.config_from_flags(["--model", "org/m"])
     assert (defaults.top_p, binary.top_p, llm.top_p, llm.ppo_epochs) == (0.9, 1.0, 1.0, 2)
-    starts = ("prefix_turns", "refusal_rate", "candidate_format")     # the paper's episodes: (0, 0, list)
+    starts = (
+        "prefix_turns",
+        "refusal_rate",
+        "candidate_format",
+    )  # the paper's episodes: (0, 0, list)
     assert [getattr(defaults, k) for k in starts] == [3, 0.3, "runs"]
     assert [getattr(binary, k) for k in starts] == [0, 0.0, "list"]
-    assert {k: getattr(binary, k) for k in train.PRESETS["binary"].values} == train.PRESETS["binary"].values
-    mine = train.config_from_flags(["--question-set", "binary", "--steps", "3", "--ppo-epochs", "2",
-                                    "--time-limit-min", "0", "--validation-secrets", "0"])
-    assert (mine.steps, mine.ppo_epochs, mine.time_limit_min, mine.validation_secrets, mine.group_size) == (3, 2, 0, 0, 8)
-    lora, full = (train.config_from_flags(["--model", "org/m", *extra]) for extra in ([], ["--lora-rank", "0"]))
+    assert {k: getattr(binary, k) for k in train.PRESETS["binary"].values} == train.PRESETS[
+        "binary"
+    ].values
+    mine = train.config_from_flags(
+        [
+            "--question-set",
+            "binary",
+            "--steps",
+            "3",
+            "--ppo-epochs",
+            "2",
+            "--time-limit-min",
+            "0",
+            "--validation-secrets",
+            "0",
+        ]
+    )
+    assert (
+        mine.steps,
+        mine.ppo_epochs,
+        mine.time_limit_min,
+        mine.validation_secrets,
+        mine.group_size,
+    ) == (3, 2, 0, 0, 8)
+    lora, full = (
+        train.config_from_flags(["--model", "org/m", *extra])
+        for extra in ([], ["--lora-rank", "0"])
+    )
     assert (lora.lora_rank, lora.lr, full.lora_rank, full.lr) == (16, 5e-6, 0, 1e-6)
     assert train.config_from_flags(["--model", "org/m", "--lr", "3e-4"]).lr == 3e-4
-    (summary,) = run(tmp_path, model_dir, "--steps", "1", "--question-set", "binary", "--time-limit-min", "0",
-                     "--validation-secrets", "0", "--run-name", "b")
+    (summary,) = run(
+        tmp_path,
+        model_dir,
+        "--steps",
+        "1",
+        "--question-set",
+        "binary",
+        "--time-limit-min",
+        "0",
+        "--validation-secrets",
+        "0",
+        "--run-name",
+        "b",
+    )
     saved = json.loads((tmp_path / "b" / "train_config.json").read_text())
-    assert saved["presets"] == ["llm", "llm-full", "binary"] and saved["group_size"] == 2 and saved["steps"] == 1
+    assert (
+        saved["presets"] == ["llm", "llm-full", "binary"]
+        and saved["group_size"] == 2
+        and saved["steps"] == 1
+    )
     assert saved["ppo_epochs"] == 4 and summary["presets"] == saved["presets"]
 
 
@@ -304,14 +501,19 @@ def test_help_shows_each_default_and_the_presets(capsys):
     with pytest.raises(SystemExit):
         train.main(["--help"])
     text = capsys.readouterr().out
-    assert "-1" not in text and f"(default: {train.TrainConfig().steps}; binary: 200)" in " ".join(text.split())
+    assert "-1" not in text and f"(default: {train.TrainConfig().steps}; binary: 200)" in " ".join(
+        text.split()
+    )
     assert all(f"  {name} " in text for name in train.PRESETS)
 
 
 def test_split_seed_chooses_another_held_out_split():
     """--split-seed: another held-out split (and validation secrets carved from the rest), the
     three sets disjoint and covering 1..n_max; the default split is the seed-0 one."""
-    splits = [experiment.split_secrets(train.TrainConfig(split_seed=s, validation_secrets=10)) for s in (0, 1)]
+    splits = [
+        experiment.split_secrets(train.TrainConfig(split_seed=s, validation_secrets=10))
+        for s in (0, 1)
+    ]
     for training, validation, heldout in splits:
         assert sorted(training + validation + heldout) == list(range(1, 101))
         assert len(heldout) == 20 and len(validation) == 10
@@ -325,17 +527,40 @@ def test_training_universes_vary_and_hold_their_secrets(tmp_path, model_dir, uni
     start their G rollouts from one drawn universe of at least K numbers that holds the secret
     (intervals lo..hi, or subsets), the rest from 1..n_max; evaluation stays on 1..n_max."""
     import policy
+
     seen = []
     original = policy.CSG
 
     def recording(secrets, cfg, oracle=None, universes=None):
         seen.append((list(secrets), universes))
         return original(secrets, cfg, oracle, universes)
+
     policy.CSG = recording
     try:
-        run(tmp_path, model_dir, "--steps", "3", "--universe", universe, "--universe-least", "10",
-            "--universe-share", str(share), "--question-set", "binary", "--time-limit-min", "0",
-            "--validation-secrets", "0", "--eval-samples", "0", "--group-size", "3", "--secrets-per-step", "8")
+        run(
+            tmp_path,
+            model_dir,
+            "--steps",
+            "3",
+            "--universe",
+            universe,
+            "--universe-least",
+            "10",
+            "--universe-share",
+            str(share),
+            "--question-set",
+            "binary",
+            "--time-limit-min",
+            "0",
+            "--validation-secrets",
+            "0",
+            "--eval-samples",
+            "0",
+            "--group-size",
+            "3",
+            "--secrets-per-step",
+            "8",
+        )
     finally:
         policy.CSG = original
     full = frozenset(range(1, 101))
@@ -347,13 +572,16 @@ def test_training_universes_vary_and_hold_their_secrets(tmp_path, model_dir, uni
     assert all(contiguous) if universe == "interval" else not any(contiguous)
     for secrets, universes in played:
         assert all(s in u and len(u) >= 10 for s, u in zip(secrets, universes))
-        assert all(universes[3 * b:3 * b + 3] == [universes[3 * b]] * 3 for b in range(len(secrets) // 3))
+        assert all(
+            universes[3 * b : 3 * b + 3] == [universes[3 * b]] * 3 for b in range(len(secrets) // 3)
+        )
 
 
 def run_watching_replays(tmp_path, model_dir, check, *flags):
     """A run with these flags, returning its training batches and, for each turn the credit probe
     replayed (fidelity.replay), check(replayed game, its start, turn)."""
     import fidelity
+
     batches, replayed = [], []
     play, replay = train.play_rollouts, fidelity.replay
 
@@ -365,6 +593,7 @@ def run_watching_replays(tmp_path, model_dir, check, *flags):
         game = replay(records, start, turn, cfg)
         replayed.append(check(game, start, turn))
         return game
+
     train.play_rollouts, fidelity.replay = recording, checked
     try:
         run(tmp_path, model_dir, *flags)
@@ -373,7 +602,9 @@ def run_watching_replays(tmp_path, model_dir, check, *flags):
     return batches, replayed
 
 
-def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them(tmp_path, model_dir):
+def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them(
+    tmp_path, model_dir
+):
     """--refusal-rate p: each family an arm owns is refused in a training secret's episodes with
     chance p, one draw shared by its G rollouts, at turn 0; a refused question in a rollout was
     deflected; the credit probe replays turns under the same refusals; with p = 0 the draws of a
@@ -381,22 +612,52 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
     from env import ARM_FAMILIES
     from experiment import episode_starts
     from oracle import DEFLECTION
+
     families = {f for owned in ARM_FAMILIES.values() for f in owned}
     batches, replayed = run_watching_replays(
-        tmp_path, model_dir, lambda game, start, turn: game.episodes[0].refused == start.refused,
-        "--steps", "2", "--refusal-rate", "0.5", "--credit-probe", "4", "--group-size", "3", "--secrets-per-step", "8",
-        "--prefix-turns", "0")
+        tmp_path,
+        model_dir,
+        lambda game, start, turn: game.episodes[0].refused == start.refused,
+        "--steps",
+        "2",
+        "--refusal-rate",
+        "0.5",
+        "--credit-probe",
+        "4",
+        "--group-size",
+        "3",
+        "--secrets-per-step",
+        "8",
+        "--prefix-turns",
+        "0",
+    )
     assert replayed and all(replayed)
     refused = [b.starts[3 * k].refused for b in batches for k in range(8)]
-    assert all(b.starts[3 * k + g].refused == b.starts[3 * k].refused for b in batches for k in range(8) for g in range(3))
-    assert all(r <= families for r in refused) and all(s.turn == 0 for b in batches for s in b.starts)
-    assert 0.25 < sum(map(len, refused)) / (len(refused) * len(families)) < 0.75 and len(set(refused)) > 4
+    assert all(
+        b.starts[3 * k + g].refused == b.starts[3 * k].refused
+        for b in batches
+        for k in range(8)
+        for g in range(3)
+    )
+    assert all(r <= families for r in refused) and all(
+        s.turn == 0 for b in batches for s in b.starts
+    )
+    assert (
+        0.25 < sum(map(len, refused)) / (len(refused) * len(families)) < 0.75
+        and len(set(refused)) > 4
+    )
     for b in batches:
-        assert all(r.hint == DEFLECTION for r in b.records if r.question_type in b.starts[r.episode].refused)
-    cfg = replace(train.TrainConfig(), prefix_turns=0, refusal_rate=0.0)     # the paper's episode starts
+        assert all(
+            r.hint == DEFLECTION
+            for r in b.records
+            if r.question_type in b.starts[r.episode].refused
+        )
+    cfg = replace(
+        train.TrainConfig(), prefix_turns=0, refusal_rate=0.0
+    )  # the paper's episode starts
     game_cfg, rngs = train.game_config(cfg), [random.Random(5), random.Random(5)]
     assert episode_starts(cfg, rngs[0], [3, 9], 0, game_cfg, None)[1] is None
-    assert rngs[0].random() == rngs[1].random()         # p = 0 draws nothing of its own
+    assert rngs[0].random() == rngs[1].random()  # p = 0 draws nothing of its own
     _, starts = episode_starts(replace(cfg, refusal_rate=1.0), rngs[0], [3, 9], 0, game_cfg, None)
     assert [s.refused for s in starts] == [families] * 2 and [s.secret for s in starts] == [3, 9]
 
@@ -406,16 +667,41 @@ def test_hidden_beliefs_are_drawn_per_secret_and_the_credit_probe_replays_them(t
     (one draw per secret); the credit probe replays a turn with the same prompt; p = 0 draws
     nothing (experiment.episode_starts), p = 1 hides every secret's."""
     from experiment import episode_starts
-    hidden_prompt = lambda game: "Remaining candidates not shown" in game.messages()[0][1]["content"]   # noqa: E731
+
+    hidden_prompt = lambda game: (
+        "Remaining candidates not shown" in game.messages()[0][1]["content"]
+    )  # noqa: E731
     batches, replayed = run_watching_replays(
-        tmp_path, model_dir, lambda game, start, turn: game.episodes[0].hidden == start.hidden == hidden_prompt(game),
-        "--steps", "2", "--hidden-share", "0.5", "--credit-probe", "4", "--group-size", "3", "--secrets-per-step", "8")
+        tmp_path,
+        model_dir,
+        lambda game, start, turn: game.episodes[0].hidden == start.hidden == hidden_prompt(game),
+        "--steps",
+        "2",
+        "--hidden-share",
+        "0.5",
+        "--credit-probe",
+        "4",
+        "--group-size",
+        "3",
+        "--secrets-per-step",
+        "8",
+    )
     assert replayed and all(replayed)
-    assert all(b.starts[3 * k + g].hidden == b.starts[3 * k].hidden for b in batches for k in range(8) for g in range(3))
+    assert all(
+        b.starts[3 * k + g].hidden == b.starts[3 * k].hidden
+        for b in batches
+        for k in range(8)
+        for g in range(3)
+    )
     assert 0 < sum(b.starts[3 * k].hidden for b in batches for k in range(8)) < 16
-    cfg = replace(train.TrainConfig(), prefix_turns=0, refusal_rate=0.0)     # the paper's episode starts
+    cfg = replace(
+        train.TrainConfig(), prefix_turns=0, refusal_rate=0.0
+    )  # the paper's episode starts
     game_cfg, rngs = train.game_config(cfg), [random.Random(5), random.Random(5)]
-    assert episode_starts(cfg, rngs[0], [3, 9], 0, game_cfg, None)[1] is None and rngs[0].random() == rngs[1].random()
+    assert (
+        episode_starts(cfg, rngs[0], [3, 9], 0, game_cfg, None)[1] is None
+        and rngs[0].random() == rngs[1].random()
+    )
     _, starts = episode_starts(replace(cfg, hidden_share=1.0), rngs[0], [3, 9], 0, game_cfg, None)
     assert [s.hidden for s in starts] == [True, True] and [s.secret for s in starts] == [3, 9]
 
@@ -423,22 +709,50 @@ def test_hidden_beliefs_are_drawn_per_secret_and_the_credit_probe_replays_them(t
 def test_the_run_plays_the_game_its_settings_describe():
     """game_config carries every game setting of the run (the prompt's candidate format too, which
     evaluation then reads from the run's train_config.json)."""
-    cfg = train.config_from_flags(["--candidate-format", "runs", "--question-set", "binary", "--n-max", "60",
-                                   "--redundancy-penalty", "-0.5"])
+    cfg = train.config_from_flags(
+        [
+            "--candidate-format",
+            "runs",
+            "--question-set",
+            "binary",
+            "--n-max",
+            "60",
+            "--redundancy-penalty",
+            "-0.5",
+        ]
+    )
     game = train.game_config(replace(cfg, expected_info=True))
-    assert (game.candidate_format, game.question_set, game.n_max, game.expected_info) == ("runs", "binary", 60, True)
+    assert (game.candidate_format, game.question_set, game.n_max, game.expected_info) == (
+        "runs",
+        "binary",
+        60,
+        True,
+    )
     assert game.redundancy_penalty == -0.5
     assert train.game_config(replace(train.TrainConfig(), candidate_format="list")) == GameConfig()
 
 
-def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them(tmp_path, model_dir):
+def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them(
+    tmp_path, model_dir
+):
     """--prefix-turns K: a secret's rollouts carry on after up to K random-question turns, which
     are not the learner's (no turn of the batch is earlier than its start), and the credit probe
     (at each evaluation) replays each picked turn from that start, in its own universe."""
     batches, replayed = run_watching_replays(
-        tmp_path, model_dir, lambda game, start, turn: game.episodes[0].turn == turn and
-        game.episodes[0].candidates <= start.candidates,
-        "--steps", "2", "--prefix-turns", "4", "--universe", "subset", "--credit-probe", "4")
+        tmp_path,
+        model_dir,
+        lambda game, start, turn: (
+            game.episodes[0].turn == turn and game.episodes[0].candidates <= start.candidates
+        ),
+        "--steps",
+        "2",
+        "--prefix-turns",
+        "4",
+        "--universe",
+        "subset",
+        "--credit-probe",
+        "4",
+    )
     assert replayed and all(replayed)
     starts = [s.turn for b in batches for s in b.starts]
     assert max(starts) > 0 and all(s.turn <= 4 for b in batches for s in b.starts)
@@ -452,19 +766,35 @@ def test_an_action_outside_the_scoring_nucleus_still_has_a_ratio(model_dir):  # 
     every action keeps a finite log-ratio, so Eq. 2's first ratio is 1 and no optimizer step is
     skipped as not finite."""
     policy = models.load_policy(model_dir, "cpu", "fp32")
-    batch = play_rollouts(policy, [3, 4], 2, GameConfig(), SampleConfig(max_new_tokens=8), seeds=[0, 1, 2, 3])
+    batch = play_rollouts(
+        policy, [3, 4], 2, GameConfig(), SampleConfig(max_new_tokens=8), seeds=[0, 1, 2, 3]
+    )
     cfg = replace(train.TrainConfig(), top_p=0.5, micro_batch=4)
-    with torch.no_grad():   # each action token's log-prob under the 0.5 nucleus alone: some fall outside it
+    with (
+        torch.no_grad()
+    ):  # each action token's log-prob under the 0.5 nucleus alone: some fall outside it
         cut = []
         for p, c in zip(batch.prompt_ids, batch.completion_ids):
-            logits = policy.model(input_ids=torch.tensor([p + c])).logits[0, len(p) - 1:-1]
+            logits = policy.model(input_ids=torch.tensor([p + c])).logits[0, len(p) - 1 : -1]
             cut.append(process_logits(logits, 1.0, 0.5).gather(-1, torch.tensor(c)[:, None]))
-        scored = [policy.score([p], [c], 1.0, 0.5)[0][0] for p, c in zip(batch.prompt_ids, batch.completion_ids)]
+        scored = [
+            policy.score([p], [c], 1.0, 0.5)[0][0]
+            for p, c in zip(batch.prompt_ids, batch.completion_ids)
+        ]
     assert any(torch.isinf(x).any() for x in cut) and all(torch.isfinite(x).all() for x in scored)
     optimizer = torch.optim.AdamW(policy.model.parameters(), lr=1e-3)
-    row = train.ppo_update(policy, optimizer, batch, torch.randn(len(scored), generator=torch.Generator().manual_seed(1)),
-                           cfg, torch.Generator().manual_seed(0))
-    assert row["train/nonfinite_steps_skipped"] == 0 and row["train/optimizer_steps"] == cfg.ppo_epochs * cfg.num_minibatches
+    row = train.ppo_update(
+        policy,
+        optimizer,
+        batch,
+        torch.randn(len(scored), generator=torch.Generator().manual_seed(1)),
+        cfg,
+        torch.Generator().manual_seed(0),
+    )
+    assert (
+        row["train/nonfinite_steps_skipped"] == 0
+        and row["train/optimizer_steps"] == cfg.ppo_epochs * cfg.num_minibatches
+    )
     assert math.isfinite(row["train/loss"]) and row["train/first_step_log_ratio_max"] < 1e-5
 
 
@@ -474,23 +804,54 @@ def test_turns_of_advantage_zero_are_not_scored_and_the_update_is_the_same(model
     scores every turn (a KL stop that never fires, --target-kl 1e9, makes it score them all), also
     when a whole update's advantages are 0 and only Adam's momentum moves the weights."""
     start = models.load_policy(model_dir, "cpu", "fp32")
-    batch = play_rollouts(start, [3, 4, 5], 2, GameConfig(), SampleConfig(max_new_tokens=8), seeds=list(range(6)))
+    batch = play_rollouts(
+        start, [3, 4, 5], 2, GameConfig(), SampleConfig(max_new_tokens=8), seeds=list(range(6))
+    )
     n = len(batch.prompt_ids)
     advantages = torch.randn(n, generator=torch.Generator().manual_seed(1)) * (torch.arange(n) % 2)
 
     def updates(target_kl):
         policy = models.load_policy(model_dir, "cpu", "fp32")
-        cfg = replace(train.TrainConfig(), target_kl=target_kl, micro_batch=4, top_p=1.0)   # as the batch was sampled
+        cfg = replace(
+            train.TrainConfig(), target_kl=target_kl, micro_batch=4, top_p=1.0
+        )  # as the batch was sampled
         optimizer = torch.optim.AdamW(policy.model.parameters(), lr=1e-3, weight_decay=0.0)
         scored, score = [], policy.score
-        policy.score = lambda p, c, *a: scored.append(len(p) * torch.is_grad_enabled()) or score(p, c, *a)
-        train.ppo_update(policy, optimizer, batch, advantages, cfg, torch.Generator().manual_seed(0), sampled_are_old=True)
+        policy.score = lambda p, c, *a: (
+            scored.append(len(p) * torch.is_grad_enabled()) or score(p, c, *a)
+        )
+        train.ppo_update(
+            policy,
+            optimizer,
+            batch,
+            advantages,
+            cfg,
+            torch.Generator().manual_seed(0),
+            sampled_are_old=True,
+        )
         after_one = torch.cat([p.detach().flatten() for p in policy.model.parameters()])
-        train.ppo_update(policy, optimizer, batch, torch.zeros(n), cfg, torch.Generator().manual_seed(0), sampled_are_old=True)
-        return sum(scored), after_one, torch.cat([p.detach().flatten() for p in policy.model.parameters()])
+        train.ppo_update(
+            policy,
+            optimizer,
+            batch,
+            torch.zeros(n),
+            cfg,
+            torch.Generator().manual_seed(0),
+            sampled_are_old=True,
+        )
+        return (
+            sum(scored),
+            after_one,
+            torch.cat([p.detach().flatten() for p in policy.model.parameters()]),
+        )
+
     scored, one, two = updates(0.0)
     all_scored, want_one, want_two = updates(1e9)
     passes = train.TrainConfig().ppo_epochs
-    assert all_scored == 2 * passes * n and scored == passes * (n - n // 2)    # Eq. 2's passes with gradient
+    assert all_scored == 2 * passes * n and scored == passes * (
+        n - n // 2
+    )  # Eq. 2's passes with gradient
     assert torch.allclose(one, want_one, atol=1e-6) and torch.allclose(two, want_two, atol=1e-6)
-    assert not torch.allclose(one, two, atol=1e-5)   # the all-zero update still stepped, on momentum alone
+    assert not torch.allclose(
+        one, two, atol=1e-5
+    )  # the all-zero update still stepped, on momentum alone

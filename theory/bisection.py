@@ -58,21 +58,34 @@ from cli import parse_config, save_config
 @dataclass
 class Config:
     seed: int = field(default=0, metadata={"help": "seed for the random sets and questions"})
-    n_max: int = field(default=100, metadata={
-        "help": "N: candidates are subsets of 1..N (paper: 100 for training), in 2..200"})
-    n_sets: int = field(default=60, metadata={
-        "help": "random candidate sets of each kind (random subset, interval, bisection-visited)"})
+    n_max: int = field(
+        default=100,
+        metadata={"help": "N: candidates are subsets of 1..N (paper: 100 for training), in 2..200"},
+    )
+    n_sets: int = field(
+        default=60,
+        metadata={
+            "help": "random candidate sets of each kind (random subset, interval, bisection-visited)"
+        },
+    )
     questions_per_set: int = field(default=8, metadata={"help": "random yes/no questions per set"})
-    sizes: str = field(default="2,3,4,5,7,8,9,16,17,31,32,33,50,64,65,100", metadata={
-        "help": "comma-separated N for the bisection game (c), each in 2..200"})
+    sizes: str = field(
+        default="2,3,4,5,7,8,9,16,17,31,32,33,50,64,65,100",
+        metadata={"help": "comma-separated N for the bisection game (c), each in 2..200"},
+    )
     max_turns: int = field(default=10, metadata={"help": "T of the bisection game (paper: 10)"})
-    out: str = field(default="theory/out", metadata={
-        "help": "output folder (relative to the working directory) for table, plot, config"})
+    out: str = field(
+        default="theory/out",
+        metadata={
+            "help": "output folder (relative to the working directory) for table, plot, config"
+        },
+    )
 
 
 # ---------------------------------------------------------------- plain-Python references
 # Transcriptions of what each question asks, written with arithmetic only, so that p does not
 # come from the code (properties.py) whose sentences the game reads.
+
 
 def digits(z):
     """Decimal digits of z >= 1, least significant first."""
@@ -100,8 +113,12 @@ def random_yesno(rng, N):
     family = rng.choice(YESNO_FAMILIES)
     if family == "comparison":
         op, k = rng.choice(["gt", "ge", "lt", "le"]), rng.randint(1, N - 1)
-        truth = {"gt": lambda z: z > k, "ge": lambda z: z >= k,
-                 "lt": lambda z: z < k, "le": lambda z: z <= k}[op]
+        truth = {
+            "gt": lambda z: z > k,
+            "ge": lambda z: z >= k,
+            "lt": lambda z: z < k,
+            "le": lambda z: z <= k,
+        }[op]
         predicate = Predicate("n", op, (k,))
     elif family == "divisibility":
         k = rng.randint(2, max(2, N // 2))
@@ -113,10 +130,19 @@ def random_yesno(rng, N):
         a, b = sorted(rng.sample(range(1, N + 1), 2))
         predicate, truth = Predicate("n", "between", (a, b)), lambda z: a <= z <= b
     else:
-        quantity, test = rng.choice([("digit_sum", "gt"), ("digit_sum", "lt"), ("digit_sum", "eq"),
-                                     ("last_digit", "eq"), ("last_digit", "gt"),
-                                     ("last_digit", "even"), ("tens_digit", "eq"),
-                                     ("num_digits", "eq"), ("n", "endswith")])
+        quantity, test = rng.choice(
+            [
+                ("digit_sum", "gt"),
+                ("digit_sum", "lt"),
+                ("digit_sum", "eq"),
+                ("last_digit", "eq"),
+                ("last_digit", "gt"),
+                ("last_digit", "even"),
+                ("tens_digit", "eq"),
+                ("num_digits", "eq"),
+                ("n", "endswith"),
+            ]
+        )
         if test == "endswith":
             d = rng.randint(0, 9)
             predicate, truth = Predicate("n", "endswith", (str(d),)), lambda z: z % 10 == d
@@ -126,13 +152,17 @@ def random_yesno(rng, N):
             k = rng.randint(0, 18 if quantity == "digit_sum" else 9)
             value = VALUE_REFERENCE[quantity]
             predicate = Predicate(quantity, test, (k,))
-            truth = {"gt": lambda z: value(z) > k, "lt": lambda z: value(z) < k,
-                     "eq": lambda z: value(z) == k}[test]
+            truth = {
+                "gt": lambda z: value(z) > k,
+                "lt": lambda z: value(z) < k,
+                "eq": lambda z: value(z) == k,
+            }[test]
     negated = rng.random() < 0.25
     return family, Query("yesno", predicate, negated), lambda z: truth(z) != negated
 
 
 # ---------------------------------------------------------------- the identity
+
 
 def answer_fractions(C, answer):
     """p_k = |{z in C : answer(z) = k}| / |C| for every answer k that occurs, as Fractions."""
@@ -172,8 +202,14 @@ def check_yesno(C, query, truth, N, oracle):
     question = render_question(query)
     eliminated, unused = game_elimination(C, question, N, oracle)
     p = Fraction(sum(map(truth, C)), len(C))
-    return {"question": question, "size": len(C), "p": p, "predicted": bisection_value(p),
-            "measured": sum(eliminated) / len(C), "unused": unused}
+    return {
+        "question": question,
+        "size": len(C),
+        "p": p,
+        "predicted": bisection_value(p),
+        "measured": sum(eliminated) / len(C),
+        "unused": unused,
+    }
 
 
 def check_value(C, quantity, N, oracle):
@@ -181,11 +217,18 @@ def check_value(C, quantity, N, oracle):
     question = render_question(Query("value", quantity=quantity))
     eliminated, unused = game_elimination(C, question, N, oracle)
     p = answer_fractions(C, VALUE_REFERENCE[quantity])
-    return {"question": question, "size": len(C), "p": p, "predicted": value_question_value(p),
-            "measured": sum(eliminated) / len(C), "unused": unused}
+    return {
+        "question": question,
+        "size": len(C),
+        "p": p,
+        "predicted": value_question_value(p),
+        "measured": sum(eliminated) / len(C),
+        "unused": unused,
+    }
 
 
 # ---------------------------------------------------------------- (b) the bank, (c) bisection
+
 
 def best_bank_split(bank, C):
     """(best 2p(1-p) over the bank's yes/no questions, 2p(1-p) of the max-information-gain
@@ -207,14 +250,17 @@ def optimal_mean_turns(N):
     """Mean leaf depth of the best binary search tree on N leaves: k + 2 (N - 2^k) / N, k =
     floor(log2 N) (2^(k+1) - N leaves at depth k, 2 (N - 2^k) at depth k + 1)."""
     k = N.bit_length() - 1
-    return k + Fraction(2 * (N - 2 ** k), N)
+    return k + Fraction(2 * (N - 2**k), N)
 
 
 def play_bisection(N, max_turns):
     """Play every secret of 1..N with reference.BayesPolicy on the binary question set.
     Returns the finished game and every candidate set the policy was asked to split."""
-    game, policy, visited = CSG(range(1, N + 1), GameConfig(
-        n_max=N, question_set="binary", max_turns=max_turns)), BayesPolicy(), set()
+    game, policy, visited = (
+        CSG(range(1, N + 1), GameConfig(n_max=N, question_set="binary", max_turns=max_turns)),
+        BayesPolicy(),
+        set(),
+    )
     while game.active:
         visited.update(game.episodes[i].candidates for i in game.active)
         game.step(policy.respond(game))
@@ -223,8 +269,10 @@ def play_bisection(N, max_turns):
 
 # ---------------------------------------------------------------- report
 
+
 def plot(yesno, value, games, path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -233,29 +281,52 @@ def plot(yesno, value, games, path):
     ax.plot(p, 2 * p * (1 - p), "k-", lw=1, label="$2p(1-p)$")
     for kind, marker in (("random", "o"), ("interval", "s"), ("visited", "^")):
         rows = [r for r in yesno if r["kind"] == kind]
-        ax.plot([float(r["p"]) for r in rows], [float(r["measured"]) for r in rows], marker,
-                ms=4, mfc="none",
-                label=f"measured in the game, {kind} $C_t$")
-    ax.set(xlabel="yes-fraction $p$ of $C_t$", ylabel="mean fractional elimination",
-           title="yes/no questions: (1)")
+        ax.plot(
+            [float(r["p"]) for r in rows],
+            [float(r["measured"]) for r in rows],
+            marker,
+            ms=4,
+            mfc="none",
+            label=f"measured in the game, {kind} $C_t$",
+        )
+    ax.set(
+        xlabel="yes-fraction $p$ of $C_t$",
+        ylabel="mean fractional elimination",
+        title="yes/no questions: (1)",
+    )
     ax.legend(fontsize=7)
     ax2.plot([0, 1], [0, 1], "k-", lw=1, label="measured = $1-\\sum_k p_k^2$")
-    ax2.plot([float(r["predicted"]) for r in value], [float(r["measured"]) for r in value], "o",
-             ms=4, mfc="none", color="tab:green", label="value questions")
+    ax2.plot(
+        [float(r["predicted"]) for r in value],
+        [float(r["measured"]) for r in value],
+        "o",
+        ms=4,
+        mfc="none",
+        color="tab:green",
+        label="value questions",
+    )
     ax2.axhline(0.5, color="grey", ls=":", lw=1, label="best yes/no: 1/2")
-    ax2.set(xlabel="$1-\\sum_k p_k^2$", ylabel="mean fractional elimination",
-            title="value questions: (a)")
+    ax2.set(
+        xlabel="$1-\\sum_k p_k^2$",
+        ylabel="mean fractional elimination",
+        title="value questions: (a)",
+    )
     ax2.legend(fontsize=7)
     Ns = np.array([g["N"] for g in games])
     grid = np.arange(2, Ns.max() + 1)
-    ax3.step(grid, np.ceil(np.log2(grid)), "k-", where="post", lw=1,
-             label="$\\lceil\\log_2 N\\rceil$")
-    ax3.plot(grid, [float(optimal_mean_turns(int(n))) for n in grid], "k:", lw=1,
-             label="optimal mean turns")
+    ax3.step(
+        grid, np.ceil(np.log2(grid)), "k-", where="post", lw=1, label="$\\lceil\\log_2 N\\rceil$"
+    )
+    ax3.plot(
+        grid,
+        [float(optimal_mean_turns(int(n))) for n in grid],
+        "k:",
+        lw=1,
+        label="optimal mean turns",
+    )
     ax3.plot(Ns, [g["max_turns"] for g in games], "rv", label="max turns played")
     ax3.plot(Ns, [float(g["mean_turns"]) for g in games], "b+", label="mean turns played")
-    ax3.set(xscale="log", xlabel="N", ylabel="turns to resolve",
-            title="bisection in the game: (c)")
+    ax3.set(xscale="log", xlabel="N", ylabel="turns to resolve", title="bisection in the game: (c)")
     ax3.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -269,42 +340,61 @@ def summary(rows, key, label):
         g = [r for r in rows if r[key] == group]
         exact = sum(r["measured"] == r["predicted"] for r in g)
         mean = float(sum(r["predicted"] for r in g) / len(g))
-        lines.append(f"{group:<14} {len(g):>6} {exact:>6} {sum(r['unused'] for r in g):>6} "
-                     f"{mean:>9.4f}  {g[0]['question']}")
+        lines.append(
+            f"{group:<14} {len(g):>6} {exact:>6} {sum(r['unused'] for r in g):>6} "
+            f"{mean:>9.4f}  {g[0]['question']}"
+        )
     return lines
 
 
 def report(N, T, yesno, value, full, n_bank, bank_rows, games):
     """The printed table: (1) and (a) per family, (b) per kind of set, (c) per N."""
-    lines = [f"(1) E[u] = 2p(1-p) for yes/no questions on C_t within 1..{N}: measured through "
-             "RuleOracle -> read_hint -> update_belief, exact Fractions",
-             *summary(yesno, "family", "family"), *summary(yesno, "kind", "set kind"),
-             "", "(a) E[u] = 1 - sum_k p_k^2 for value questions (same sets)",
-             *summary(value, "quantity", "quantity"),
-             f"on C_0 = 1..{N} (measured == 1 - sum p_k^2 for all: "
-             f"{all(r['measured'] == r['predicted'] for r in full)}): "
-             + ", ".join(f"{r['quantity']} {r['measured']}" for r in full),
-             "", f"(b) best yes/no question of the binary bank (N={N}, {n_bank} questions) vs "
-             "the best split of C_t, 2 floor(n/2) ceil(n/2) / n^2",
-             f"{'C_t kind':<9} {'|C_t|':>6} {'sets':>5} {'best==bound':>11} {'best==1/2':>9} "
-             f"{'max-EIG==best':>13} {'measured==best':>14}"]
+    lines = [
+        f"(1) E[u] = 2p(1-p) for yes/no questions on C_t within 1..{N}: measured through "
+        "RuleOracle -> read_hint -> update_belief, exact Fractions",
+        *summary(yesno, "family", "family"),
+        *summary(yesno, "kind", "set kind"),
+        "",
+        "(a) E[u] = 1 - sum_k p_k^2 for value questions (same sets)",
+        *summary(value, "quantity", "quantity"),
+        f"on C_0 = 1..{N} (measured == 1 - sum p_k^2 for all: "
+        f"{all(r['measured'] == r['predicted'] for r in full)}): "
+        + ", ".join(f"{r['quantity']} {r['measured']}" for r in full),
+        "",
+        f"(b) best yes/no question of the binary bank (N={N}, {n_bank} questions) vs "
+        "the best split of C_t, 2 floor(n/2) ceil(n/2) / n^2",
+        f"{'C_t kind':<9} {'|C_t|':>6} {'sets':>5} {'best==bound':>11} {'best==1/2':>9} "
+        f"{'max-EIG==best':>13} {'measured==best':>14}",
+    ]
     for kind in ("random", "interval", "visited"):
         for parity in ("even", "odd"):
-            g = [r for r in bank_rows
-                 if r["kind"] == kind and (r["size"] % 2 == 0) == (parity == "even")]
-            counts = [sum(r["best"] == r["bound"] for r in g),
-                      sum(r["best"] == Fraction(1, 2) for r in g),
-                      sum(r["eig"] == r["best"] for r in g),
-                      sum(r["measured"] == r["best"] for r in g)]
-            lines.append(f"{kind:<9} {parity:>6} {len(g):>5} {counts[0]:>11} {counts[1]:>9} "
-                         f"{counts[2]:>13} {counts[3]:>14}")
-    lines += ["", f"(c) bisection (reference.BayesPolicy, binary question set, T={T}) on every "
-              "secret of 1..N",
-              f"{'N':>4} {'ceil(log2 N)':>12} {'resolved':>8} {'max turns':>9} "
-              f"{'mean turns':>10} {'optimal mean':>12}  first question"]
-    lines += [f"{g['N']:>4} {g['bound']:>12} {g['resolved']:>4}/{g['N']:<3} {g['max_turns']:>9} "
-              f"{float(g['mean_turns']):>10.4f} {float(g['optimal']):>12.4f}  {g['first']}"
-              for g in games]
+            g = [
+                r
+                for r in bank_rows
+                if r["kind"] == kind and (r["size"] % 2 == 0) == (parity == "even")
+            ]
+            counts = [
+                sum(r["best"] == r["bound"] for r in g),
+                sum(r["best"] == Fraction(1, 2) for r in g),
+                sum(r["eig"] == r["best"] for r in g),
+                sum(r["measured"] == r["best"] for r in g),
+            ]
+            lines.append(
+                f"{kind:<9} {parity:>6} {len(g):>5} {counts[0]:>11} {counts[1]:>9} "
+                f"{counts[2]:>13} {counts[3]:>14}"
+            )
+    lines += [
+        "",
+        f"(c) bisection (reference.BayesPolicy, binary question set, T={T}) on every "
+        "secret of 1..N",
+        f"{'N':>4} {'ceil(log2 N)':>12} {'resolved':>8} {'max turns':>9} "
+        f"{'mean turns':>10} {'optimal mean':>12}  first question",
+    ]
+    lines += [
+        f"{g['N']:>4} {g['bound']:>12} {g['resolved']:>4}/{g['N']:<3} {g['max_turns']:>9} "
+        f"{float(g['mean_turns']):>10.4f} {float(g['optimal']):>12.4f}  {g['first']}"
+        for g in games
+    ]
     return "\n".join(lines)
 
 
@@ -315,8 +405,9 @@ def main(argv=None):
     except ValueError:
         raise SystemExit("--sizes must be comma-separated integers, e.g. 2,8,100.")
     if not all(2 <= n <= 200 for n in sizes + [cfg.n_max]):
-        raise SystemExit("--n-max and every --sizes value must be in 2..200 (the question bank "
-                         "grows as N^3).")
+        raise SystemExit(
+            "--n-max and every --sizes value must be in 2..200 (the question bank grows as N^3)."
+        )
     if min(cfg.n_sets, cfg.questions_per_set) < 1:
         raise SystemExit("--n-sets and --questions-per-set must be >= 1.")
     if max(math.ceil(math.log2(n)) for n in sizes) > cfg.max_turns:
@@ -333,12 +424,21 @@ def main(argv=None):
         if n == N:
             visited_sets = sorted((C for C in visited if len(C) > 1), key=sorted)
         if n in sizes:
-            games.append({"N": n, "bound": math.ceil(math.log2(n)), "max_turns": max(turns),
-                          "resolved": sum(e.resolved for e in game.episodes),
-                          "mean_turns": Fraction(sum(turns), n), "optimal": optimal_mean_turns(n),
-                          "first": game.episodes[0].records[0].question})
-    sets = [("random", frozenset(rng.sample(range(1, N + 1), rng.randint(2, N))))
-            for _ in range(cfg.n_sets)]
+            games.append(
+                {
+                    "N": n,
+                    "bound": math.ceil(math.log2(n)),
+                    "max_turns": max(turns),
+                    "resolved": sum(e.resolved for e in game.episodes),
+                    "mean_turns": Fraction(sum(turns), n),
+                    "optimal": optimal_mean_turns(n),
+                    "first": game.episodes[0].records[0].question,
+                }
+            )
+    sets = [
+        ("random", frozenset(rng.sample(range(1, N + 1), rng.randint(2, N))))
+        for _ in range(cfg.n_sets)
+    ]
     for _ in range(cfg.n_sets):
         a, b = sorted(rng.sample(range(1, N + 1), 2))
         sets.append(("interval", frozenset(range(a, b + 1))))
@@ -349,22 +449,33 @@ def main(argv=None):
     for kind, C in sets:
         for _ in range(cfg.questions_per_set):  # (1)
             family, query, truth = random_yesno(rng, N)
-            yesno.append({"kind": kind, "family": family,
-                          **check_yesno(C, query, truth, N, oracle)})
+            yesno.append(
+                {"kind": kind, "family": family, **check_yesno(C, query, truth, N, oracle)}
+            )
         for quantity in VALUE_REFERENCE:  # (a)
             value.append({"quantity": quantity, **check_value(C, quantity, N, oracle)})
         best, eig, q = best_bank_split(bank, C)  # (b)
         measured = sum(game_elimination(C, bank.texts[q], N, oracle)[0]) / len(C)
-        bank_rows.append({"kind": kind, "size": len(C), "best": best, "eig": eig,
-                          "measured": measured, "bound": best_possible_split(len(C))})
+        bank_rows.append(
+            {
+                "kind": kind,
+                "size": len(C),
+                "best": best,
+                "eig": eig,
+                "measured": measured,
+                "bound": best_possible_split(len(C)),
+            }
+        )
     full = [{"quantity": q, **check_value(range(1, N + 1), q, N, oracle)} for q in VALUE_REFERENCE]
 
     table = report(N, cfg.max_turns, yesno, value, full, len(bank.queries), bank_rows, games)
     print(table)
     (out / "bisection.txt").write_text(table + "\n")
     plot(yesno, value, games, out / "bisection.png")
-    print(f"wrote {out / 'bisection.txt'}, {out / 'bisection.png'}, "
-          f"{out / 'bisection_config.json'} in {time.time() - t0:.1f}s")
+    print(
+        f"wrote {out / 'bisection.txt'}, {out / 'bisection.png'}, "
+        f"{out / 'bisection_config.json'} in {time.time() - t0:.1f}s"
+    )
     return {"yesno": yesno, "value": value, "bank": bank_rows, "games": games}
 
 

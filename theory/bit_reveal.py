@@ -55,23 +55,32 @@ BOT = -1  # the observation "nothing revealed" (the paper's bottom symbol)
 @dataclass
 class Config:
     seed: int = field(default=0, metadata={"help": "seed for every random draw"})
-    d_max_exact: int = field(default=12, metadata={
-        "help": "exact enumeration and Monte Carlo for d = 1..d_max_exact (cost ~4^d)"})
-    mc_policies: int = field(default=16, metadata={
-        "help": "random belief-agnostic policies mu drawn per depth d"})
-    mc_episodes: int = field(default=20000, metadata={
-        "help": "Monte Carlo episodes per random policy"})
+    d_max_exact: int = field(
+        default=12,
+        metadata={"help": "exact enumeration and Monte Carlo for d = 1..d_max_exact (cost ~4^d)"},
+    )
+    mc_policies: int = field(
+        default=16, metadata={"help": "random belief-agnostic policies mu drawn per depth d"}
+    )
+    mc_episodes: int = field(
+        default=20000, metadata={"help": "Monte Carlo episodes per random policy"}
+    )
     learn_d_min: int = field(default=2, metadata={"help": "smallest depth d for the learners"})
     learn_d_max: int = field(default=8, metadata={"help": "largest depth d for the learners"})
     steps: int = field(default=1000, metadata={"help": "policy-gradient updates per learner"})
     batch: int = field(default=256, metadata={"help": "episodes per policy-gradient update"})
     lr: float = field(default=0.1, metadata={"help": "Adam step size"})
     eval_every: int = field(default=10, metadata={"help": "updates between learning-curve points"})
-    out: str = field(default="theory/out", metadata={
-        "help": "output folder (relative to the working directory) for table, plot, config"})
+    out: str = field(
+        default="theory/out",
+        metadata={
+            "help": "output folder (relative to the working directory) for table, plot, config"
+        },
+    )
 
 
 # ---------------------------------------------------------------- the environment E_d
+
 
 def observe(z, t, a):
     """Observation kernel O of E_d at turn t. z: (..., d) bits, a: (...) actions -> (...)."""
@@ -89,17 +98,18 @@ def belief(obs):
 
 def all_bit_strings(d):
     """Every element of {0,1}^d as rows, (2^d, d); also every action sequence of length d."""
-    return ((np.arange(2 ** d)[:, None] >> np.arange(d)[::-1]) & 1).astype(np.int8)
+    return ((np.arange(2**d)[:, None] >> np.arange(d)[::-1]) & 1).astype(np.int8)
 
 
 # ---------------------------------------------------------------- exact results
+
 
 def agnostic_success_counts(d):
     """For each deterministic belief-agnostic policy (action sequence), the number of latent
     strings z for which it succeeds. Returns (2^d,) ints; success prob = count / 2^d."""
     seqs = all_bit_strings(d)[:, None, :]  # (2^d, 1, d) action sequences
     z = all_bit_strings(d)[None, :, :]  # (1, 2^d, d) latent strings
-    revealed_all = np.ones((2 ** d, 2 ** d), dtype=bool)
+    revealed_all = np.ones((2**d, 2**d), dtype=bool)
     for t in range(d):
         revealed_all &= observe(z, t, seqs[..., t]) != BOT
     return revealed_all.sum(axis=1)
@@ -107,7 +117,7 @@ def agnostic_success_counts(d):
 
 def best_agnostic_success(d):
     """Exact max over deterministic belief-agnostic policies of P(success), as a Fraction."""
-    return Fraction(int(agnostic_success_counts(d).max()), 2 ** d)
+    return Fraction(int(agnostic_success_counts(d).max()), 2**d)
 
 
 def agnostic_success_formula(p1, d):
@@ -140,10 +150,11 @@ def simulate(policy, z, rng):
 def exact_adaptive_success(d):
     """P(success | pi*) by playing pi* (deterministic) against all 2^d strings; a Fraction."""
     _, success = simulate(adaptive_policy, all_bit_strings(d), np.random.default_rng(0))
-    return Fraction(int(success.sum()), 2 ** d)
+    return Fraction(int(success.sum()), 2**d)
 
 
 # ---------------------------------------------------------------- Monte Carlo: random mu
+
 
 def mc_random_agnostic(d, n_policies, n_episodes, rng):
     """Draw n_policies belief-agnostic policies (mu_t(1) ~ U(0,1) per turn), play each for
@@ -156,6 +167,7 @@ def mc_random_agnostic(d, n_policies, n_episodes, rng):
 
 
 # ---------------------------------------------------------------- the learners
+
 
 def features(t, b, sees_belief):
     """Input of the logistic policy at turn t: [1, b_t - 1/2] or [1, 0...0]. (B, d+1)."""
@@ -208,8 +220,8 @@ def train_learner(d, sees_belief, cfg, rng):
         # Adam ascent: its per-weight step normalisation is what lets the rare early successes
         # (probability 2^-d at initialisation) move the policy at all
         m = 0.9 * m + 0.1 * grad
-        v = 0.999 * v + 0.001 * grad ** 2
-        W += cfg.lr * (m / (1 - 0.9 ** step)) / (np.sqrt(v / (1 - 0.999 ** step)) + 1e-8)
+        v = 0.999 * v + 0.001 * grad**2
+        W += cfg.lr * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
         if step % cfg.eval_every == 0 or step == cfg.steps:
             curve.append((step, exact_success(learner_policy(W, sees_belief), d)))
     return W, curve
@@ -217,12 +229,14 @@ def train_learner(d, sees_belief, cfg, rng):
 
 # ---------------------------------------------------------------- report
 
+
 def fmt_prob(x):
     return f"{x:.3e}" if x < 1e-2 else f"{x:.4f}"
 
 
 def plot(rows, curves, path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -231,26 +245,55 @@ def plot(rows, curves, path):
     rows = [r for r in rows if r["best_agnostic"] is not None]
     ds = np.array([r["d"] for r in rows])
     ax.semilogy(ds, [2.0 ** (1 - d) for d in ds], "k-", lw=1, label="bound $2^{1-d}$")
-    ax.semilogy(ds, [float(r["best_agnostic"]) for r in rows], "ko", mfc="none",
-                label="best deterministic agnostic (exact)")
+    ax.semilogy(
+        ds,
+        [float(r["best_agnostic"]) for r in rows],
+        "ko",
+        mfc="none",
+        label="best deterministic agnostic (exact)",
+    )
     ax.semilogy(ds, [float(r["adaptive"]) for r in rows], "g^-", label="adaptive $\\pi^*$ (exact)")
     mc, lo, hi = (np.array([r[k] for r in rows]) for k in ("mc_best", "mc_lo", "mc_hi"))
-    ax.errorbar(ds + 0.15, np.maximum(mc, 1e-6), yerr=[mc - lo, hi - mc], fmt="s", ms=3,
-                color="tab:orange", label="best of random $\\mu$ (MC, 95% CI)")
-    ax.semilogy([r["d"] for r in learned], [r["learned_agnostic"] for r in learned], "bx--",
-                label="learned, sees $t$ only")
-    ax.semilogy([r["d"] for r in learned], [r["learned_adaptive"] for r in learned], "r+--",
-                label="learned, sees $b_t$")
+    ax.errorbar(
+        ds + 0.15,
+        np.maximum(mc, 1e-6),
+        yerr=[mc - lo, hi - mc],
+        fmt="s",
+        ms=3,
+        color="tab:orange",
+        label="best of random $\\mu$ (MC, 95% CI)",
+    )
+    ax.semilogy(
+        [r["d"] for r in learned],
+        [r["learned_agnostic"] for r in learned],
+        "bx--",
+        label="learned, sees $t$ only",
+    )
+    ax.semilogy(
+        [r["d"] for r in learned],
+        [r["learned_adaptive"] for r in learned],
+        "r+--",
+        label="learned, sees $b_t$",
+    )
     ax.set(xlabel="depth $d$", ylabel="P(success)", title="E_d: success vs depth")
     ax.legend(fontsize=7)
     learn_ds = sorted({d for d, _ in curves})
     for (d, sees_belief), curve in curves.items():
         steps, success = zip(*curve)
         colour = plt.cm.viridis(learn_ds.index(d) / max(1, len(learn_ds) - 1))
-        ax2.semilogy(steps, success, "-" if sees_belief else ":", color=colour, lw=1,
-                     label=f"d={d}" if sees_belief else None)
-    ax2.set(xlabel="policy-gradient update", ylabel="P(success) (exact)",
-            title="learning curves (solid: sees $b_t$, dotted: $t$ only)")
+        ax2.semilogy(
+            steps,
+            success,
+            "-" if sees_belief else ":",
+            color=colour,
+            lw=1,
+            label=f"d={d}" if sees_belief else None,
+        )
+    ax2.set(
+        xlabel="policy-gradient update",
+        ylabel="P(success) (exact)",
+        title="learning curves (solid: sees $b_t$, dotted: $t$ only)",
+    )
     ax2.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -260,11 +303,14 @@ def plot(rows, curves, path):
 def main(argv=None):
     cfg = parse_config(Config, argv, description=__doc__.splitlines()[0])
     if not 1 <= cfg.d_max_exact <= 14 or not 1 <= cfg.learn_d_min <= cfg.learn_d_max:
-        raise SystemExit("Need 1 <= --d-max-exact <= 14 (memory grows as 4^d) and "
-                         "1 <= --learn-d-min <= --learn-d-max.")
+        raise SystemExit(
+            "Need 1 <= --d-max-exact <= 14 (memory grows as 4^d) and "
+            "1 <= --learn-d-min <= --learn-d-max."
+        )
     if min(cfg.mc_policies, cfg.mc_episodes, cfg.steps, cfg.batch, cfg.eval_every) < 1:
-        raise SystemExit("--mc-policies, --mc-episodes, --steps, --batch and --eval-every "
-                         "must be >= 1.")
+        raise SystemExit(
+            "--mc-policies, --mc-episodes, --steps, --batch and --eval-every must be >= 1."
+        )
     out = Path(cfg.out)
     save_config(cfg, out / "bit_reveal_config.json")
     rng = np.random.default_rng(cfg.seed)
@@ -273,10 +319,19 @@ def main(argv=None):
     rows, curves = [], {}
     for d in range(1, max(cfg.d_max_exact, cfg.learn_d_max) + 1):
         exact = d <= cfg.d_max_exact
-        row = {"d": d, "bound": Fraction(1, 2 ** (d - 1)), "best_agnostic": None,
-               "adaptive": None, "mc_best": np.nan, "mc_lo": np.nan, "mc_hi": np.nan,
-               "mc_above_bound": 0, "mc_exact_in_ci": 0, "learned_agnostic": None,
-               "learned_adaptive": None}
+        row = {
+            "d": d,
+            "bound": Fraction(1, 2 ** (d - 1)),
+            "best_agnostic": None,
+            "adaptive": None,
+            "mc_best": np.nan,
+            "mc_lo": np.nan,
+            "mc_hi": np.nan,
+            "mc_above_bound": 0,
+            "mc_exact_in_ci": 0,
+            "learned_agnostic": None,
+            "learned_adaptive": None,
+        }
         if exact:
             row["best_agnostic"] = best_agnostic_success(d)
             row["adaptive"] = exact_adaptive_success(d)
@@ -284,10 +339,13 @@ def main(argv=None):
             cis = [wilson_interval(k, cfg.mc_episodes) for k in successes]
             exact_mu = agnostic_success_formula(p1, d)
             k_best = int(np.argmax(successes))
-            row.update(mc_best=successes[k_best] / cfg.mc_episodes, mc_lo=cis[k_best][0],
-                       mc_hi=cis[k_best][1],
-                       mc_above_bound=sum(lo > 2.0 ** (1 - d) for lo, _ in cis),
-                       mc_exact_in_ci=sum(lo <= e <= hi for (lo, hi), e in zip(cis, exact_mu)))
+            row.update(
+                mc_best=successes[k_best] / cfg.mc_episodes,
+                mc_lo=cis[k_best][0],
+                mc_hi=cis[k_best][1],
+                mc_above_bound=sum(lo > 2.0 ** (1 - d) for lo, _ in cis),
+                mc_exact_in_ci=sum(lo <= e <= hi for (lo, hi), e in zip(cis, exact_mu)),
+            )
         if cfg.learn_d_min <= d <= cfg.learn_d_max:
             for sees_belief in (False, True):
                 W, curve = train_learner(d, sees_belief, cfg, rng)
@@ -296,28 +354,42 @@ def main(argv=None):
                 row[key] = exact_success(learner_policy(W, sees_belief), d)
         rows.append(row)
 
-    header = (f"{'d':>2} {'best agnostic (exact)':>22} {'2^(1-d)':>8} {'adaptive':>8} "
-              f"{'best random mu, MC [95% Wilson]':>34} {'CI>bnd':>6} {'exact in CI':>11} "
-              f"{'learned t-only':>14} {'learned b_t':>11}")
+    header = (
+        f"{'d':>2} {'best agnostic (exact)':>22} {'2^(1-d)':>8} {'adaptive':>8} "
+        f"{'best random mu, MC [95% Wilson]':>34} {'CI>bnd':>6} {'exact in CI':>11} "
+        f"{'learned t-only':>14} {'learned b_t':>11}"
+    )
     lines = [header]
     for r in rows:
-        best = "-" if r["best_agnostic"] is None else (
-            f"{str(r['best_agnostic']):>10}{' ==' if r['best_agnostic'] == r['bound'] else ' !='}")
-        mc = (f"{fmt_prob(r['mc_best'])} [{fmt_prob(r['mc_lo'])}, {fmt_prob(r['mc_hi'])}]"
-              if r["best_agnostic"] is not None else "-")
+        best = (
+            "-"
+            if r["best_agnostic"] is None
+            else (
+                f"{str(r['best_agnostic']):>10}{' ==' if r['best_agnostic'] == r['bound'] else ' !='}"
+            )
+        )
+        mc = (
+            f"{fmt_prob(r['mc_best'])} [{fmt_prob(r['mc_lo'])}, {fmt_prob(r['mc_hi'])}]"
+            if r["best_agnostic"] is not None
+            else "-"
+        )
         la = fmt_prob(r["learned_agnostic"]) if r["learned_agnostic"] is not None else "-"
         lb = fmt_prob(r["learned_adaptive"]) if r["learned_adaptive"] is not None else "-"
         has_mc = r["best_agnostic"] is not None
         n_in = f"{r['mc_exact_in_ci']}/{cfg.mc_policies}" if has_mc else "-"
         above = r["mc_above_bound"] if has_mc else "-"
-        lines.append(f"{r['d']:>2} {best:>22} {str(r['bound']):>8} {str(r['adaptive'] or '-'):>8} "
-                     f"{mc:>34} {above:>6} {n_in:>11} {la:>14} {lb:>11}")
+        lines.append(
+            f"{r['d']:>2} {best:>22} {str(r['bound']):>8} {str(r['adaptive'] or '-'):>8} "
+            f"{mc:>34} {above:>6} {n_in:>11} {la:>14} {lb:>11}"
+        )
     table = "\n".join(lines)
     print(table)
     (out / "bit_reveal.txt").write_text(table + "\n")
     plot(rows, curves, out / "bit_reveal.png")
-    print(f"wrote {out / 'bit_reveal.txt'}, {out / 'bit_reveal.png'}, "
-          f"{out / 'bit_reveal_config.json'} in {time.time() - t0:.1f}s")
+    print(
+        f"wrote {out / 'bit_reveal.txt'}, {out / 'bit_reveal.png'}, "
+        f"{out / 'bit_reveal_config.json'} in {time.time() - t0:.1f}s"
+    )
     return rows, curves
 
 

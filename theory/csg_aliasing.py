@@ -43,7 +43,11 @@ from grammar import read_hint
 from questions import parse_question
 from cli import parse_config, save_config
 from theory.return_aliasing import (
-    advantages_from_enumeration, aliasing_example, analyse_turn, exact_table)
+    advantages_from_enumeration,
+    aliasing_example,
+    analyse_turn,
+    exact_table,
+)
 
 CSG_MENU = (  # (arm, question): a fixed action menu; arm 4 owns "between", so the last action
     (0, "Is the number even?"),  # asks a sound question through the wrong arm (no arm bonus)
@@ -57,11 +61,17 @@ CSG_MENU = (  # (arm, question): a fixed action menu; arm 4 owns "between", so t
 class Config:
     n_candidates: int = field(default=8, metadata={"help": "N: secrets are 1..N, in 2..16"})
     horizon: int = field(default=3, metadata={"help": "T: turns per episode (keep T <= 4)"})
-    epsilon: float = field(default=0.5, metadata={
-        "help": "exploration of the epsilon-greedy policy, in (0, 1]; used as a Fraction"})
+    epsilon: float = field(
+        default=0.5,
+        metadata={
+            "help": "exploration of the epsilon-greedy policy, in (0, 1]; used as a Fraction"
+        },
+    )
     turn: int = field(default=1, metadata={"help": "turn t of the printed aliasing example"})
-    out: str = field(default="theory/out", metadata={
-        "help": "output folder (relative to the working directory) for table and config"})
+    out: str = field(
+        default="theory/out",
+        metadata={"help": "output folder (relative to the working directory) for table and config"},
+    )
 
 
 def menu_policy(N=8, epsilon=Fraction(1, 2)):
@@ -73,12 +83,20 @@ def menu_policy(N=8, epsilon=Fraction(1, 2)):
 
     @lru_cache(maxsize=None)
     def pi(C):  # the game's own belief update, applied as if each candidate were the secret
-        after = [[update_belief(C, read_hint(oracle.answer(q, z), parse_question(q)).fact, z, N)[0] for z in C]
-                 for _, q in menu]
+        after = [
+            [
+                update_belief(C, read_hint(oracle.answer(q, z), parse_question(q)).fact, z, N)[0]
+                for z in C
+            ]
+            for _, q in menu
+        ]
         elim = [sum(len(C) - len(C_next) for C_next in afters) for afters in after]
         greedy = [k for k in range(len(menu)) if elim[k] == max(elim)]
-        return {k: (1 - epsilon) * Fraction(k in greedy, len(greedy)) + epsilon / len(menu)
-                for k in range(len(menu))}
+        return {
+            k: (1 - epsilon) * Fraction(k in greedy, len(greedy)) + epsilon / len(menu)
+            for k in range(len(menu))
+        }
+
     return texts, pi
 
 
@@ -104,9 +122,10 @@ def csg_trajectories(N=8, T=3, epsilon=Fraction(1, 2)):
             rewards.append(Fraction(record.reward).limit_denominator(20 * N))
             assert abs(float(rewards[-1]) - record.reward) < 1e-12, record.reward
         if not game.active:
-            for key, value in zip(("z", "p", "history", "beliefs", "rewards", "pi"),
-                                  (z, p, tuple(history), tuple(beliefs), tuple(rewards),
-                                   tuple(pis))):
+            for key, value in zip(
+                ("z", "p", "history", "beliefs", "rewards", "pi"),
+                (z, p, tuple(history), tuple(beliefs), tuple(rewards), tuple(pis)),
+            ):
                 traj[key].append(value)
             return
         for k, pi_k in pi(game.episodes[0].candidates).items():
@@ -132,52 +151,66 @@ def active_at(traj, t):
 def describe(traj, i, t):
     """One trajectory as menu index and answer per turn, e.g. '1:no 0:yes 1:repeat' (a repeat
     is the game's redundancy penalty), with its C_t, R and A_B(h_t, a_t)."""
+
     def answer(hint):
         word = hint.split(",")[0].lower()
         return "repeat" if hint == REDUNDANT_HINT else word if word in ("yes", "no") else "?"
 
     steps = " ".join(f"{k}:{answer(hint)}" for k, hint in traj["history"][i])
     C_t = "{" + ", ".join(map(str, sorted(traj["beliefs"][i][t]))) + "}"
-    return (f"z*={traj['z'][i]}  {steps:<22} C_{t}={C_t}  "
-            f"R={float(sum(traj['rewards'][i])):.4f}  "
-            f"A_B(h_{t},a_{t})={float(traj['A'][i][t]):+.4f}")
+    return (
+        f"z*={traj['z'][i]}  {steps:<22} C_{t}={C_t}  "
+        f"R={float(sum(traj['rewards'][i])):.4f}  "
+        f"A_B(h_{t},a_{t})={float(traj['A'][i][t]):+.4f}"
+    )
 
 
 def main(argv=None):
     cfg = parse_config(Config, argv, description=__doc__.splitlines()[0])
     if not 2 <= cfg.n_candidates <= 16 or not 1 <= cfg.horizon <= 4:
-        raise SystemExit("--n-candidates must be in 2..16 and --horizon in 1..4 (the number of "
-                         "trajectories grows as N * 4^T).")
+        raise SystemExit(
+            "--n-candidates must be in 2..16 and --horizon in 1..4 (the number of "
+            "trajectories grows as N * 4^T)."
+        )
     if not 0 <= cfg.turn < cfg.horizon or not 0 < cfg.epsilon <= 1:
         raise SystemExit("--turn must be in [0, horizon) and --epsilon in (0, 1].")
     out = Path(cfg.out)
     save_config(cfg, out / "csg_aliasing_config.json")
     t0 = time.time()
-    epsilon = Fraction(cfg.epsilon).limit_denominator(10 ** 6)
+    epsilon = Fraction(cfg.epsilon).limit_denominator(10**6)
     csg = csg_trajectories(cfg.n_candidates, cfg.horizon, epsilon)
     per_turn = [active_at(csg, t) for t in range(max(map(len, csg["history"])))]
     analyses = [analyse_turn(sub, t) for t, (sub, _) in enumerate(per_turn)]
     table = exact_table(analyses)
     table = [table[0] + f" {'P(active)':>9}"] + [
-        line + f" {float(mass):>9.4f}" for line, (_, mass) in zip(table[1:], per_turn)]
+        line + f" {float(mass):>9.4f}" for line, (_, mass) in zip(table[1:], per_turn)
+    ]
     menu = [q.format(half=cfg.n_candidates // 2) for _, q in CSG_MENU]
-    lines = [f"real Clue Selector Game (env.py, rule oracle, App. C reward): N={cfg.n_candidates}, "
-             f"T={cfg.horizon}, epsilon={epsilon}, menu {menu} via arms "
-             f"{[arm for arm, _ in CSG_MENU]}; {len(csg['p'])} trajectories, "
-             f"sum p = {sum(csg['p'])}",
-             "(1)-(3) exact, per turn t over the episodes still playing  "
-             "[errors are E[(estimate - A_B(h_t,a_t))^2]]", *table]
+    lines = [
+        f"real Clue Selector Game (env.py, rule oracle, App. C reward): N={cfg.n_candidates}, "
+        f"T={cfg.horizon}, epsilon={epsilon}, menu {menu} via arms "
+        f"{[arm for arm, _ in CSG_MENU]}; {len(csg['p'])} trajectories, "
+        f"sum p = {sum(csg['p'])}",
+        "(1)-(3) exact, per turn t over the episodes still playing  "
+        "[errors are E[(estimate - A_B(h_t,a_t))^2]]",
+        *table,
+    ]
     if cfg.turn < len(per_turn):
         sub = per_turn[cfg.turn][0]
         pair = aliasing_example(sub, cfg.turn)
-        lines += ["", f"aliasing at t={cfg.turn}: same R, same menu question a_{cfg.turn}, "
-                  "different belief (menu index:answer per turn)"]
+        lines += [
+            "",
+            f"aliasing at t={cfg.turn}: same R, same menu question a_{cfg.turn}, "
+            "different belief (menu index:answer per turn)",
+        ]
         lines += ["  " + describe(sub, i, cfg.turn) for i in pair] if pair else ["  none"]
     text = "\n".join(lines)
     print(text)
     (out / "csg_aliasing.txt").write_text(text + "\n")
-    print(f"wrote {out / 'csg_aliasing.txt'}, {out / 'csg_aliasing_config.json'} "
-          f"in {time.time() - t0:.1f}s")
+    print(
+        f"wrote {out / 'csg_aliasing.txt'}, {out / 'csg_aliasing_config.json'} "
+        f"in {time.time() - t0:.1f}s"
+    )
     return csg, analyses
 
 

@@ -75,24 +75,36 @@ class Config:
     seed: int = field(default=0, metadata={"help": "seed for the Monte Carlo rollouts"})
     n_candidates: int = field(default=6, metadata={"help": "N: secrets are 1..N (keep N <= 10)"})
     horizon: int = field(default=3, metadata={"help": "T: turns per episode (keep T <= 4)"})
-    epsilon: float = field(default=0.5, metadata={
-        "help": "exploration of the epsilon-greedy policy, in (0, 1]; used as a Fraction"})
+    epsilon: float = field(
+        default=0.5,
+        metadata={
+            "help": "exploration of the epsilon-greedy policy, in (0, 1]; used as a Fraction"
+        },
+    )
     turn: int = field(default=1, metadata={"help": "turn t of A_B(h_t, a_t) in the MC study"})
-    mc_sizes: str = field(default="100,300,1000,3000,10000,30000,100000", metadata={
-        "help": "comma-separated Monte Carlo sample sizes (rollouts)"})
-    out: str = field(default="theory/out", metadata={
-        "help": "output folder (relative to the working directory) for table, plot, config"})
+    mc_sizes: str = field(
+        default="100,300,1000,3000,10000,30000,100000",
+        metadata={"help": "comma-separated Monte Carlo sample sizes (rollouts)"},
+    )
+    out: str = field(
+        default="theory/out",
+        metadata={
+            "help": "output folder (relative to the working directory) for table, plot, config"
+        },
+    )
 
 
 @dataclass(frozen=True)
 class Game:
     """The EDP's fixed parameters (hashable, so the value recursions can be memoised)."""
+
     N: int = 6
     T: int = 3
     epsilon: Fraction = Fraction(1, 2)
 
 
 # ---------------------------------------------------------------- the EDP and its values
+
 
 def update(game, C, a, o):
     """Belief update tau: keep the candidates whose answer to question a is o."""
@@ -114,17 +126,24 @@ def policy(game, C):
     """pi(. | h_t) = epsilon-greedy on expected elimination; depends on h_t only through b_t."""
     values = {a: expected_utility(game, C, a) for a in ACTIONS}
     greedy = [a for a in ACTIONS if values[a] == max(values.values())]
-    return {a: (1 - game.epsilon) * Fraction(a in greedy, len(greedy))
-            + game.epsilon / len(ACTIONS) for a in ACTIONS}
+    return {
+        a: (1 - game.epsilon) * Fraction(a in greedy, len(greedy)) + game.epsilon / len(ACTIONS)
+        for a in ACTIONS
+    }
 
 
 @lru_cache(maxsize=None)
 def q_z(game, z, C, t, a):
     """Q_z^pi(h_t, a_t) = E_pi[sum_{s>=t} u_s | h_t, a_t, z* = z]; answers are deterministic."""
     C_next = update(game, C, a, QUESTIONS[a](z, game.N))
-    future = 0 if t == game.T - 1 else sum(
-        pi_a * q_z(game, z, C_next, t + 1, a_next)
-        for a_next, pi_a in policy(game, C_next).items())
+    future = (
+        0
+        if t == game.T - 1
+        else sum(
+            pi_a * q_z(game, z, C_next, t + 1, a_next)
+            for a_next, pi_a in policy(game, C_next).items()
+        )
+    )
     return utility(C, C_next) + future
 
 
@@ -148,15 +167,25 @@ def enumerate_trajectories(game):
 
     def extend(z, C, t, p, history, beliefs, rewards, A):
         if t == game.T:
-            for key, value in zip(("z", "p", "history", "beliefs", "rewards", "A"),
-                                  (z, p, history, beliefs, rewards, A)):
+            for key, value in zip(
+                ("z", "p", "history", "beliefs", "rewards", "A"),
+                (z, p, history, beliefs, rewards, A),
+            ):
                 traj[key].append(value)
             return
         for a, pi_a in policy(game, C).items():
             o = QUESTIONS[a](z, game.N)
             C_next = update(game, C, a, o)
-            extend(z, C_next, t + 1, p * pi_a, history + ((a, o),), beliefs + (C,),
-                   rewards + (utility(C, C_next),), A + (advantage_bayes(game, C, t, a),))
+            extend(
+                z,
+                C_next,
+                t + 1,
+                p * pi_a,
+                history + ((a, o),),
+                beliefs + (C,),
+                rewards + (utility(C, C_next),),
+                A + (advantage_bayes(game, C, t, a),),
+            )
 
     for z in range(1, game.N + 1):
         extend(z, tuple(range(1, game.N + 1)), 0, Fraction(1, game.N), (), (), (), ())
@@ -185,6 +214,7 @@ def advantages_from_enumeration(traj, pi):
 
 
 # ---------------------------------------------------------------- projections and errors
+
 
 def expected_conditional_variance(p, keys, A):
     """E[Var(A | key)] = sum_k P(key = k) Var(A | key = k); exact if p and A are Fractions."""
@@ -218,7 +248,7 @@ def best_fit(p, keys, A):
     A = np.asarray(A, dtype=float)
     phi, *_ = np.linalg.lstsq(sqrt_p[:, None] * X, sqrt_p * A, rcond=None)
     fitted = X @ phi
-    return phi, fitted, float(np.sum(sqrt_p ** 2 * (fitted - A) ** 2))
+    return phi, fitted, float(np.sum(sqrt_p**2 * (fitted - A) ** 2))
 
 
 def conditional_expectation_matrix(p, keys):
@@ -243,17 +273,20 @@ def projection_checks(p, Pi):
     p = np.asarray(p, dtype=float)
     W, root = np.diag(p), np.sqrt(p)
     eig = np.linalg.eigvalsh((root[:, None] * Pi) / root[None, :])
-    return {"idempotence": float(np.abs(Pi @ Pi - Pi).max()),
-            "self_adjoint": float(np.abs(W @ Pi - Pi.T @ W).max()),
-            "eig_dist": float(np.minimum(np.abs(eig), np.abs(eig - 1)).max()),
-            "rank": int(np.sum(eig > 0.5)), "eigenvalues": eig}
+    return {
+        "idempotence": float(np.abs(Pi @ Pi - Pi).max()),
+        "self_adjoint": float(np.abs(W @ Pi - Pi.T @ W).max()),
+        "eig_dist": float(np.minimum(np.abs(eig), np.abs(eig - 1)).max()),
+        "rank": int(np.sum(eig > 0.5)),
+        "eigenvalues": eig,
+    }
 
 
 def scaled_error(p, x, A):
     """min_c E[(c x - A)^2] = E[A^2] - E[x A]^2 / E[x^2]: error of an advantage estimator x whose
     scale is free (normalised rewards carry no unit)."""
     p, x, A = (np.asarray(v, dtype=float) for v in (p, x, A))
-    return float(p @ A ** 2 - (p @ (x * A)) ** 2 / max(p @ x ** 2, 1e-300))
+    return float(p @ A**2 - (p @ (x * A)) ** 2 / max(p @ x**2, 1e-300))
 
 
 def group_normalize(p, groups, x, eps=1e-6):
@@ -271,6 +304,7 @@ def group_normalize(p, groups, x, eps=1e-6):
 
 # ---------------------------------------------------------------- Monte Carlo
 
+
 def play(game, n, rng):
     """Play n episodes of the EDP with pi. Returns rewards (n, T) and A_B (n, T) as floats,
     the latter looked up from the exact advantage of the (belief, action) actually taken."""
@@ -280,8 +314,14 @@ def play(game, n, rng):
         C = tuple(range(1, game.N + 1))
         for t in range(game.T):
             probs = policy(game, C)
-            a = ACTIONS[min(np.searchsorted(np.cumsum([float(probs[b]) for b in ACTIONS]),
-                                            u[i, t], side="right"), len(ACTIONS) - 1)]
+            a = ACTIONS[
+                min(
+                    np.searchsorted(
+                        np.cumsum([float(probs[b]) for b in ACTIONS]), u[i, t], side="right"
+                    ),
+                    len(ACTIONS) - 1,
+                )
+            ]
             C_next = update(game, C, a, QUESTIONS[a](int(secrets[i]), game.N))
             rewards[i, t] = float(utility(C, C_next))
             A[i, t] = float(advantage_bayes(game, C, t, a))
@@ -303,6 +343,7 @@ def mc_irreducible_error(keys, A, z=1.96):
 
 # ---------------------------------------------------------------- report
 
+
 def analyse_turn(traj, t):
     """Every exact quantity of checks (1)-(3) for A = A_B(h_t, a_t)."""
     p, A = traj["p"], [A_i[t] for A_i in traj["A"]]
@@ -313,13 +354,19 @@ def analyse_turn(traj, t):
     _, fitted, lstsq_R = best_fit(p, R, A)
     checks = projection_checks(p, Pi)
     return {
-        "t": t, "var_A": expected_conditional_variance(p, [0] * len(p), A),
-        "evar_R": expected_conditional_variance(p, R, A), "lstsq_R": lstsq_R,
-        "levels_R": len(levels), "rank": checks["rank"], "idempotence": checks["idempotence"],
-        "self_adjoint": checks["self_adjoint"], "eig_dist": checks["eig_dist"],
+        "t": t,
+        "var_A": expected_conditional_variance(p, [0] * len(p), A),
+        "evar_R": expected_conditional_variance(p, R, A),
+        "lstsq_R": lstsq_R,
+        "levels_R": len(levels),
+        "rank": checks["rank"],
+        "idempotence": checks["idempotence"],
+        "self_adjoint": checks["self_adjoint"],
+        "eig_dist": checks["eig_dist"],
         "pi_vs_lstsq": float(np.abs(Pi - weighted_projection(p, X)).max()),
         "projection_vs_fit": float(np.abs(Pi @ np.asarray(A, dtype=float) - fitted).max()),
-        "evar_r": expected_conditional_variance(p, r_t, A), "lstsq_r": best_fit(p, r_t, A)[2],
+        "evar_r": expected_conditional_variance(p, r_t, A),
+        "lstsq_r": best_fit(p, r_t, A)[2],
         "grpo": scaled_error(p, group_normalize(p, traj["z"], np.asarray(R, dtype=float)), A),
         "echo": scaled_error(p, group_normalize(p, traj["z"], np.asarray(r_t, dtype=float)), A),
     }
@@ -332,51 +379,75 @@ def aliasing_example(traj, t):
     by_R_and_a = defaultdict(list)
     for i, r in enumerate(traj["rewards"]):
         by_R_and_a[sum(r), traj["history"][i][t][0]].append(i)
-    pairs = [(i, j) for ix in by_R_and_a.values() for i in ix for j in ix
-             if traj["beliefs"][i][t] != traj["beliefs"][j][t]]
+    pairs = [
+        (i, j)
+        for ix in by_R_and_a.values()
+        for i in ix
+        for j in ix
+        if traj["beliefs"][i][t] != traj["beliefs"][j][t]
+    ]
     return max(pairs, key=lambda ij: traj["A"][ij[1]][t] - traj["A"][ij[0]][t], default=None)
 
 
 def describe(traj, i, t):
     steps = " ".join(f"{a}?{'yes' if o else 'no'}" for a, o in traj["history"][i])
-    return (f"z*={traj['z'][i]}  {steps:<34} C_{t}={set(traj['beliefs'][i][t])}  "
-            f"R={float(sum(traj['rewards'][i])):.4f}  "
-            f"A_B(h_{t},a_{t})={float(traj['A'][i][t]):+.4f}")
+    return (
+        f"z*={traj['z'][i]}  {steps:<34} C_{t}={set(traj['beliefs'][i][t])}  "
+        f"R={float(sum(traj['rewards'][i])):.4f}  "
+        f"A_B(h_{t},a_{t})={float(traj['A'][i][t]):+.4f}"
+    )
 
 
 def exact_table(analyses):
     """Lines of the per-turn table of checks (1)-(3)."""
-    lines = [f"{'t':>2} {'Var(A)':>9} {'E[Var(A|R)]':>11} {'lstsq phi(R)':>12} {'|R|':>4} "
-             f"{'rank':>4} {'|PP-P|':>8} {'|WP-PtW|':>8} {'eig-{0,1}':>9} {'E[Var(A|r_t)]':>13} "
-             f"{'lstsq f(r_t)':>12} {'GRPO-norm R':>11} {'ECHO-norm r_t':>13}"]
+    lines = [
+        f"{'t':>2} {'Var(A)':>9} {'E[Var(A|R)]':>11} {'lstsq phi(R)':>12} {'|R|':>4} "
+        f"{'rank':>4} {'|PP-P|':>8} {'|WP-PtW|':>8} {'eig-{0,1}':>9} {'E[Var(A|r_t)]':>13} "
+        f"{'lstsq f(r_t)':>12} {'GRPO-norm R':>11} {'ECHO-norm r_t':>13}"
+    ]
     for a in analyses:
         lines.append(
             f"{a['t']:>2} {float(a['var_A']):>9.6f} {float(a['evar_R']):>11.6f} "
             f"{a['lstsq_R']:>12.6f} {a['levels_R']:>4} {a['rank']:>4} {a['idempotence']:>8.1e} "
             f"{a['self_adjoint']:>8.1e} {a['eig_dist']:>9.1e} {float(a['evar_r']):>13.6f} "
-            f"{a['lstsq_r']:>12.6f} {a['grpo']:>11.6f} {a['echo']:>13.6f}")
+            f"{a['lstsq_r']:>12.6f} {a['grpo']:>11.6f} {a['echo']:>13.6f}"
+        )
     return lines
 
 
 def plot(mc_rows, exact, path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     n = np.array([r["n"] for r in mc_rows])
-    for key, label, colour in (("R", "return-only E[Var(A|R)]", "tab:blue"),
-                               ("r", "turn-level E[Var(A|r_t)]", "tab:red")):
+    for key, label, colour in (
+        ("R", "return-only E[Var(A|R)]", "tab:blue"),
+        ("r", "turn-level E[Var(A|r_t)]", "tab:red"),
+    ):
         est = np.array([r[key][0] for r in mc_rows])
         lo, hi = np.array([r[key][1] for r in mc_rows]), np.array([r[key][2] for r in mc_rows])
-        ax.errorbar(n, est, yerr=[est - lo, hi - est], fmt="o-", color=colour, capsize=3,
-                    label=f"MC {label}")
+        ax.errorbar(
+            n,
+            est,
+            yerr=[est - lo, hi - est],
+            fmt="o-",
+            color=colour,
+            capsize=3,
+            label=f"MC {label}",
+        )
         ax.axhline(exact[key], color=colour, ls="--", lw=1, label=f"exact {label}")
         ax2.loglog(n, np.abs(est - exact[key]), "o-", color=colour, label=f"|MC - exact|, {key}")
         ax2.loglog(n, (hi - lo) / 2, ":", color=colour, label=f"95% CI half-width, {key}")
-    ax2.loglog(n, exact["R"] * n[0] ** 0.5 / n ** 0.5, "k-", lw=0.5, label="slope -1/2")
-    ax.set(xscale="log", xlabel="rollouts n", ylabel="mean squared error vs A_B",
-           title="irreducible error of the best estimator (95% CI)")
+    ax2.loglog(n, exact["R"] * n[0] ** 0.5 / n**0.5, "k-", lw=0.5, label="slope -1/2")
+    ax.set(
+        xscale="log",
+        xlabel="rollouts n",
+        ylabel="mean squared error vs A_B",
+        title="irreducible error of the best estimator (95% CI)",
+    )
     ax2.set(xlabel="rollouts n", ylabel="|MC estimate - exact|", title="convergence")
     ax.legend(fontsize=7)
     ax2.legend(fontsize=7)
@@ -395,14 +466,17 @@ def main(argv=None):
         raise SystemExit("--mc-sizes must be comma-separated integers, e.g. 100,1000,10000.")
     out = Path(cfg.out)
     save_config(cfg, out / "return_aliasing_config.json")
-    game = Game(cfg.n_candidates, cfg.horizon, Fraction(cfg.epsilon).limit_denominator(10 ** 6))
+    game = Game(cfg.n_candidates, cfg.horizon, Fraction(cfg.epsilon).limit_denominator(10**6))
     t0 = time.time()
     traj = enumerate_trajectories(game)
     analyses = [analyse_turn(traj, t) for t in range(game.T)]
-    lines = [f"EDP: N={game.N} secrets, T={game.T} turns, questions {list(ACTIONS)}, "
-             f"epsilon={game.epsilon}; {len(traj['p'])} trajectories, sum p = {sum(traj['p'])}",
-             "", "(1)-(3) exact, per turn t  [errors are E[(estimate - A_B(h_t,a_t))^2]]",
-             *exact_table(analyses)]
+    lines = [
+        f"EDP: N={game.N} secrets, T={game.T} turns, questions {list(ACTIONS)}, "
+        f"epsilon={game.epsilon}; {len(traj['p'])} trajectories, sum p = {sum(traj['p'])}",
+        "",
+        "(1)-(3) exact, per turn t  [errors are E[(estimate - A_B(h_t,a_t))^2]]",
+        *exact_table(analyses),
+    ]
     pair = aliasing_example(traj, cfg.turn)
     lines += ["", f"aliasing at t={cfg.turn}: same R, same question a_{cfg.turn}, different belief"]
     lines += ["  " + describe(traj, i, cfg.turn) for i in pair] if pair else ["  none"]
@@ -411,25 +485,35 @@ def main(argv=None):
     exact = {"R": float(analyses[cfg.turn]["evar_R"]), "r": float(analyses[cfg.turn]["evar_r"])}
     rng = np.random.default_rng(cfg.seed)
     mc_rows = []
-    lines += ["", f"(4) Monte Carlo at t={cfg.turn}: estimates (Bessel-corrected per level) with "
-              f"95% normal CI; exact E[Var(A|R)]={exact['R']:.6f}, E[Var(A|r_t)]={exact['r']:.6f}",
-              f"{'n':>7} {'E[Var(A|R)] [95% CI]':>32} {'in':>3} "
-              f"{'E[Var(A|r_t)] [95% CI]':>32} {'in':>3}"]
+    lines += [
+        "",
+        f"(4) Monte Carlo at t={cfg.turn}: estimates (Bessel-corrected per level) with "
+        f"95% normal CI; exact E[Var(A|R)]={exact['R']:.6f}, E[Var(A|r_t)]={exact['r']:.6f}",
+        f"{'n':>7} {'E[Var(A|R)] [95% CI]':>32} {'in':>3} {'E[Var(A|r_t)] [95% CI]':>32} {'in':>3}",
+    ]
     for n in sizes:
         rewards, A = play(game, n, rng)
         R = np.round(rewards.sum(axis=1), 9)  # float sums of equal Fractions may differ by ulps
-        row = {"n": n, "R": mc_irreducible_error(R, A[:, cfg.turn]),
-               "r": mc_irreducible_error(np.round(rewards[:, cfg.turn], 9), A[:, cfg.turn])}
+        row = {
+            "n": n,
+            "R": mc_irreducible_error(R, A[:, cfg.turn]),
+            "r": mc_irreducible_error(np.round(rewards[:, cfg.turn], 9), A[:, cfg.turn]),
+        }
         mc_rows.append(row)
-        cells = [f"{row[k][0]:.6f} [{row[k][1]:.6f}, {row[k][2]:.6f}] "
-                 f"{'y' if row[k][1] <= exact[k] <= row[k][2] else 'n':>3}" for k in ("R", "r")]
+        cells = [
+            f"{row[k][0]:.6f} [{row[k][1]:.6f}, {row[k][2]:.6f}] "
+            f"{'y' if row[k][1] <= exact[k] <= row[k][2] else 'n':>3}"
+            for k in ("R", "r")
+        ]
         lines.append(f"{n:>7} {cells[0]:>36} {cells[1]:>36}")
     table = "\n".join(lines)
     print(table)
     (out / "return_aliasing.txt").write_text(table + "\n")
     plot(mc_rows, exact, out / "return_aliasing.png")
-    print(f"wrote {out / 'return_aliasing.txt'}, {out / 'return_aliasing.png'}, "
-          f"{out / 'return_aliasing_config.json'} in {time.time() - t0:.1f}s")
+    print(
+        f"wrote {out / 'return_aliasing.txt'}, {out / 'return_aliasing.png'}, "
+        f"{out / 'return_aliasing_config.json'} in {time.time() - t0:.1f}s"
+    )
     return traj, analyses, mc_rows
 
 

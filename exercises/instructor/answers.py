@@ -11,6 +11,7 @@ per stub, and a wrong answer replaces one of them in RIGHT[0].
 tests/test_exercise_answers.py plants each: a wrong answer must turn its exercise, and only it,
 to FAIL; a right one must PASS.
 """
+
 from __future__ import annotations
 
 import ast
@@ -23,12 +24,14 @@ from pathlib import Path
 from exercises.catalog import EXERCISES
 
 HIDDEN = Path(__file__).resolve().parent / "hidden"
-GRADED = HIDDEN.parent.parent / "tests"          # the hidden tests import expect.py and test_ex04_grpo.py from there
+GRADED = (
+    HIDDEN.parent.parent / "tests"
+)  # the hidden tests import expect.py and test_ex04_grpo.py from there
 
 
 def answers_of(number: int):
     """The hidden test module of an exercise (it holds WRONG and RIGHT)."""
-    path, = HIDDEN.glob(f"test_ex{number:02d}_*.py")
+    (path,) = HIDDEN.glob(f"test_ex{number:02d}_*.py")
     if str(GRADED) not in sys.path:
         sys.path.append(str(GRADED))
     spec = importlib.util.spec_from_file_location(f"answers_ex{number:02d}", path)
@@ -55,14 +58,18 @@ def stub_of(answer) -> str:
 
 def source(answer) -> str:
     """The answer's definition renamed to its stub, then the other answers it calls."""
-    namespace = answer.__globals__                     # the hidden test file's
+    namespace = answer.__globals__  # the hidden test file's
     needed, queue = [], [answer]
     while queue:
         f = queue.pop(0)
         if f in needed:
             continue
         needed.append(f)
-        queue += [namespace[n] for n in f.__code__.co_names if "__" in n and inspect.isfunction(namespace.get(n))]
+        queue += [
+            namespace[n]
+            for n in f.__code__.co_names
+            if "__" in n and inspect.isfunction(namespace.get(n))
+        ]
     texts = [textwrap.dedent(inspect.getsource(f)) for f in needed]
     texts[0] = texts[0].replace(f"def {answer.__name__}(", f"def {stub_of(answer)}(", 1)
     return "\n\n".join(texts)
@@ -74,7 +81,12 @@ def plant(copy: Path, answer: tuple) -> None:
     for f in answer:
         path = copy / paths[stub_of(f)]
         lines = path.read_text().split("\n")
-        node = next(n for n in ast.parse("\n".join(lines)).body
-                    if isinstance(n, ast.FunctionDef) and n.name == stub_of(f))
+        node = next(
+            n
+            for n in ast.parse("\n".join(lines)).body
+            if isinstance(n, ast.FunctionDef) and n.name == stub_of(f)
+        )
         start = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
-        path.write_text("\n".join(lines[:start] + source(f).rstrip("\n").split("\n") + lines[node.end_lineno:]))
+        path.write_text(
+            "\n".join(lines[:start] + source(f).rstrip("\n").split("\n") + lines[node.end_lineno :])
+        )

@@ -18,6 +18,7 @@ whole grading outlasts --grading-timeout (an endless loop that ignores the per-t
 exercise is graded again on its own, and one that still does not finish scores 0. Whatever
 happens, results.json is written.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 GRADESCOPE = Path("/autograder")
-ANSWERS_HEADING = "# " + "-" * 64 + " answers to tell apart"      # where a hidden test file's answers begin
+ANSWERS_HEADING = (
+    "# " + "-" * 64 + " answers to tell apart"
+)  # where a hidden test file's answers begin
 
 
 def edited_files(catalog_exercises) -> list[str]:
@@ -66,13 +69,16 @@ exec "${AUTOGRADER_PYTHON:-/autograder/venv/bin/python}" "$source_dir/autograde.
 def write_autograder(out: Path) -> list:
     """Write the bundle into `out` (absent or empty). Returns the stubbed solutions of its student copy."""
     from exercises.build import BuildError, build
+
     if out.exists() and any(out.iterdir()):
         raise BuildError(f"{out} is not empty: give a new or empty directory")
     root = HERE.parent.parent
     solutions = build(out / "student")
     (out / "hidden").mkdir()
-    for test in sorted((HERE / "hidden").glob("*.py")):          # without the answers at their end
-        (out / "hidden" / test.name).write_text(test.read_text().split(ANSWERS_HEADING)[0].rstrip() + "\n")
+    for test in sorted((HERE / "hidden").glob("*.py")):  # without the answers at their end
+        (out / "hidden" / test.name).write_text(
+            test.read_text().split(ANSWERS_HEADING)[0].rstrip() + "\n"
+        )
     shutil.copy2(Path(__file__), out / "autograde.py")
     pins = [line.strip() for line in (root / "requirements.txt").read_text().splitlines()]
     torch = next(p for p in pins if p.startswith("torch=="))
@@ -88,6 +94,7 @@ def write_autograder(out: Path) -> list:
 
 # ---------------------------------------------------------------- grading a submission (on Gradescope)
 
+
 def find(submission: Path, path: str) -> Path | None:
     """The submitted file for a project path: the same path under the submission (or one folder
     down), else the only file of the same name."""
@@ -102,23 +109,46 @@ def grade(work: Path, results: Path, flags: list[str], timeout: float) -> bool:
     """Run grade.py in the work copy; True if it wrote `results` in time."""
     results.unlink(missing_ok=True)
     try:
-        subprocess.run([sys.executable, "exercises/grade.py", "--hidden-tests", "exercises/instructor/hidden",
-                        "--no-train-check", "--gradescope", str(results), *flags], cwd=work, timeout=timeout,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                "exercises/grade.py",
+                "--hidden-tests",
+                "exercises/instructor/hidden",
+                "--no-train-check",
+                "--gradescope",
+                str(results),
+                *flags,
+            ],
+            cwd=work,
+            timeout=timeout,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         return False
     return results.is_file()
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Grade one submission for Gradescope.", allow_abbrev=False)
-    parser.add_argument("--source", default=str(HERE), help="the bundle (default: this file's folder)")
+    parser = argparse.ArgumentParser(
+        description="Grade one submission for Gradescope.", allow_abbrev=False
+    )
+    parser.add_argument(
+        "--source", default=str(HERE), help="the bundle (default: this file's folder)"
+    )
     parser.add_argument("--submission", default=str(GRADESCOPE / "submission"))
     parser.add_argument("--results", default=str(GRADESCOPE / "results" / "results.json"))
     parser.add_argument("--test-timeout", type=float, default=10.0, help="seconds a test may run")
-    parser.add_argument("--grading-timeout", type=float, default=150.0,
-                        help="seconds for all the exercises at once; past it, each is graded on its own")
-    parser.add_argument("--exercise-timeout", type=float, default=45.0, help="seconds for one exercise then")
+    parser.add_argument(
+        "--grading-timeout",
+        type=float,
+        default=150.0,
+        help="seconds for all the exercises at once; past it, each is graded on its own",
+    )
+    parser.add_argument(
+        "--exercise-timeout", type=float, default=45.0, help="seconds for one exercise then"
+    )
     parser.add_argument("--hidden-visibility", default="after_published")
     args = parser.parse_args(argv)
     source, results = Path(args.source), Path(args.results)
@@ -126,6 +156,7 @@ def main(argv=None) -> int:
     try:
         sys.path.insert(0, str(source / "student"))
         from exercises.catalog import EXERCISES
+
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp) / "work"
             shutil.copytree(source / "student", work)
@@ -138,7 +169,12 @@ def main(argv=None) -> int:
                 else:
                     shutil.copyfile(found, work / path)
                     used.append(path)
-            flags = ["--timeout", str(args.test_timeout), "--hidden-visibility", args.hidden_visibility]
+            flags = [
+                "--timeout",
+                str(args.test_timeout),
+                "--hidden-visibility",
+                args.hidden_visibility,
+            ]
             if grade(work, results, flags, args.grading_timeout):
                 report = json.loads(results.read_text())
                 stopped = []
@@ -150,19 +186,34 @@ def main(argv=None) -> int:
                         report["tests"] += json.loads(part.read_text())["tests"]
                     else:
                         stopped.append(e.number)
-                        report["tests"].append({"name": f"Exercise {e.number}: {e.name}", "number": f"{e.number}.1",
-                                                "score": 0.0, "max_score": float(e.points), "visibility": "visible",
-                                                "output": f"grading stopped after {args.exercise_timeout:g} s: the code "
-                                                          "ran on (an endless loop?) and no result came back"})
+                        report["tests"].append(
+                            {
+                                "name": f"Exercise {e.number}: {e.name}",
+                                "number": f"{e.number}.1",
+                                "score": 0.0,
+                                "max_score": float(e.points),
+                                "visibility": "visible",
+                                "output": f"grading stopped after {args.exercise_timeout:g} s: the code "
+                                "ran on (an endless loop?) and no result came back",
+                            }
+                        )
                 report["score"] = round(sum(t["score"] for t in report["tests"]), 2)
         notes = [f"graded your {', '.join(used) or 'nothing'}"]
         if missing:
-            notes.append(f"not found in the submission, so graded as not written: {', '.join(missing)}")
+            notes.append(
+                f"not found in the submission, so graded as not written: {', '.join(missing)}"
+            )
         if stopped:
             notes.append(f"exercises {', '.join(map(str, stopped))} did not finish and score 0")
-        report["output"] = "; ".join(notes) + ". Only these files count: the tests are the course's own."
-    except Exception as e:            # whatever went wrong, Gradescope gets a results.json that says so
-        report = {"score": 0.0, "output": f"the autograder failed: {type(e).__name__}: {e}", "tests": []}
+        report["output"] = (
+            "; ".join(notes) + ". Only these files count: the tests are the course's own."
+        )
+    except Exception as e:  # whatever went wrong, Gradescope gets a results.json that says so
+        report = {
+            "score": 0.0,
+            "output": f"the autograder failed: {type(e).__name__}: {e}",
+            "tests": [],
+        }
     results.write_text(json.dumps(report, indent=2) + "\n")
     return 0
 

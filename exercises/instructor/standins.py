@@ -15,6 +15,7 @@ graded tests are called; a candidate that passes them all stands in. OUT (JSON) 
 The candidates are the project's own functions called with wrong arguments, so they run in a
 scratch directory (with HOME there too), silenced, each test under a time limit.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -47,9 +48,12 @@ def import_everything(copy: Path) -> tuple[list, list]:
         rel = path.relative_to(copy).with_suffix("")
         name = ".".join(rel.parts)
         try:
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            with (
+                contextlib.redirect_stdout(io.StringIO()),
+                contextlib.redirect_stderr(io.StringIO()),
+            ):
                 modules.append(importlib.import_module(name))
-        except BaseException:                # a script that needs what this machine lacks, or exits
+        except BaseException:  # a script that needs what this machine lacks, or exits
             failed.append(name)
     return modules, failed
 
@@ -61,8 +65,15 @@ def functions_of(modules) -> list[tuple[str, object]]:
         for obj in list(vars(module).values()):
             if getattr(obj, "__module__", None) != module.__name__:
                 continue
-            members = [obj] if inspect.isfunction(obj) else (
-                [getattr(m, "__func__", m) for m in vars(obj).values()] if inspect.isclass(obj) else [])
+            members = (
+                [obj]
+                if inspect.isfunction(obj)
+                else (
+                    [getattr(m, "__func__", m) for m in vars(obj).values()]
+                    if inspect.isclass(obj)
+                    else []
+                )
+            )
             for f in members:
                 if inspect.isfunction(f) and f.__code__ not in seen:
                     seen.add(f.__code__)
@@ -71,8 +82,10 @@ def functions_of(modules) -> list[tuple[str, object]]:
 
 
 def required_positional(f) -> int:
-    return sum(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-               for p in inspect.signature(f).parameters.values())
+    return sum(
+        p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        for p in inspect.signature(f).parameters.values()
+    )
 
 
 def callable_like(f, n: int) -> bool:
@@ -85,8 +98,13 @@ def callable_like(f, n: int) -> bool:
 
 def holders(target) -> list[tuple[dict, str]]:
     """Every (module namespace, name) that holds `target`: where a stand-in must be put."""
-    return [(vars(m), name) for m in list(sys.modules.values()) if m is not None
-            for name, value in list(vars(m).items()) if value is target]
+    return [
+        (vars(m), name)
+        for m in list(sys.modules.values())
+        if m is not None
+        for name, value in list(vars(m).items())
+        if value is target
+    ]
 
 
 @contextlib.contextmanager
@@ -109,9 +127,12 @@ def passes(tests, scratch: str) -> bool:
         os.chdir(scratch)
         signal.setitimer(signal.ITIMER_REAL, SECONDS_PER_TEST)
         try:
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            with (
+                contextlib.redirect_stdout(io.StringIO()),
+                contextlib.redirect_stderr(io.StringIO()),
+            ):
                 test()
-        except BaseException as e:          # the candidate failed the test, or ran out of time, or exited
+        except BaseException as e:  # the candidate failed the test, or ran out of time, or exited
             if isinstance(e, KeyboardInterrupt):
                 raise
             return False
@@ -124,7 +145,9 @@ def main(copy: str, spec_path: str, out_path: str) -> None:
     copy = Path(copy).resolve()
     spec = json.loads(Path(spec_path).read_text())
     scratch = tempfile.mkdtemp(prefix="standins-")
-    os.environ.update(HOME=scratch, ECHO_CACHE_DIR=scratch, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    os.environ.update(
+        HOME=scratch, ECHO_CACHE_DIR=scratch, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1"
+    )
     sys.path[:0] = [str(copy), str(copy / "exercises" / "tests")]
     os.chdir(scratch)
     modules, not_imported = import_everything(copy)
@@ -132,25 +155,40 @@ def main(copy: str, spec_path: str, out_path: str) -> None:
     signal.signal(signal.SIGALRM, on_alarm)
     tried, found = {}, []
     for exercise in spec:
-        tests = [f for path in exercise["tests"] for name, f in
-                 sorted(vars(importlib.import_module(Path(path).stem)).items()) if name.startswith("test_")]
-        stubs = {s["function"]: getattr(importlib.import_module(s["module"]), s["function"]) for s in exercise["stubs"]}
+        tests = [
+            f
+            for path in exercise["tests"]
+            for name, f in sorted(vars(importlib.import_module(Path(path).stem)).items())
+            if name.startswith("test_")
+        ]
+        stubs = {
+            s["function"]: getattr(importlib.import_module(s["module"]), s["function"])
+            for s in exercise["stubs"]
+        }
         references = {}
         for s in exercise["stubs"]:
             namespace = {}
-            exec(compile(s["reference"], s["path"], "exec"), vars(importlib.import_module(s["module"])), namespace)
+            exec(
+                compile(s["reference"], s["path"], "exec"),
+                vars(importlib.import_module(s["module"])),
+                namespace,
+            )
             references[s["function"]] = namespace[s["function"]]
         spots = {name: holders(stub) for name, stub in stubs.items()}
         for name, stub in stubs.items():
             others = [(spots[other], references[other]) for other in stubs if other != name]
             n = required_positional(stub)
-            eligible = [(q, f) for q, f in candidates if f not in stubs.values() and callable_like(f, n)]
+            eligible = [
+                (q, f) for q, f in candidates if f not in stubs.values() and callable_like(f, n)
+            ]
             tried[name] = len(eligible)
             for qualname, f in eligible:
                 with planted([(spots[name], f), *others]):
                     if passes(tests, scratch):
                         found.append([exercise["number"], name, qualname])
-    Path(out_path).write_text(json.dumps({"tried": tried, "passes": found, "not_imported": not_imported}))
+    Path(out_path).write_text(
+        json.dumps({"tried": tried, "passes": found, "not_imported": not_imported})
+    )
     os.chdir(copy)
     shutil.rmtree(scratch, ignore_errors=True)
 

@@ -1,5 +1,6 @@
 """The graded tests import the project's flat modules from its root, as tests/ does, and
 expect.py (what a failing test prints) from this directory."""
+
 import os
 import sys
 

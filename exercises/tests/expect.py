@@ -9,6 +9,7 @@ Both raise AssertionError with a message grade.py prints as it is:
       computed: [-0.5, 0.5]
       expected: [-0.7071, 0.7071]
 """
+
 from __future__ import annotations
 
 import math
@@ -50,10 +51,14 @@ def check(computed, expected, case: str, tol: float = 1e-6):
             fail(case, computed, expected, f"a tensor was expected, not {type(computed).__name__}")
         if tuple(computed.shape) != tuple(expected.shape):
             fail(case, computed, expected, "the shapes differ")
-        if not torch.allclose(computed.detach().double(), expected.double(), rtol=0, atol=tol, equal_nan=True):
+        if not torch.allclose(
+            computed.detach().double(), expected.double(), rtol=0, atol=tol, equal_nan=True
+        ):
             fail(case, computed, expected)
     elif isinstance(expected, float) and not isinstance(computed, Fraction):
-        if not isinstance(computed, (int, float)) and not (isinstance(computed, torch.Tensor) and computed.numel() == 1):
+        if not isinstance(computed, (int, float)) and not (
+            isinstance(computed, torch.Tensor) and computed.numel() == 1
+        ):
             fail(case, computed, expected, f"a number was expected, not {type(computed).__name__}")
         value = float(computed.detach()) if isinstance(computed, torch.Tensor) else float(computed)
         if not (math.isnan(expected) and math.isnan(value)) and not abs(value - expected) <= tol:
@@ -66,4 +71,6 @@ def check_type(value, kind, case: str):
     """Fail unless `value` is an instance of `kind` (a type or a tuple of types)."""
     if not isinstance(value, kind):
         names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-        raise AssertionError(f"{case}\n  computed: {show(value)}, a {type(value).__name__}\n  expected: a {names}")
+        raise AssertionError(
+            f"{case}\n  computed: {show(value)}, a {type(value).__name__}\n  expected: a {names}"
+        )

@@ -3,6 +3,7 @@
 Wrong answers these tests tell apart: the population std (divide by n); eps inside the square
 root; a mean or std that counts inactive cells; NaN (0 / 0) for a lone rollout or a group without
 spread; a group always over axis 1, whatever `dims` says."""
+
 import math
 
 import torch
@@ -12,10 +13,11 @@ from echo import echo_advantages, group_normalize
 
 # Secret 0: three rollouts; rollout 2 resolved at turn 0, so only 0 and 1 play turn 1.
 # Secret 1: three rollouts with equal rewards, one turn each.
-REWARDS = torch.tensor([[[1.0, 0.3], [0.5, 0.7], [0.0, 0.0]],
-                        [[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]]], dtype=torch.float64)
-ACTIVE = torch.tensor([[[1, 1], [1, 1], [1, 0]],
-                       [[1, 0], [1, 0], [1, 0]]], dtype=torch.bool)
+REWARDS = torch.tensor(
+    [[[1.0, 0.3], [0.5, 0.7], [0.0, 0.0]], [[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]]],
+    dtype=torch.float64,
+)
+ACTIVE = torch.tensor([[[1, 1], [1, 1], [1, 0]], [[1, 0], [1, 0], [1, 0]]], dtype=torch.bool)
 R2 = 1 / math.sqrt(2)
 
 
@@ -24,34 +26,65 @@ def test_each_turn_is_normalised_over_its_active_rollouts():
     (mean 0.5, std 0.2 sqrt 2) -> -1/sqrt 2, +1/sqrt 2; rollout 2's empty cell stays 0."""
     adv = group_normalize(REWARDS, ACTIVE)
     check(adv.shape, (2, 3, 2), "the shape of the advantages of the (2, 3, 2) batch")
-    check(adv[0, :, 0], torch.tensor([1.0, 0.0, -1.0]), "turn 0 of secret 0: rewards 1, 0.5, 0 (all three active)", tol=1e-5)
-    check(adv[0, :, 1], torch.tensor([-R2, R2, 0.0]),
-          "turn 1 of secret 0: rewards 0.3, 0.7 (rollouts 0, 1); rollout 2 resolved at turn 0", tol=1e-5)
+    check(
+        adv[0, :, 0],
+        torch.tensor([1.0, 0.0, -1.0]),
+        "turn 0 of secret 0: rewards 1, 0.5, 0 (all three active)",
+        tol=1e-5,
+    )
+    check(
+        adv[0, :, 1],
+        torch.tensor([-R2, R2, 0.0]),
+        "turn 1 of secret 0: rewards 0.3, 0.7 (rollouts 0, 1); rollout 2 resolved at turn 0",
+        tol=1e-5,
+    )
 
 
 def test_no_spread_or_a_single_rollout_gives_zero_never_nan():
     """Secret 1's equal rewards give 0; so does a rollout alone at its turn (no one to compare with)."""
-    check(group_normalize(REWARDS, ACTIVE)[1], torch.zeros(3, 2), "secret 1: three equal rewards at turn 0, none at turn 1")
+    check(
+        group_normalize(REWARDS, ACTIVE)[1],
+        torch.zeros(3, 2),
+        "secret 1: three equal rewards at turn 0, none at turn 1",
+    )
     alone = group_normalize(torch.tensor([[[3.0], [5.0]]]), torch.tensor([[[True], [False]]]))
-    check(alone, torch.zeros(1, 2, 1), "one secret, rollout 0 alone at its turn (reward 3; rollout 1 inactive)")
+    check(
+        alone,
+        torch.zeros(1, 2, 1),
+        "one secret, rollout 0 alone at its turn (reward 3; rollout 1 inactive)",
+    )
 
 
 def test_eps_is_added_to_the_std():
     """Two rewards 0 and 2: std sqrt 2, so the advantages are -+1 / (sqrt 2 + eps)."""
-    adv = group_normalize(torch.tensor([[[0.0], [2.0]]]), torch.ones(1, 2, 1, dtype=torch.bool), eps=0.5)
-    check(adv.flatten(), torch.tensor([-1.0, 1.0]) / (math.sqrt(2) + 0.5), "rewards 0 and 2 with eps = 0.5")
+    adv = group_normalize(
+        torch.tensor([[[0.0], [2.0]]]), torch.ones(1, 2, 1, dtype=torch.bool), eps=0.5
+    )
+    check(
+        adv.flatten(),
+        torch.tensor([-1.0, 1.0]) / (math.sqrt(2) + 0.5),
+        "rewards 0 and 2 with eps = 0.5",
+    )
 
 
 def test_the_group_can_span_several_axes():
     """dims=(1, 2): all five active rewards of secret 0 at once (mean 0.5, sample std 0.3808)."""
     adv = group_normalize(REWARDS, ACTIVE, dims=(1, 2))
     five = torch.tensor([1.0, 0.3, 0.5, 0.7, 0.0], dtype=torch.float64)
-    check(adv[0][ACTIVE[0]], (five - 0.5) / (five.std() + 1e-6),
-          "dims=(1, 2): secret 0's active cells 1, 0.3, 0.5, 0.7, 0 in one group", tol=1e-9)
+    check(
+        adv[0][ACTIVE[0]],
+        (five - 0.5) / (five.std() + 1e-6),
+        "dims=(1, 2): secret 0's active cells 1, 0.3, 0.5, 0.7, 0 in one group",
+        tol=1e-9,
+    )
     check(adv[0, 2, 1].item(), 0.0, "dims=(1, 2): secret 0's inactive cell")
 
 
 def test_echo_advantages_is_eq1_over_the_group_axis():
     """echo_advantages (given) is group_normalize over axis 1, as float32."""
-    check(echo_advantages(REWARDS, ACTIVE), torch.tensor([[[1.0, -R2], [0.0, R2], [-1.0, 0.0]], [[0.0, 0.0]] * 3]),
-          "echo_advantages of the hand-worked batch", tol=1e-5)
+    check(
+        echo_advantages(REWARDS, ACTIVE),
+        torch.tensor([[[1.0, -R2], [0.0, R2], [-1.0, 0.0]], [[0.0, 0.0]] * 3]),
+        "echo_advantages of the hand-worked batch",
+        tol=1e-5,
+    )

@@ -10,6 +10,7 @@ inline, or calls group_normalize in either module, is graded the same.
 Wrong answers these tests tell apart: a per-turn normalisation (that is ECHO, Eq. 1); a return
 that counts cells of turns not played; credit on turns not played; one normalisation over all
 secrets; the return-to-go instead of the return."""
+
 from contextlib import contextmanager
 
 import torch
@@ -28,11 +29,13 @@ ACTIVE = torch.tensor([[[1, 1], [1, 1], [1, 0]]], dtype=torch.bool)
 def whole_group_normalize(values, active, dims=1, eps=1e-6):
     """Eq. 1's normalisation for groups whose cells are all active (what GRPO needs)."""
     if not torch.as_tensor(active).bool().all():
-        raise AssertionError("group_normalize was given inactive cells: GRPO normalises one return per rollout, "
-                             "over all G rollouts of the secret, and every rollout has a return")
+        raise AssertionError(
+            "group_normalize was given inactive cells: GRPO normalises one return per rollout, "
+            "over all G rollouts of the secret, and every rollout has a return"
+        )
     v = values.double()
     mean = v.mean(dim=dims, keepdim=True)
-    if v.numel() < 2 * mean.numel():                 # groups of one: nothing to compare with
+    if v.numel() < 2 * mean.numel():  # groups of one: nothing to compare with
         return torch.zeros_like(v)
     return (v - mean) / (v.std(dim=dims, keepdim=True) + eps)
 
@@ -49,8 +52,16 @@ def whole_group_normalize_in_place():
 
 def credit(rewards, active):
     zeros = torch.zeros(rewards.shape)
-    return Credit(rewards=rewards, active=active, n_before=zeros, n_after=zeros, belief=zeros.long(),
-                  prompt=zeros.long(), n_max=100, max_turns=rewards.shape[-1])
+    return Credit(
+        rewards=rewards,
+        active=active,
+        n_before=zeros,
+        n_after=zeros,
+        belief=zeros.long(),
+        prompt=zeros.long(),
+        n_max=100,
+        max_turns=rewards.shape[-1],
+    )
 
 
 def normalised(returns):
@@ -64,8 +75,12 @@ def test_the_normalised_return_is_every_played_turns_credit():
     with whole_group_normalize_in_place():
         adv = baselines.grpo(credit(REWARDS, ACTIVE), EstimatorContext())
     z = normalised([1.3, 1.2, 0.0])
-    check(adv, torch.tensor([[[z[0], z[0]], [z[1], z[1]], [z[2], 0.0]]]),
-          "one secret: rollouts with rewards (1, 0.3), (0.5, 0.7), (0) (rollout 2 resolved at turn 0)", tol=1e-5)
+    check(
+        adv,
+        torch.tensor([[[z[0], z[0]], [z[1], z[1]], [z[2], 0.0]]]),
+        "one secret: rollouts with rewards (1, 0.3), (0.5, 0.7), (0) (rollout 2 resolved at turn 0)",
+        tol=1e-5,
+    )
 
 
 def test_each_secret_is_normalised_over_its_own_rollouts():
@@ -73,10 +88,16 @@ def test_each_secret_is_normalised_over_its_own_rollouts():
     +1/sqrt 2; equal returns give 0."""
     rewards = torch.tensor([[[1.0], [3.0]], [[10.0], [30.0]], [[2.0], [2.0]]], dtype=torch.float64)
     with whole_group_normalize_in_place():
-        adv = baselines.grpo(credit(rewards, torch.ones(3, 2, 1, dtype=torch.bool)), EstimatorContext())
+        adv = baselines.grpo(
+            credit(rewards, torch.ones(3, 2, 1, dtype=torch.bool)), EstimatorContext()
+        )
     a, b = normalised([1.0, 3.0]), normalised([10.0, 30.0])
-    check(adv, torch.tensor([[[a[0]], [a[1]]], [[b[0]], [b[1]]], [[0.0], [0.0]]]),
-          "three secrets of two one-turn rollouts: rewards (1, 3), (10, 30), (2, 2)", tol=1e-5)
+    check(
+        adv,
+        torch.tensor([[[a[0]], [a[1]]], [[b[0]], [b[1]]], [[0.0], [0.0]]]),
+        "three secrets of two one-turn rollouts: rewards (1, 3), (10, 30), (2, 2)",
+        tol=1e-5,
+    )
 
 
 def test_the_return_is_the_whole_episodes():
@@ -84,5 +105,12 @@ def test_the_return_is_the_whole_episodes():
     every credit is 0, although their rewards differ turn by turn (ECHO's would not be 0)."""
     rewards = torch.tensor([[[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]], dtype=torch.float64)
     with whole_group_normalize_in_place():
-        adv = baselines.grpo(credit(rewards, torch.ones(1, 2, 3, dtype=torch.bool)), EstimatorContext())
-    check(adv, torch.zeros(1, 2, 3), "two rollouts with rewards (0, 0, 1) and (1, 0, 0): the same return 1", tol=1e-9)
+        adv = baselines.grpo(
+            credit(rewards, torch.ones(1, 2, 3, dtype=torch.bool)), EstimatorContext()
+        )
+    check(
+        adv,
+        torch.zeros(1, 2, 3),
+        "two rollouts with rewards (0, 0, 1) and (1, 0, 0): the same return 1",
+        tol=1e-9,
+    )

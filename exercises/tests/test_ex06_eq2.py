@@ -5,6 +5,7 @@ the division by n_terms; padding tokens counted in log rho; the token-level aver
 position L instead of the action's real tokens; a ratio without gradient; a clip count of the
 terms whose ratio is outside [1 - eta, 1 + eta] instead of those where the clipped branch is the
 minimum."""
+
 import math
 
 import torch
@@ -26,25 +27,38 @@ def test_value_clip_count_and_gradient_by_hand():
     log-prob is rho A / 4 where the unclipped branch is the minimum, 0 where the clip is."""
     case = "rho = 1.5, 0.5, 1.5, 0.5 (two tokens each), A = 1, 1, -1, -1, eta = 0.2, n_terms = 4"
     logp_new, logp_old, mask = two_token_actions([1.5, 0.5, 1.5, 0.5])
-    J, stats = clipped_objective(logp_new, logp_old, mask, torch.tensor([1.0, 1.0, -1.0, -1.0]), 0.2, n_terms=4)
+    J, stats = clipped_objective(
+        logp_new, logp_old, mask, torch.tensor([1.0, 1.0, -1.0, -1.0]), 0.2, n_terms=4
+    )
     check(J, -0.15, f"J for {case}")
-    check(float(stats["clipped"]), 2.0, f'stats["clipped"] for {case}: the clipped branch is the minimum in terms 1 and 4')
+    check(
+        float(stats["clipped"]),
+        2.0,
+        f'stats["clipped"] for {case}: the clipped branch is the minimum in terms 1 and 4',
+    )
     check(float(stats["terms"]), 4.0, f'stats["terms"] for {case}')
     check(float(stats["ratio_max"]), 1.5, f'stats["ratio_max"] for {case}')
     check(float(stats["ratio_sum"]), 4.0, f'stats["ratio_sum"] for {case}')
     if not J.requires_grad:
-        raise AssertionError(f"J for {case} has no gradient: Eq. 2 is what the optimizer follows, so J must be "
-                             "computed from logp_new with torch operations (no .item(), .detach() or numpy)")
+        raise AssertionError(
+            f"J for {case} has no gradient: Eq. 2 is what the optimizer follows, so J must be "
+            "computed from logp_new with torch operations (no .item(), .detach() or numpy)"
+        )
     J.backward()
-    check(logp_new.grad, torch.tensor([0.0, 0.5 / 4, -1.5 / 4, 0.0])[:, None].expand(4, 2),
-          f"dJ / d logp_new for {case}")
+    check(
+        logp_new.grad,
+        torch.tensor([0.0, 0.5 / 4, -1.5 / 4, 0.0])[:, None].expand(4, 2),
+        f"dJ / d logp_new for {case}",
+    )
 
 
 def test_padding_tokens_do_not_count_and_n_terms_divides():
     """One real token with log-ratio log 2 and a padding token with any value: rho = 2, clipped
     to 1.2 for A = 1; divided by n_terms = 3 (the other terms live in other minibatches)."""
     logp_new = torch.tensor([[math.log(2.0), 7.0]])
-    J, stats = clipped_objective(logp_new, torch.zeros(1, 2), torch.tensor([[1.0, 0.0]]), torch.tensor([1.0]), 0.2, 3)
+    J, stats = clipped_objective(
+        logp_new, torch.zeros(1, 2), torch.tensor([[1.0, 0.0]]), torch.tensor([1.0]), 0.2, 3
+    )
     case = "one action: a real token with log-ratio log 2 and a padding token holding 7.0; A = 1, eta = 0.2, n_terms = 3"
     check(J, 1.2 / 3, f"J for {case}")
     check(float(stats["clipped"]), 1.0, f'stats["clipped"] for {case}')
@@ -54,7 +68,9 @@ def test_token_level_ratio_averages_each_actions_tokens():
     """level="token": token ratios 2 and 1 with A = 1, eta = 0.2: min terms 1.2 and 1, mean 1.1;
     one of two tokens clipped (0.5 of the action); mean ratio 1.5."""
     logp_new = torch.tensor([[math.log(2.0), 0.0]])
-    J, stats = clipped_objective(logp_new, torch.zeros(1, 2), torch.ones(1, 2), torch.tensor([1.0]), 0.2, 1, "token")
+    J, stats = clipped_objective(
+        logp_new, torch.zeros(1, 2), torch.ones(1, 2), torch.tensor([1.0]), 0.2, 1, "token"
+    )
     case = 'level="token": one action of two tokens with ratios 2 and 1, A = 1, eta = 0.2'
     check(J, 1.1, f"J for {case}")
     check(float(stats["clipped"]), 0.5, f'stats["clipped"] for {case}')
@@ -65,8 +81,15 @@ def test_token_level_averages_over_the_real_tokens_only():
     """level="token", an action of two real tokens (ratios 2 and 1) and one padding token holding
     5.0: the mean is over the two real tokens, 1.1, as without the padding."""
     logp_new = torch.tensor([[math.log(2.0), 0.0, 5.0]])
-    J, stats = clipped_objective(logp_new, torch.zeros(1, 3), torch.tensor([[1.0, 1.0, 0.0]]), torch.tensor([1.0]),
-                                 0.2, 1, "token")
+    J, stats = clipped_objective(
+        logp_new,
+        torch.zeros(1, 3),
+        torch.tensor([[1.0, 1.0, 0.0]]),
+        torch.tensor([1.0]),
+        0.2,
+        1,
+        "token",
+    )
     case = 'level="token": real tokens with ratios 2 and 1, then a padding token holding 5.0; A = 1, eta = 0.2'
     check(J, 1.1, f"J for {case}")
     check(float(stats["clipped"]), 0.5, f'stats["clipped"] for {case}')

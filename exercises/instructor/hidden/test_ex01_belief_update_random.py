@@ -4,6 +4,7 @@ sets and facts against a loop over the candidates.
 WRONG and RIGHT, at the end, are answers the graded tests must tell apart: each wrong one must
 turn exercise 1 to FAIL, each right one (written differently from the reference) must PASS;
 tests/test_exercise_answers.py plants them in a built copy."""
+
 import random
 
 from expect import check, check_type
@@ -11,9 +12,17 @@ from expect import check, check_type
 from env import update_belief
 from properties import Fact, Predicate
 
-PREDICATES = [Predicate("n", "even"), Predicate("n", "odd"), Predicate("n", "prime"), Predicate("n", "square"),
-              *(Predicate("n", "gt", (k,)) for k in (5, 17, 50)), *(Predicate("n", "div", (k,)) for k in (3, 4, 7)),
-              Predicate("n", "between", (10, 40)), Predicate("digit_sum", "gt", (9,)), Predicate("last_digit", "eq", (3,))]
+PREDICATES = [
+    Predicate("n", "even"),
+    Predicate("n", "odd"),
+    Predicate("n", "prime"),
+    Predicate("n", "square"),
+    *(Predicate("n", "gt", (k,)) for k in (5, 17, 50)),
+    *(Predicate("n", "div", (k,)) for k in (3, 4, 7)),
+    Predicate("n", "between", (10, 40)),
+    Predicate("digit_sum", "gt", (9,)),
+    Predicate("last_digit", "eq", (3,)),
+]
 
 
 def by_loop(candidates, fact, secret):
@@ -40,6 +49,7 @@ def test_random_candidate_sets_and_facts_match_a_loop():
 
 
 # ---------------------------------------------------------------- answers to tell apart
+
 
 def update_belief__union(candidates, fact, secret, n_max):
     """Wrong: the union adds back candidates already eliminated."""
@@ -95,9 +105,16 @@ def update_belief__by_members(candidates, fact, secret, n_max):
     """Right: one membership test decides, one intersection updates."""
     members = fact.members(n_max) if fact is not None else None
     consistent = members is None or secret in members
-    return (candidates.intersection(members) if members is not None and consistent else candidates), not consistent
+    return (
+        candidates.intersection(members) if members is not None and consistent else candidates
+    ), not consistent
 
 
-WRONG = [update_belief__union, update_belief__applies_a_false_fact, update_belief__unflagged,
-         update_belief__members_only, update_belief__a_set]
+WRONG = [
+    update_belief__union,
+    update_belief__applies_a_false_fact,
+    update_belief__unflagged,
+    update_belief__members_only,
+    update_belief__a_set,
+]
 RIGHT = [update_belief__by_holds, update_belief__by_members]

@@ -3,6 +3,7 @@ against a plain loop over the groups, so that a solution tuned to the visible ha
 does not pass by accident.
 
 WRONG and RIGHT, at the end, are answers the graded tests must tell apart (see exercise 1's file)."""
+
 import statistics
 
 import torch
@@ -40,9 +41,13 @@ def test_random_grids_match_a_loop():
     for case in range(30):
         values, active = random_grid(gen)
         eps = (1e-6, 0.1, 1.0)[case % 3]
-        check(group_normalize(values, active, eps=eps), by_loop(values, active, eps),
-              f"random grid {case}: shape {tuple(values.shape)}, eps {eps}, values {values.tolist()}, "
-              f"active {active.int().tolist()}", tol=1e-9)
+        check(
+            group_normalize(values, active, eps=eps),
+            by_loop(values, active, eps),
+            f"random grid {case}: shape {tuple(values.shape)}, eps {eps}, values {values.tolist()}, "
+            f"active {active.int().tolist()}",
+            tol=1e-9,
+        )
 
 
 def test_random_groups_over_two_axes_match_a_loop():
@@ -51,13 +56,20 @@ def test_random_groups_over_two_axes_match_a_loop():
     for case in range(20):
         values, active = random_grid(gen)
         B = values.shape[0]
-        flat = by_loop(values.reshape(B, -1, 1), active.reshape(B, -1, 1), 1e-6).reshape(values.shape)
-        check(group_normalize(values, active, dims=(1, 2)), flat,
-              f"random grid {case}, dims=(1, 2): values {values.tolist()}, active {active.int().tolist()}", tol=1e-9)
+        flat = by_loop(values.reshape(B, -1, 1), active.reshape(B, -1, 1), 1e-6).reshape(
+            values.shape
+        )
+        check(
+            group_normalize(values, active, dims=(1, 2)),
+            flat,
+            f"random grid {case}, dims=(1, 2): values {values.tolist()}, active {active.int().tolist()}",
+            tol=1e-9,
+        )
 
 
 # ---------------------------------------------------------------- answers to tell apart
 # Each is planted as echo.group_normalize, so it may use only what echo.py defines.
+
 
 def group_normalize__population_std(values, active, dims=1, eps=1e-6):
     """Wrong: the population std (divides by n)."""
@@ -106,13 +118,18 @@ def group_normalize__by_loop(values, active, dims=1, eps=1e-6):
     """Right: a loop over every group, with the statistics module."""
     import itertools
     import statistics
+
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     x, on = values.double(), active.bool()
     out = torch.zeros_like(x)
-    for index in itertools.product(*[[slice(None)] if d in dims else range(n) for d, n in enumerate(x.shape)]):
+    for index in itertools.product(
+        *[[slice(None)] if d in dims else range(n) for d, n in enumerate(x.shape)]
+    ):
         xs = x[index][on[index]].tolist()
         if len(xs) > 1:
-            out[index] = torch.where(on[index], (x[index] - statistics.mean(xs)) / (statistics.stdev(xs) + eps), 0.0)
+            out[index] = torch.where(
+                on[index], (x[index] - statistics.mean(xs)) / (statistics.stdev(xs) + eps), 0.0
+            )
     return out
 
 
@@ -126,6 +143,11 @@ def group_normalize__nan_reductions(values, active, dims=1, eps=1e-6):
     return torch.where(v.isnan() | (n < 2), 0.0, adv)
 
 
-WRONG = [group_normalize__population_std, group_normalize__eps_in_the_root, group_normalize__unmasked,
-         group_normalize__nan_when_alone, group_normalize__axis_one_always]
+WRONG = [
+    group_normalize__population_std,
+    group_normalize__eps_in_the_root,
+    group_normalize__unmasked,
+    group_normalize__nan_when_alone,
+    group_normalize__axis_one_always,
+]
 RIGHT = [group_normalize__by_loop, group_normalize__nan_reductions]

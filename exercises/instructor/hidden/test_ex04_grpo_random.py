@@ -4,6 +4,7 @@ Eq. 1's normalisation is replaced as in the graded tests (test_ex04_grpo.py), so
 not needed.
 
 WRONG and RIGHT, at the end, are answers the graded tests must tell apart (see exercise 1's file)."""
+
 import statistics
 
 import torch
@@ -18,7 +19,9 @@ def by_loop(rewards, active):
     B, G, T = rewards.shape
     out = torch.zeros(B, G, T, dtype=torch.float64)
     for b in range(B):
-        returns = [sum(float(rewards[b, g, t]) for t in range(T) if active[b, g, t]) for g in range(G)]
+        returns = [
+            sum(float(rewards[b, g, t]) for t in range(T) if active[b, g, t]) for g in range(G)
+        ]
         if G > 1:
             mean, std = statistics.mean(returns), statistics.stdev(returns)
             for g in range(G):
@@ -34,18 +37,24 @@ def test_random_batches_match_a_loop():
     gen = torch.Generator().manual_seed(5)
     for case in range(30):
         B, G, T = (int(x) for x in torch.randint(1, 6, (3,), generator=gen))
-        lengths = torch.randint(1, T + 1, (B, G), generator=gen)                  # every rollout plays turn 0
+        lengths = torch.randint(1, T + 1, (B, G), generator=gen)  # every rollout plays turn 0
         active = torch.arange(T)[None, None, :] < lengths[..., None]
         rewards = torch.randn(B, G, T, generator=gen, dtype=torch.float64)
-        rewards = torch.where(active, rewards, 5.0)                              # unplayed cells hold garbage
+        rewards = torch.where(active, rewards, 5.0)  # unplayed cells hold garbage
         with whole_group_normalize_in_place():
             adv = baselines.grpo(credit(rewards, active), EstimatorContext())
-        check(adv, by_loop(rewards, active), f"random batch {case}: rewards {rewards.tolist()}, active "
-              f"{active.int().tolist()} (5.0 marks a cell not played)", tol=1e-5)
+        check(
+            adv,
+            by_loop(rewards, active),
+            f"random batch {case}: rewards {rewards.tolist()}, active "
+            f"{active.int().tolist()} (5.0 marks a cell not played)",
+            tol=1e-5,
+        )
 
 
 # ---------------------------------------------------------------- answers to tell apart
 # Each is planted as baselines.grpo, so it may use only what baselines.py defines.
+
 
 def grpo__per_turn(c, ctx):
     """Wrong: each turn's reward normalised among the rollouts active at that turn (that is ECHO)."""
@@ -80,7 +89,7 @@ def grpo__return_to_go(c, ctx):
 
 def grpo__inline(c, ctx):
     """Right: Eq. 1's normalisation written out for whole groups."""
-    returns = torch.where(c.active, c.rewards, 0.0).sum(-1)                    # (B, G)
+    returns = torch.where(c.active, c.rewards, 0.0).sum(-1)  # (B, G)
     mean, std = returns.mean(dim=1, keepdim=True), returns.std(dim=1, keepdim=True)
     adv = torch.where(std.isnan() | (std == 0), 0.0, (returns - mean) / (std + 1e-6))
     return torch.where(c.active, adv[..., None], 0.0)
@@ -89,10 +98,17 @@ def grpo__inline(c, ctx):
 def grpo__through_echo(c, ctx):
     """Right: echo.group_normalize on the returns laid out as a (B, G, 1) grid."""
     import echo
-    returns = episode_returns(c)[..., None]                                    # (B, G, 1)
+
+    returns = episode_returns(c)[..., None]  # (B, G, 1)
     adv = echo.group_normalize(returns, torch.ones_like(returns, dtype=torch.bool), dims=1)
     return torch.where(c.active, adv, 0.0)
 
 
-WRONG = [grpo__per_turn, grpo__unmasked_return, grpo__every_turn, grpo__over_the_batch, grpo__return_to_go]
+WRONG = [
+    grpo__per_turn,
+    grpo__unmasked_return,
+    grpo__every_turn,
+    grpo__over_the_batch,
+    grpo__return_to_go,
+]
 RIGHT = [grpo__inline, grpo__through_echo]

@@ -2,6 +2,7 @@
 grids and masks against a loop over the groups, with garbage in the inactive cells.
 
 WRONG and RIGHT, at the end, are answers the graded tests must tell apart (see exercise 1's file)."""
+
 import torch
 from expect import check
 
@@ -29,13 +30,17 @@ def test_random_grids_match_a_loop():
         shape = tuple(int(x) for x in torch.randint(1, 6, (3,), generator=gen))
         active = torch.rand(shape, generator=gen) < 0.7
         values = torch.where(active, torch.randn(shape, generator=gen, dtype=torch.float64), 7.0)
-        check(leave_one_out(values, active), by_loop(values, active),
-              f"random grid {case}: values {values.tolist()} (7.0 in inactive cells), active {active.int().tolist()}",
-              tol=1e-9)
+        check(
+            leave_one_out(values, active),
+            by_loop(values, active),
+            f"random grid {case}: values {values.tolist()} (7.0 in inactive cells), active {active.int().tolist()}",
+            tol=1e-9,
+        )
 
 
 # ---------------------------------------------------------------- answers to tell apart
 # Each is planted as baselines.leave_one_out, so it may use only what baselines.py defines.
+
 
 def leave_one_out__mean_of_all(values, active):
     """Wrong: the baseline is the mean of every active rollout, one's own value included."""
@@ -50,7 +55,9 @@ def leave_one_out__divided_by_std(values, active):
     v, m = values.double(), active.bool()
     n = m.sum(dim=1, keepdim=True)
     mean = torch.where(m, v, 0.0).sum(dim=1, keepdim=True) / n.clamp(min=1)
-    std = (torch.where(m, (v - mean) ** 2, 0.0).sum(dim=1, keepdim=True) / (n - 1).clamp(min=1)).sqrt()
+    std = (
+        torch.where(m, (v - mean) ** 2, 0.0).sum(dim=1, keepdim=True) / (n - 1).clamp(min=1)
+    ).sqrt()
     others = (torch.where(m, v, 0.0).sum(dim=1, keepdim=True) - v) / (n - 1).clamp(min=1)
     return torch.where(m & (n > 1), (v - others) / (std + 1e-6), 0.0)
 
@@ -79,7 +86,9 @@ def leave_one_out__by_loop(values, active):
         for t in range(T):
             rows = [g for g in range(G) if active[b, g, t]]
             for g in rows if len(rows) > 1 else []:
-                out[b, g, t] = values[b, g, t] - sum(values[b, j, t] for j in rows if j != g) / (len(rows) - 1)
+                out[b, g, t] = values[b, g, t] - sum(values[b, j, t] for j in rows if j != g) / (
+                    len(rows) - 1
+                )
     return out
 
 
@@ -91,6 +100,10 @@ def leave_one_out__scaled_deviation(values, active):
     return torch.where(m & (n > 1), n / (n - 1).clamp(min=1) * (v - mean), 0.0)
 
 
-WRONG = [leave_one_out__mean_of_all, leave_one_out__divided_by_std, leave_one_out__g_minus_one,
-         leave_one_out__alone_keeps_its_value]
+WRONG = [
+    leave_one_out__mean_of_all,
+    leave_one_out__divided_by_std,
+    leave_one_out__g_minus_one,
+    leave_one_out__alone_keeps_its_value,
+]
 RIGHT = [leave_one_out__by_loop, leave_one_out__scaled_deviation]

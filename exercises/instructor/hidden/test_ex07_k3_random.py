@@ -3,6 +3,7 @@ with padding holding random values, inf and -inf, against a loop over the real t
 gradient, exp(x) - 1 on real tokens and 0 on padding.
 
 WRONG and RIGHT, at the end, are answers the graded tests must tell apart (see exercise 1's file)."""
+
 import math
 
 import torch
@@ -12,8 +13,13 @@ from echo import approx_kl
 
 
 def by_loop(log_ratio, mask):
-    return torch.tensor([sum(math.expm1(float(x)) - float(x) for x, real in zip(row, keep) if real)
-                         for row, keep in zip(log_ratio, mask)], dtype=torch.float64)
+    return torch.tensor(
+        [
+            sum(math.expm1(float(x)) - float(x) for x, real in zip(row, keep) if real)
+            for row, keep in zip(log_ratio, mask)
+        ],
+        dtype=torch.float64,
+    )
 
 
 def random_actions(gen, case):
@@ -30,8 +36,12 @@ def test_random_actions_match_a_loop():
     gen = torch.Generator().manual_seed(9)
     for case in range(30):
         x, mask = random_actions(gen, case)
-        check(approx_kl(x, mask), by_loop(x, mask), f"random actions {case}: x {x.tolist()}, mask {mask.int().tolist()}",
-              tol=1e-9)
+        check(
+            approx_kl(x, mask),
+            by_loop(x, mask),
+            f"random actions {case}: x {x.tolist()}, mask {mask.int().tolist()}",
+            tol=1e-9,
+        )
 
 
 def test_random_gradients_are_exp_minus_one_on_real_tokens():
@@ -45,11 +55,17 @@ def test_random_gradients_are_exp_minus_one_on_real_tokens():
         if not kl.requires_grad:
             raise AssertionError(f"the result has no gradient for {what}")
         kl.sum().backward()
-        check(x.grad, torch.where(mask.bool(), x.detach().expm1(), 0.0), f"d kl / d log_ratio for {what}", tol=1e-9)
+        check(
+            x.grad,
+            torch.where(mask.bool(), x.detach().expm1(), 0.0),
+            f"d kl / d log_ratio for {what}",
+            tol=1e-9,
+        )
 
 
 # ---------------------------------------------------------------- answers to tell apart
 # Each is planted as echo.approx_kl, so it may use only what echo.py defines.
+
 
 def approx_kl__sign_turned(log_ratio, mask):
     """Wrong: x - (exp(x) - 1), never positive."""
@@ -92,6 +108,11 @@ def approx_kl__per_row(log_ratio, mask):
     return torch.stack(rows)
 
 
-WRONG = [approx_kl__sign_turned, approx_kl__mean_over_tokens, approx_kl__mask_after_exp, approx_kl__no_gradient,
-         approx_kl__k1]
+WRONG = [
+    approx_kl__sign_turned,
+    approx_kl__mean_over_tokens,
+    approx_kl__mask_after_exp,
+    approx_kl__no_gradient,
+    approx_kl__k1,
+]
 RIGHT = [approx_kl__expm1, approx_kl__per_row]

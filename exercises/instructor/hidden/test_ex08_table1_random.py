@@ -3,6 +3,7 @@ against loops over the turns.
 
 WRONG and RIGHT, at the end, are answers the graded tests must tell apart (see exercise 1's file).
 A right answer gives all four functions; a wrong one replaces one of them in RIGHT[0]."""
+
 import math
 import random
 
@@ -18,16 +19,25 @@ def loop_quality_of(row):
 def loop_rates(episodes):
     answered = [row for ep in episodes for row in ep if not (row["redundant"] or row["invalid"])]
     every = [row for ep in episodes for row in ep]
-    zero_rate = sum(row["eliminated"] == 0 for row in answered) / len(answered) if answered else math.nan
-    qual = sum(0.0 if row["redundant"] or row["invalid"] else loop_quality_of(row) for row in every) / len(every)
+    zero_rate = (
+        sum(row["eliminated"] == 0 for row in answered) / len(answered) if answered else math.nan
+    )
+    qual = sum(
+        0.0 if row["redundant"] or row["invalid"] else loop_quality_of(row) for row in every
+    ) / len(every)
     return zero_rate, qual
 
 
 def random_turn(rng):
     before = rng.randint(1, 100)
     wasted = rng.random() < 0.3
-    return {"candidates_before": before, "eliminated": 0 if wasted or rng.random() < 0.3 else rng.randint(0, before - 1),
-            "redundant": wasted and rng.random() < 0.5, "invalid": wasted and rng.random() < 0.5, "turn": 0}
+    return {
+        "candidates_before": before,
+        "eliminated": 0 if wasted or rng.random() < 0.3 else rng.randint(0, before - 1),
+        "redundant": wasted and rng.random() < 0.5,
+        "invalid": wasted and rng.random() < 0.5,
+        "turn": 0,
+    }
 
 
 def test_random_turns_match_a_loop():
@@ -37,9 +47,18 @@ def test_random_turns_match_a_loop():
     for case in range(100):
         row = random_turn(rng)
         wasted = row["redundant"] or row["invalid"]
-        check(bool(is_zero(row)), not wasted and row["eliminated"] == 0, f"is_zero of random turn {case}: {row}")
+        check(
+            bool(is_zero(row)),
+            not wasted and row["eliminated"] == 0,
+            f"is_zero of random turn {case}: {row}",
+        )
         if not wasted:
-            check(float(elim_quality(row)), loop_quality_of(row), f"elim_quality of random turn {case}: {row}", tol=1e-12)
+            check(
+                float(elim_quality(row)),
+                loop_quality_of(row),
+                f"elim_quality of random turn {case}: {row}",
+                tol=1e-12,
+            )
 
 
 def test_random_episodes_match_a_loop():
@@ -47,14 +66,27 @@ def test_random_episodes_match_a_loop():
     computes them."""
     rng = random.Random(12)
     for case in range(40):
-        episodes = [[random_turn(rng) for _ in range(rng.randint(1, 6))] for _ in range(rng.randint(1, 4))]
+        episodes = [
+            [random_turn(rng) for _ in range(rng.randint(1, 6))] for _ in range(rng.randint(1, 4))
+        ]
         zero_rate, qual = loop_rates(episodes)
-        check(float(zero(episodes)), zero_rate, f"Zero of random episodes {case}: {episodes}", tol=1e-12)
-        check(float(quality(episodes)), qual, f"Qual. of random episodes {case}: {episodes}", tol=1e-12)
+        check(
+            float(zero(episodes)),
+            zero_rate,
+            f"Zero of random episodes {case}: {episodes}",
+            tol=1e-12,
+        )
+        check(
+            float(quality(episodes)),
+            qual,
+            f"Qual. of random episodes {case}: {episodes}",
+            tol=1e-12,
+        )
 
 
 # ---------------------------------------------------------------- answers to tell apart
 # Each is planted in metrics.py, so it may use only what metrics.py defines.
+
 
 def elim_quality__uncapped(row):
     """Wrong: no cap at 1."""
@@ -136,7 +168,15 @@ def quality__summed(episodes):
     return sum(elim_quality(r) for r in rows) / len(rows) if rows else NAN
 
 
-WRONG = [elim_quality__uncapped, elim_quality__fraction_of_all, is_zero__wasted_too, zero__over_every_turn,
-         zero__zero_when_empty, quality__answered_only]
-RIGHT = [(elim_quality__by_cases, is_zero__answered_and_nothing_removed, zero__counted, quality__numpy),
-         (elim_quality__clipped, is_zero__not_wasted, zero__filtered_mean, quality__summed)]
+WRONG = [
+    elim_quality__uncapped,
+    elim_quality__fraction_of_all,
+    is_zero__wasted_too,
+    zero__over_every_turn,
+    zero__zero_when_empty,
+    quality__answered_only,
+]
+RIGHT = [
+    (elim_quality__by_cases, is_zero__answered_and_nothing_removed, zero__counted, quality__numpy),
+    (elim_quality__clipped, is_zero__not_wasted, zero__filtered_mean, quality__summed),
+]

@@ -2,6 +2,7 @@
 exact in Fractions, against a loop over the levels of the key.
 
 WRONG and RIGHT, at the end, are answers the graded tests must tell apart (see exercise 1's file)."""
+
 import random
 from fractions import Fraction
 
@@ -30,7 +31,9 @@ def test_random_outcomes_match_a_loop():
         p = [Fraction(w, sum(weights)) for w in weights]
         keys = [rng.choice("abc") for _ in range(n)]
         A = [Fraction(rng.randint(-9, 9), rng.randint(1, 4)) for _ in range(n)]
-        what = f"random outcomes {case}: p {[str(x) for x in p]}, keys {keys}, A {[str(x) for x in A]}"
+        what = (
+            f"random outcomes {case}: p {[str(x) for x in p]}, keys {keys}, A {[str(x) for x in A]}"
+        )
         result = expected_conditional_variance(p, keys, A)
         check_type(result, (Fraction, int), f"{what}: Fractions in, an exact number out")
         check(result, by_loop(p, keys, A), what)
@@ -39,6 +42,7 @@ def test_random_outcomes_match_a_loop():
 # ---------------------------------------------------------------- answers to tell apart
 # Each is planted as theory.return_aliasing.expected_conditional_variance, so it may use only
 # what theory/return_aliasing.py defines (defaultdict, Fraction, numpy, ...).
+
 
 def expected_conditional_variance__unweighted_mean(p, keys, A):
     """Wrong: the plain mean of A within a level, whatever the probabilities."""
@@ -108,7 +112,11 @@ def expected_conditional_variance__by_sorting(p, keys, A):
     return total
 
 
-WRONG = [expected_conditional_variance__unweighted_mean, expected_conditional_variance__levels_unweighted,
-         expected_conditional_variance__keys_ignored, expected_conditional_variance__p_ignored,
-         expected_conditional_variance__floats]
+WRONG = [
+    expected_conditional_variance__unweighted_mean,
+    expected_conditional_variance__levels_unweighted,
+    expected_conditional_variance__keys_ignored,
+    expected_conditional_variance__p_ignored,
+    expected_conditional_variance__floats,
+]
 RIGHT = [expected_conditional_variance__grouped_sums, expected_conditional_variance__by_sorting]
