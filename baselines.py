@@ -97,7 +97,7 @@ class Credit:
 
 
 def credit_from_batch(batch, n_max: int) -> Credit:
-    """Lay a policy.RolloutBatch's turns out as the (B, G, T) grid of Eq. 1."""
+    """Lay a rollouts.RolloutBatch's turns out as the (B, G, T) grid of Eq. 1."""
     recs = batch.records
     grid = lambda values: batch.to_grid(torch.tensor(values, dtype=torch.float64))  # noqa: E731
 

@@ -33,29 +33,16 @@ from pathlib import Path
 os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 
-def arg(
-    default,
-    help: str,
-    *,
-    at_least=None,
-    above=None,
-    at_most=None,
-    below=None,
-    writes: str | None = None,
-    choices: tuple = (),
-):
+def arg(default, meaning: str, *, writes: str | None = None, choices: tuple = (), **bounds):
     """A dataclass field with its one-line meaning, shown by --help, and the values that make
-    sense: bounds on a number (a float must also be finite, always), the choices of a word, and
-    for a path the program writes, writes="directory" or "file". `config_problem` checks them."""
-    bounds = {
-        k: v
-        for k, v in dict(at_least=at_least, above=above, at_most=at_most, below=below).items()
-        if v is not None
-    }
-    return dataclasses.field(
-        default=default,
-        metadata={"help": help, "bounds": bounds, "writes": writes, "choices": tuple(choices)},
-    )
+    sense: `bounds` on a number (at_least, above, at_most, below; a float must also be finite,
+    always), the choices of a word, and for a path the program writes, writes="directory" or
+    "file". `config_problem` checks them."""
+    if unknown := set(bounds) - set(BOUNDS):
+        raise TypeError(f"arg() takes the bounds {', '.join(BOUNDS)}, not {', '.join(unknown)}")
+    bounds = {k: v for k, v in bounds.items() if v is not None}
+    metadata = {"help": meaning, "bounds": bounds, "writes": writes, "choices": tuple(choices)}
+    return dataclasses.field(default=default, metadata=metadata)
 
 
 BOUNDS = {

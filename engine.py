@@ -273,7 +273,7 @@ def blocked_inverse_cdf(
 class StaticDecoder:
     """`LMPolicy.decoder` over static KV caches, one per (rows, positions) shape, kept for reuse.
     One decoder serves one model: its caches and its compiled forward are that model's.
-    `compile`: None compiles on CUDA only (on a CPU the graphs would save nothing); True/False force it.
+    `compile_graphs`: None compiles on CUDA only (on a CPU the graphs would save nothing); True/False force it.
     `lookahead`: decode steps the device may run ahead of the host's reading of the tokens (0: the
     host reads every step's tokens before the next step starts, as LMPolicy.generate does).
     `fast_sampling`: each step's draw (policy.sample_next) with blocked_inverse_cdf, compiled into a
@@ -281,12 +281,13 @@ class StaticDecoder:
 
     def __init__(
         self,
-        compile: bool | None = None,
+        compile_graphs: bool | None = None,
         min_positions: int = 256,
         lookahead: int = 2,
         fast_sampling: bool | None = None,
     ):
-        self.compile, self.min_positions, self.lookahead = compile, min_positions, lookahead
+        self.compile_graphs, self.min_positions = compile_graphs, min_positions
+        self.lookahead = lookahead
         self.fast_sampling, self.draw = (
             fast_sampling,
             None,
@@ -316,7 +317,7 @@ class StaticDecoder:
     def _forward(self, policy: LMPolicy):
         if self.forward is None:
             on_cuda = policy.device.type == "cuda"
-            if self.compile or (self.compile is None and on_cuda):
+            if self.compile_graphs or (self.compile_graphs is None and on_cuda):
                 # one graph per shape met: the default limit of 8 would fall back to eager
                 torch._dynamo.config.cache_size_limit = max(
                     torch._dynamo.config.cache_size_limit, 128

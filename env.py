@@ -48,7 +48,6 @@ Departures from the paper's code, and why:
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
@@ -57,12 +56,12 @@ from functools import lru_cache
 from grammar import read_hint
 from questions import parse_question, question_type
 from oracle import DEFLECTION, RuleOracle
-from properties import QUANTITIES, Fact
+from prompts import CANDIDATE_FORMATS, Action, read_action, selector_messages
+from properties import Fact
 
 BINARY_DEFLECTION = "Please ask a yes-or-no question about a specific property."
 REDUNDANT_HINT = "You already asked this. No new information."
 QUESTION_SETS = ("paper", "binary")
-CANDIDATE_FORMATS = ("list", "runs", "padded")
 
 
 @dataclass(frozen=True)
@@ -125,44 +124,6 @@ ARM_FAMILIES = {
     4: ("between",),
 }
 
-SYSTEM_PROMPT = "You are a helpful assistant. Follow instructions exactly."
-
-
-def random_interval(secret: int, n_max: int, least: int, rng: random.Random) -> frozenset:
-    """A candidate universe lo..hi of at least `least` numbers (all of 1..n_max if it has fewer)
-    that holds `secret`: its size uniform on least..n_max, then its place uniform among those
-    that fit inside 1..n_max and hold the secret."""
-    size = rng.randint(min(least, n_max), n_max)
-    lo = rng.randint(max(1, secret - size + 1), min(secret, n_max - size + 1))
-    return frozenset(range(lo, lo + size))
-
-
-def random_subset(secret: int, n_max: int, least: int, rng: random.Random) -> frozenset:
-    """A candidate universe of `secret` and other numbers of 1..n_max drawn without replacement:
-    its size log-uniform on least..n_max (as many universes of 2..10 numbers as of 10..50), so
-    that small beliefs are common. Unlike an interval's, a subset's numbers can all share a last
-    digit, a digit sum or a parity: the question that splits a small universe depends on which
-    numbers it holds, and a policy that does not read the list wastes turns on it."""
-    least = min(least, n_max)
-    size = min(n_max, max(least, round(least * (n_max / least) ** rng.random())))
-    others = rng.sample([n for n in range(1, n_max + 1) if n != secret], size - 1)
-    return frozenset([secret, *others])
-
-
-def random_class(secret: int, n_max: int, least: int, rng: random.Random) -> frozenset:
-    """A candidate universe of the numbers of 1..n_max that share the secret's digit sum, tens
-    digit or last digit (one of the three, at random; all of 1..n_max if it holds fewer than
-    `least`). Nothing in the history says so: the question that defined the class is one the
-    belief already answers, and only the candidate list shows it. On secrets of 1..100 it stands
-    in for the state a secret of 101..200 is in after the two questions that identify any number
-    of 1..100: a digit question that tells nothing more, and candidates left."""
-    quantity = QUANTITIES[rng.choice(("digit_sum", "tens_digit", "last_digit"))]
-    part = frozenset(n for n in range(1, n_max + 1) if quantity(n) == quantity(secret))
-    return part if len(part) >= least else frozenset(range(1, n_max + 1))
-
-
-UNIVERSES = {"interval": random_interval, "subset": random_subset, "class": random_class}
-
 
 def secret_split(
     n_max: int = 100, n_heldout: int = 20, seed: int = 0
@@ -174,130 +135,6 @@ def secret_split(
     """
     heldout = sorted(random.Random(seed).sample(range(1, n_max + 1), n_heldout))
     return [s for s in range(1, n_max + 1) if s not in set(heldout)], heldout
-
-
-def candidate_text(candidates, candidate_format: str = "list") -> str:
-    """C_t as the prompt writes it. "list": every number, as App. B's prompt does. "runs": a run of
-    three or more consecutive numbers as FIRST-LAST (1..200 is "1-200"), so the prompt's length
-    follows the belief's shape, not the width of the universe: the paper's model reads a list of
-    200 numbers, but a model trained from scratch on 1..100 has never attended over one that long.
-    "padded": those runs, every number in three digits (007), so that 101..200 are written like the
-    001..100 a model trained on 1..100 has read, not as a word longer than any it has seen."""
-    numbers = sorted(candidates)
-    if candidate_format == "list":
-        return ", ".join(map(str, numbers))
-    write = (lambda n: f"{n:03d}") if candidate_format == "padded" else str
-    parts, start = [], 0
-    for end in range(len(numbers)):  # a run closes where the next number is not end + 1
-        if end + 1 == len(numbers) or numbers[end + 1] != numbers[end] + 1:
-            run = numbers[start : end + 1]
-            parts += (
-                [f"{write(run[0])}-{write(run[-1])}"] if len(run) >= 3 else [write(n) for n in run]
-            )
-            start = end + 1
-    return ", ".join(parts)
-
-
-def selector_prompt(
-    candidates, arm_histories, turn: int, cfg: GameConfig, hidden: bool = False
-) -> str:
-    """The selector prompt of App. B (A): the belief (candidate list) and per-arm histories. With
-    `hidden` (not in the paper; a share of training episodes, experiment.episode_starts) the prompt
-    does not show C_t: the belief is then only in the history, and the next question must be read
-    from what was answered."""
-    shown = (
-        "not shown"
-        if hidden
-        else f"({len(candidates)}): [{candidate_text(candidates, cfg.candidate_format)}]"
-    )
-    lines = [
-        "You are solving a number guessing game.",
-        "A secret number has been chosen from the current candidate universe.",
-        f"You have {cfg.n_arms} clue-holder arms. Choose one arm and ask one property question.",
-        "",
-        f"Turn {turn + 1} of {cfg.max_turns}",
-        f"Remaining candidates {shown}",
-        "",
-        "Arm histories:",
-    ]
-    for arm, history in enumerate(arm_histories):
-        if not history:
-            lines.append(f"  Arm {arm}: not yet queried")
-            continue
-        lines.append(f"  Arm {arm} (queried {len(history)}x):")
-        for question, hint in history:
-            lines += [f"    Q: {question}", f"    A: {hint}"]
-    lines += [
-        "",
-        "Good questions ask about specific properties that split the candidates:",
-        "  parity, primality, divisibility, digit sum, last digit, range, perfect square.",
-        "",
-        "Do NOT repeat a question already asked to any arm.",
-    ]
-    if cfg.question_set == "binary":
-        lines.append("Only yes-or-no questions are answered.")
-    lines += [
-        "Select an arm-question pair that is most informative for the current candidates.",
-        "",
-        "Respond with JSON only:",
-        f'  {{"arm": <0 to {cfg.n_arms - 1}>, "question": "<precise property question>"}}',
-    ]
-    return "\n".join(lines)
-
-
-def selector_messages(
-    candidates, arm_histories, turn: int, cfg: GameConfig, hidden: bool = False
-) -> list[dict]:
-    return [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": selector_prompt(candidates, arm_histories, turn, cfg, hidden)},
-    ]
-
-
-@dataclass(frozen=True)
-class Action:
-    arm: int
-    question: str
-    completion: str  # the JSON text the action was read from
-
-
-_DECODER = json.JSONDecoder()
-
-
-def first_json_object(text: str, required=("arm", "question")) -> tuple[dict, int, int] | None:
-    """(object, start, end) of the first decodable JSON object in text holding every key in
-    `required`, wherever it is (code fences, prose around it); None if there is none."""
-    start = text.find("{")
-    while start != -1:
-        try:
-            obj, end = _DECODER.raw_decode(text, start)
-            if isinstance(obj, dict) and all(k in obj for k in required):
-                return obj, start, end
-        except ValueError:
-            pass
-        start = text.find("{", start + 1)
-    return None
-
-
-def read_action(text: str, n_arms: int) -> tuple[Action | None, str]:
-    """(Action, "") from the first JSON object with "arm" and "question"; (None, reason) when
-    there is none or its arm or question is unusable."""
-    found = first_json_object(text) if isinstance(text, str) else None
-    if found is None:
-        return None, "no_json" if isinstance(text, str) else "no_text"
-    obj, start, end = found
-    arm, question = obj["arm"], obj["question"]
-    if isinstance(arm, str) and arm.strip().isdigit():
-        arm = int(arm.strip())
-    if isinstance(arm, float) and arm.is_integer():
-        arm = int(arm)
-    if isinstance(arm, bool) or not isinstance(arm, int):
-        return None, "bad_arm"
-    if not 0 <= arm < n_arms:
-        return None, "arm_out_of_range"
-    if not isinstance(question, str) or not question.strip():
-        return None, "no_question"
-    return Action(arm, question.strip(), text[start:end]), ""
 
 
 def update_belief(candidates: frozenset, fact: Fact | None, secret: int, n_max: int):
@@ -556,50 +393,27 @@ class CSG:
     def _apply(
         self, i: int, raw: str, action: Action | None, reason: str, hint: str | None
     ) -> TurnRecord:
+        """Turn t of episode i: the hint's effect on the belief and the histories, the reward
+        (App. C) and the turn's row of the `turns` table (App. D)."""
         ep, cfg = self.episodes[i], self.cfg
-        t, before, belief = ep.turn, len(ep.candidates), ep.candidates
-        invalid = action is None
-        question = action.question if action else ""
-        key = question_key(question)
-        redundant = not invalid and (action.arm, key) in ep.asked
+        t, belief, question = ep.turn, ep.candidates, action.question if action else ""
+        redundant = action is not None and (action.arm, question_key(question)) in ep.asked
         qtype = question_type(question) if action else "invalid"
-        novel = arm_match = inconsistent = False
-        status, answer, after = "", "", ep.candidates
-        if invalid:
-            hint = ""
-        elif redundant:
-            hint = REDUNDANT_HINT
-            ep.arm_histories[action.arm].append((question, hint))
-        else:
-            if hint is None:  # binary question set: a value question, deflected without an oracle
-                hint = BINARY_DEFLECTION
-            reading = read_hint(hint, parse_question(question))
-            status = reading.status
-            after, inconsistent = update_belief(ep.candidates, reading.fact, ep.secret, cfg.n_max)
-            answer = "" if inconsistent else _answer_label(question, reading.fact, cfg.n_max)
-            novel = key not in ep.asked_any
-            answered = hint not in (DEFLECTION, BINARY_DEFLECTION)
-            arm_match = answered and qtype in ARM_FAMILIES.get(action.arm, ())
-            ep.asked.add((action.arm, key))
-            ep.asked_any.add(key)
-            ep.arm_histories[action.arm].append((question, hint))
-            ep.candidates = after
-            ep.resolved = after == {ep.secret}
+        seen = self._observe(ep, action, hint, redundant, qtype)  # updates C_t and the histories
         info = None
-        if cfg.expected_info and not (invalid or redundant):  # the elimination expected under b_t
-            refused = qtype in ep.refused
-            info = expected_elimination(
-                [before] if refused else answer_parts(question, belief, cfg)
-            )
+        if cfg.expected_info and action is not None and not redundant:  # expected under b_t
+            parts = [len(belief)] if qtype in ep.refused else answer_parts(question, belief, cfg)
+            info = expected_elimination(parts)
+        before, after = len(belief), len(ep.candidates)
         r = turn_reward(
             before,
-            len(after),
+            after,
             t,
             cfg.max_turns,
             redundant=redundant,
-            invalid=invalid,
-            arm_match=arm_match,
-            novel=novel,
+            invalid=action is None,
+            arm_match=seen["arm_match"],
+            novel=seen["novel"],
             resolved=ep.resolved,
             info=info,
             w=self.weights,
@@ -612,24 +426,44 @@ class CSG:
             question_type=qtype,
             raw_response=raw,
             completion=action.completion if action else "",
-            hint=hint,
-            answer=answer,
-            hint_status=status,
             candidates_before=before,
-            eliminated=before - len(after),
-            candidates_after=len(after),
+            eliminated=before - after,
+            candidates_after=after,
             redundant=redundant,
-            invalid=invalid,
+            invalid=action is None,
             invalid_reason=reason,
-            inconsistent=inconsistent,
-            arm_match=arm_match,
-            novel=novel,
             turn_resolved=ep.resolved,
+            **seen,
             **r,
         )
         ep.records.append(record)
         ep.turn += 1
         return record
+
+    def _observe(self, ep: Episode, action, hint: str | None, redundant: bool, qtype: str) -> dict:
+        """What the turn's hint tells (the belief update, Lemma A.5), recorded in the episode's
+        state: its row fields hint, answer, hint_status, inconsistent, novel and arm_match."""
+        seen = dict(hint="", answer="", hint_status="", inconsistent=False)
+        seen |= dict(novel=False, arm_match=False)
+        if action is None:  # unreadable: no arm to ask, nothing shown in any history
+            return seen
+        question, key = action.question, question_key(action.question)
+        if redundant:
+            ep.arm_histories[action.arm].append((question, REDUNDANT_HINT))
+            return seen | {"hint": REDUNDANT_HINT}
+        hint = BINARY_DEFLECTION if hint is None else hint  # binary set: a value question
+        reading = read_hint(hint, parse_question(question))
+        after, inconsistent = update_belief(ep.candidates, reading.fact, ep.secret, self.cfg.n_max)
+        answer = "" if inconsistent else _answer_label(question, reading.fact, self.cfg.n_max)
+        answered = hint not in (DEFLECTION, BINARY_DEFLECTION)
+        seen.update(hint=hint, answer=answer, hint_status=reading.status, inconsistent=inconsistent)
+        seen.update(novel=key not in ep.asked_any)
+        seen.update(arm_match=answered and qtype in ARM_FAMILIES.get(action.arm, ()))
+        ep.asked.add((action.arm, key))
+        ep.asked_any.add(key)
+        ep.arm_histories[action.arm].append((question, hint))
+        ep.candidates, ep.resolved = after, after == {ep.secret}
+        return seen
 
     def branch(self, i: int, secrets) -> "CSG":
         """A new game whose episodes carry on episode i from where it stands (belief, arm
@@ -653,28 +487,6 @@ class CSG:
             final_candidates=len(ep.candidates),
             total_reward=sum(r.reward for r in ep.records),
         )
-
-
-def explored(
-    secret: int,
-    cfg: GameConfig,
-    explorer,
-    turns: int,
-    oracle=None,
-    universe=None,
-    refused=frozenset(),
-) -> Episode:
-    """Where one episode stands after up to `turns` turns of another respond(game)-policy (an
-    explorer: reference.RandomPolicy), stopping before a turn that would end it: a reachable
-    state with a real history h_t, from which a learner's rollouts carry on (Episode.carried_on)."""
-    game = CSG([secret], cfg, oracle, None if universe is None else [universe], [refused])
-    for _ in range(turns):
-        trial = game.branch(0, [secret])
-        trial.step(explorer.respond(trial))
-        if not trial.active:
-            break
-        game = trial
-    return game.episodes[0].carried_on(secret)
 
 
 def play(policy, secrets, cfg: GameConfig = GameConfig(), oracle=None, universes=None) -> CSG:

@@ -43,18 +43,11 @@ import torch
 
 import metrics
 import models
-from env import (
-    CANDIDATE_FORMATS,
-    CSG,
-    QUESTION_SETS,
-    SYSTEM_PROMPT,
-    GameConfig,
-    candidate_text,
-    play,
-    secret_split,
-)
+from env import CSG, QUESTION_SETS, GameConfig, play, secret_split
+from prompts import CANDIDATE_FORMATS, SYSTEM_PROMPT, candidate_text
 from oracle import OracleConfigError, make_oracle
-from policy import SampleConfig, play_rollouts
+from policy import SampleConfig
+from rollouts import play_rollouts
 from reference import REFERENCE_POLICIES
 from report import (
     SAMPLED,

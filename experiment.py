@@ -31,85 +31,30 @@ from pathlib import Path
 import torch
 
 import models
-from baselines import (
-    ESTIMATORS,
-    Credit,
-    EstimatorContext,
-    credit_from_batch,
-    episode_returns,
-    turn_stats,
-)
+from baselines import ESTIMATORS, Credit, EstimatorContext, credit_from_batch, episode_returns
+from baselines import turn_stats
 from cli import code_version, config_problem, fail, save_config
-from env import ARM_FAMILIES, CSG, UNIVERSES, explored, secret_split
+from env import CSG
 from evaluate import evaluate_policy
 from metrics import training_metrics
-from policy import RolloutBatch, episode_seed, play_rollouts
+from rollouts import RolloutBatch, episode_seed, play_rollouts
 from ranks import Ranks, finish as ranks_finish
-from reference import RandomPolicy
-from tinylm import TinyConfig
-from warmup import WarmupConfig, prepared
+from report import plot_curves
+from warmup import starting_policy
 
 
 def run_directory(out: str, name: str, resume: bool = False) -> Path:
     """Where a run writes: OUT/NAME, or OUT/NAME-2, NAME-3, ... when that is taken, so the same
     command run again starts a new run. With resume: the latest run of that name."""
-    taken = (
-        {1: Path(out) / name}
-        if (Path(out) / name).exists() and any((Path(out) / name).iterdir())
-        else {}
-    )
+    first = Path(out) / name
+    taken = {1: first} if first.exists() and any(first.iterdir()) else {}
     for path in Path(out).glob(glob.escape(name) + "-*"):
         number = path.name[len(name) + 1 :]
         if number.isdigit() and int(number) >= 2:
             taken[int(number)] = path
     if resume:
-        return taken[max(taken)] if taken else Path(out) / name
+        return taken[max(taken)] if taken else first
     return Path(out) / (f"{name}-{max(taken) + 1}" if taken else name)
-
-
-def episode_starts(
-    cfg, rng: random.Random, secrets: list[int], step: int, game_cfg, oracle
-) -> tuple[list, list | None]:
-    """Where each training secret's G rollouts start: its candidate universe C_0 (1..n_max, the
-    paper's; or, for a share `universe_share` of secrets, one drawn by env.UNIVERSES[universe]),
-    and with `prefix_turns` K > 0 the state after 0..K turns of random questions in it
-    (env.explored), with `refusal_rate` > 0 the families its clue holders refuse, with
-    `hidden_share` > 0 whether its prompts leave C_t out (env.selector_prompt), or None. Not in
-    the paper, which starts every episode from 1..100 at turn 0: there a fixed question sequence
-    fits every episode, and nothing rewards reading the belief."""
-    universes = [
-        UNIVERSES[cfg.universe](s, cfg.n_max, cfg.universe_least, rng)
-        if cfg.universe != "full" and rng.random() < cfg.universe_share
-        else range(1, cfg.n_max + 1)
-        for s in secrets
-    ]
-    if not (cfg.prefix_turns or cfg.refusal_rate or cfg.hidden_share):
-        return universes, None
-    # Each family an arm owns is refused with chance refusal_rate, the same for a secret's G rollouts
-    # (Eq. 1 compares them). The rng is drawn only when refusals are on: other runs stay as they were.
-    families = sorted({f for owned in ARM_FAMILIES.values() for f in owned})
-    refused = [
-        frozenset(f for f in families if rng.random() < cfg.refusal_rate)
-        if cfg.refusal_rate
-        else frozenset()
-        for _ in secrets
-    ]
-    starts = [
-        explored(
-            s,
-            game_cfg,
-            RandomPolicy(episode_seed(cfg.seed, step, b, -1)),
-            rng.randint(0, cfg.prefix_turns),
-            oracle,
-            u,
-            r,
-        )
-        for b, (s, u, r) in enumerate(zip(secrets, universes, refused))
-    ]
-    if cfg.hidden_share:  # drawn only when on, as refusals: other runs stay as they were
-        for start in starts:
-            start.hidden = rng.random() < cfg.hidden_share
-    return universes, starts
 
 
 def eval_seed(seed: int, step: int) -> int:
@@ -123,83 +68,19 @@ def check_config(cfg) -> None:
     """Fail at once, with one sentence, on train.py settings that cannot work: a value out of its
     field's range (cli.config_problem, as parse_config; here for a config built in Python), or
     settings at odds."""
-    n_train = cfg.n_max - cfg.n_heldout
-    problems = [
-        (
-            cfg.estimator not in ESTIMATORS,
-            f"unknown estimator {cfg.estimator!r}; choose one of {', '.join(ESTIMATORS)}",
+    n_train = cfg.n_max - cfg.n_heldout - cfg.validation_secrets
+    problems = {
+        f"unknown estimator {cfg.estimator!r}; choose one of {', '.join(ESTIMATORS)}": (
+            cfg.estimator not in ESTIMATORS
         ),
-        (
-            cfg.n_heldout >= cfg.n_max,
-            f"n_heldout must be between 1 and n_max - 1 = {cfg.n_max - 1}",
+        f"n_heldout must be between 1 and n_max - 1 = {cfg.n_max - 1}": cfg.n_heldout >= cfg.n_max,
+        f"secrets_per_step {cfg.secrets_per_step} exceeds the {n_train} training secrets": (
+            cfg.secrets_per_step > n_train
         ),
-        (
-            cfg.secrets_per_step > n_train - cfg.validation_secrets,
-            f"secrets_per_step {cfg.secrets_per_step} exceeds the {n_train - cfg.validation_secrets} training secrets",
-        ),
-    ]
-    if problem := config_problem(cfg) or next(
-        (f"{message}." for bad, message in problems if bad), None
-    ):
-        fail("train.py", problem)
-
-
-def split_secrets(cfg) -> tuple[list[int], list[int], list[int]]:
-    """(training, validation, held-out) secrets of 1..n_max. The held-out ones (env.secret_split, as
-    evaluate.py) only report; the validation ones, set aside from training, choose the kept checkpoint."""
-    train_secrets, heldout = secret_split(cfg.n_max, cfg.n_heldout, cfg.split_seed)
-    validation = sorted(
-        random.Random(12345 + cfg.split_seed).sample(train_secrets, cfg.validation_secrets)
-    )
-    return [s for s in train_secrets if s not in set(validation)], validation, heldout
-
-
-def load_policy(cfg, quiet: bool = False):
-    """(policy, warm-up info): the model in the run's precision, LoRA adapters if asked, after the
-    format warm-up where it needs one (warmup.prepared, cached; the tiny model always needs it)."""
-    lora = (
-        models.LoraConfig(cfg.lora_rank, cfg.lora_alpha, cfg.lora_dropout, cfg.lora_targets)
-        if cfg.lora_rank
-        else None
-    )
-    warm = WarmupConfig(
-        episodes=cfg.warmup_episodes,
-        epochs=cfg.warmup_epochs,
-        lr=cfg.warmup_lr,
-        n_max=cfg.n_max,
-        candidate_format=cfg.candidate_format,
-        batch_size=32 if cfg.model == "tiny" else cfg.micro_batch,
-    )
-    tiny = TinyConfig(
-        hidden_size=cfg.tiny_width,
-        num_layers=cfg.tiny_layers,
-        num_heads=max(1, cfg.tiny_width // 32),
-        intermediate_size=4 * cfg.tiny_width,
-    )
-    policy, info = prepared(
-        cfg.model,
-        cfg.question_set,
-        warm,
-        cfg.device or None,
-        quiet,
-        tiny,
-        lora,
-        cfg.precision,
-        "always" if cfg.model == "tiny" else cfg.warmup,
-        cfg.warmup_threshold,
-    )
-    if cfg.gradient_checkpointing:
-        policy.model.gradient_checkpointing_enable(
-            gradient_checkpointing_kwargs={"use_reentrant": False}
-        )
-    low_precision = {p.dtype for p in policy.model.parameters() if p.requires_grad} - {
-        torch.float32
     }
-    if (
-        low_precision
-    ):  # no optimizer steps low-precision weights: its small updates would round away
-        raise RuntimeError(f"trainable parameters in {low_precision}: they must be float32")
-    return policy, info
+    problem = config_problem(cfg) or next((f"{m}." for m, bad in problems.items() if bad), None)
+    if problem:
+        fail("train.py", problem)
 
 
 def read_trainer_state(run_dir: Path) -> dict:
@@ -210,22 +91,17 @@ def read_trainer_state(run_dir: Path) -> dict:
     try:
         saved = torch.load(path, weights_only=False)
         missing = {"step", "optimizer", "rngs", "estimator", "kept"} - set(saved)
-    except Exception as e:  # the unpickler's errors have no common class: EOFError, RuntimeError, UnpicklingError, ...
+    except Exception as e:  # the unpickler's errors have no common class (EOFError, ...)
         raise models.damaged(path, type(e).__name__) from e
     if missing:
         raise models.damaged(path, f"no {', '.join(sorted(missing))}")
+    rows, step = run_dir / "metrics.jsonl", saved["step"]
     try:
-        saved["rows"] = [
-            json.loads(line)
-            for line in open(run_dir / "metrics.jsonl").readlines()[: saved["step"]]
-        ]
+        saved["rows"] = [json.loads(line) for line in open(rows).readlines()[:step]]
     except (OSError, ValueError) as e:
-        raise models.damaged(run_dir / "metrics.jsonl", type(e).__name__) from e
-    if len(saved["rows"]) < saved["step"]:
-        raise models.damaged(
-            run_dir / "metrics.jsonl",
-            f"{len(saved['rows'])} rows for a checkpoint at step {saved['step']}",
-        )
+        raise models.damaged(rows, type(e).__name__) from e
+    if len(saved["rows"]) < step:
+        raise models.damaged(rows, f"{len(saved['rows'])} rows for a checkpoint at step {step}")
     return saved
 
 
@@ -235,12 +111,12 @@ class OfflineData:
     each collects and samples its share (its dataset is per rank); the per-turn reward
     statistics are taken over every rank's data together."""
 
-    def __init__(
-        self, cfg, run_dir: Path, policy, train_secrets, game_cfg, sample, oracle, ranks: Ranks
-    ):
-        path = run_dir / (
-            f"offline_dataset-rank{ranks.rank}.pt" if ranks.on else "offline_dataset.pt"
-        )
+    def __init__(self, run: "Run", policy, train_secrets: list, sample, ctx: EstimatorContext):
+        cfg, ranks = run.cfg, run.ranks
+        self.steps, self.sft_fraction = cfg.steps, cfg.offline_sft_fraction
+        self.episodes_per_step = cfg.secrets_per_step * cfg.group_size // ranks.world
+        name = f"offline_dataset-rank{ranks.rank}.pt" if ranks.on else "offline_dataset.pt"
+        path = run.dir / name
         if path.exists():
             try:
                 data = torch.load(path, weights_only=False)
@@ -257,9 +133,9 @@ class OfflineData:
                 policy,
                 [secrets[b] for b in mine],
                 cfg.group_size,
-                game_cfg,
+                run.game_cfg,
                 sample,
-                oracle,
+                run.oracle,
                 seeds=[
                     episode_seed(cfg.seed + 10_000, 0, b, g)
                     for b in mine
@@ -270,7 +146,13 @@ class OfflineData:
         self.data, self.turns_of = data, {}  # episode -> its turns' indices in data
         for i, r in enumerate(data.records):
             self.turns_of.setdefault(r.episode, []).append(i)
-        self.turn_stats = turn_stats(credit_from_batch(data, game_cfg.n_max), ranks.sum)
+        ctx.turn_stats = turn_stats(credit_from_batch(data, run.game_cfg.n_max), ranks.sum)
+
+    def step_batch(self, step: int, rng: random.Random, ctx: EstimatorContext) -> RolloutBatch:
+        """A step's episodes from the dataset: filtered SFT for the first `offline_sft_fraction`
+        of the steps, then RL (baselines.offline reads ctx.phase)."""
+        ctx.phase = "sft" if step < self.sft_fraction * self.steps else "rl"
+        return self.sample(rng, self.episodes_per_step)
 
     def sample(self, rng: random.Random, n_episodes: int) -> RolloutBatch:
         chosen = sorted(rng.sample(sorted(self.turns_of), min(n_episodes, len(self.turns_of))))
@@ -326,61 +208,45 @@ class Run:
         self, cfg, ranks: Ranks, presets: list[str], game_cfg, oracle, validation, heldout
     ):
         name = cfg.run_name or f"{cfg.estimator}-{cfg.question_set}-seed{cfg.seed}"
-        self.dir = Path(
-            ranks.gather([str(run_directory(cfg.out, name, cfg.resume))])[0]
-        )  # rank 0's choice
+        chosen = run_directory(cfg.out, name, cfg.resume)
+        self.dir = Path(ranks.gather([str(chosen)])[0])  # rank 0's choice
         self.cfg, self.ranks, self.presets = replace(cfg, run_name=self.dir.name), ranks, presets
-        self.game_cfg, self.oracle, self.validation, self.heldout = (
-            game_cfg,
-            oracle,
-            validation,
-            heldout,
-        )
+        self.game_cfg, self.oracle = game_cfg, oracle
+        self.validation, self.heldout = validation, heldout
         if self.cfg.resume and not (self.dir / "checkpoint" / "trainer_state.pt").exists():
-            fail(
-                "train.py",
-                f"there is nothing to resume in {self.dir}: it has no checkpoint, so start it without --resume.",
-            )
-        self.saved = (
-            read_trainer_state(self.dir) if self.cfg.resume else None
-        )  # damaged: fail before any write
+            why = f"there is nothing to resume in {self.dir}: it has no checkpoint"
+            fail("train.py", f"{why}, so start it without --resume.")
+        self.saved = read_trainer_state(self.dir) if self.cfg.resume else None  # damaged: fail now
         self.rows, self.seconds, self.kept = [], [], {"score": -1.0, "step": 0}
         self.rng = random.Random(cfg.seed)  # which secrets each step plays
         self.shuffle = torch.Generator().manual_seed(cfg.seed)  # Eq. 2's minibatches
         self.say = print if ranks.main else (lambda *a, **k: None)
-        self.code = (
-            code_version() if ranks.main else {}
-        )  # what trained it: a result read from the run cites it
+        self.code = code_version() if ranks.main else {}  # what trained it: its results cite it
 
     def __enter__(self):
         return self
 
     def __exit__(self, kind, error, trace):
-        if (
-            kind is not None
-            and self.ranks.main
-            and not self.cfg.resume
-            and not (self.dir / "metrics.jsonl").exists()
-        ):
+        written = self.cfg.resume or (self.dir / "metrics.jsonl").exists()
+        if kind is not None and self.ranks.main and not written:
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def fits_in_memory(self, policy) -> None:
         """Refuse, with the estimate, a step whose generation cannot fit in the device's free
         memory (policy.generation_bytes: a lower bound), before the run writes anything."""
         cfg, game = self.cfg, CSG([1], self.game_cfg)
-        rows = (
-            -(-cfg.secrets_per_step // self.ranks.world) * cfg.group_size
-        )  # this rank's share of B x G
+        rows = -(-cfg.secrets_per_step // self.ranks.world) * cfg.group_size  # this rank's B x G
         need = policy.generation_bytes(
             rows, len(policy.encode(game.messages())[0]) + cfg.max_new_tokens
         )
         free = models.available_memory(policy.device)
         if need > free:
+            gib = f"{need / 2**30:.1f} GiB and this {policy.device.type} has {free / 2**30:.1f}"
             fail(
                 "train.py",
                 f"a step generates {rows} rollouts at once ({cfg.secrets_per_step} secrets x "
-                f"{cfg.group_size}), which needs at least {need / 2**30:.1f} GiB and this {policy.device.type} "
-                f"has {free / 2**30:.1f} GiB free: lower --group-size or --secrets-per-step.",
+                f"{cfg.group_size}), which needs at least {gib} GiB free: lower --group-size or "
+                "--secrets-per-step.",
             )
 
     def initial_policy(self):
@@ -389,20 +255,16 @@ class Run:
         if not self.ranks.main:
             self.ranks.barrier()
         if self.cfg.resume:  # the whole model, or a LoRA adapter and the base it names
-            policy, info = (
-                models.load_policy(
-                    str(self.dir / "checkpoint"), self.cfg.device or None, self.cfg.precision
-                ),
-                {},
-            )
+            checkpoint, device = str(self.dir / "checkpoint"), self.cfg.device or None
+            policy, info = models.load_policy(checkpoint, device, self.cfg.precision), {}
         else:
-            policy, info = load_policy(self.cfg, quiet=not self.ranks.main)
+            policy, info = starting_policy(self.cfg, quiet=not self.ranks.main)
         self.fits_in_memory(policy)
         if self.ranks.main:
             self.ranks.barrier()
             try:
                 self.dir.mkdir(parents=True, exist_ok=True)
-            except OSError as e:  # what cli.unwritable cannot see in advance (a read-only or special file system)
+            except OSError as e:  # what cli.unwritable cannot foresee (a read-only file system)
                 fail("train.py", f"cannot make {self.dir} ({e.strerror}): give another --out.")
             save_config(self.cfg, self.dir / "train_config.json", presets=self.presets)
             if info:
@@ -419,12 +281,12 @@ class Run:
             self.shuffle.set_state(saved["rngs"]["shuffle"])
             ctx.phi, ctx.phase = saved["estimator"]["phi"], saved["estimator"]["phase"]
             self.kept, start, self.rows = saved["kept"], saved["step"], saved["rows"]
-        cfg = self.cfg
+        cfg, ranks = self.cfg, f"; {self.ranks.world} ranks" if self.ranks.on else ""
         self.say(
-            f"[{self.dir.name}] {cfg.estimator} on {policy.name}, {cfg.question_set} questions, {cfg.steps} steps x "
-            f"{cfg.secrets_per_step} secrets x {cfg.group_size} rollouts, lr {cfg.lr:g}; {n_train} training / "
-            f"{len(self.heldout)} held-out secrets -> {self.dir}"
-            + (f"; {self.ranks.world} ranks" if self.ranks.on else ""),
+            f"[{self.dir.name}] {cfg.estimator} on {policy.name}, {cfg.question_set} questions, "
+            f"{cfg.steps} steps x {cfg.secrets_per_step} secrets x {cfg.group_size} rollouts, "
+            f"lr {cfg.lr:g}; {n_train} training / {len(self.heldout)} held-out secrets -> "
+            f"{self.dir}{ranks}",
             flush=True,
         )
         # a resumed run's clock goes on from its stop: the summary's seconds and a --time-limit-min
@@ -436,11 +298,8 @@ class Run:
     def budget_used(self, step: int) -> float:
         """The share of the run's budget spent before this step: of its steps, or of its time
         limit if that runs out first (the learning rate anneals over whichever ends the run)."""
-        minutes = (time.time() - self.started) / 60
-        return max(
-            step / self.cfg.steps,
-            minutes / self.cfg.time_limit_min if self.cfg.time_limit_min else 0.0,
-        )
+        limit, minutes = self.cfg.time_limit_min, (time.time() - self.started) / 60
+        return max(step / self.cfg.steps, minutes / limit if limit else 0.0)
 
     def end_step(
         self, step: int, row: dict, policy, optimizer, ctx: EstimatorContext, started: float
@@ -448,33 +307,19 @@ class Run:
         """Evaluate (every eval_every steps and at the last), keep the best checkpoint on the
         validation secrets, log, print and checkpoint. Returns True at the run's last step."""
         cfg, step_end = self.cfg, time.time()
-        out_of_time = (
-            cfg.time_limit_min > 0 and (time.time() - self.started) / 60 >= cfg.time_limit_min
-        )
-        last = bool(
-            self.ranks.max(float(step + 1 == cfg.steps or out_of_time))
-        )  # every rank stops together
+        limit = cfg.time_limit_min
+        out_of_time = limit > 0 and (time.time() - self.started) / 60 >= limit
+        last = bool(self.ranks.max(float(step + 1 == cfg.steps or out_of_time)))  # all ranks
         if self.ranks.main and ((step + 1) % cfg.eval_every == 0 or last):
-            row.update(
-                evaluate_policy(
-                    policy,
-                    self.heldout,
-                    self.game_cfg,
-                    self.oracle,
-                    cfg.eval_samples,
-                    eval_seed(cfg.seed, step + 1),
-                )
-            )
+            seed = eval_seed(cfg.seed, step + 1)
+            samples = cfg.eval_samples
+            row |= evaluate_policy(policy, self.heldout, self.game_cfg, self.oracle, samples, seed)
             if self.validation:
                 self.keep_best(step, row, policy)
         self.seconds.append(time.time() - started)
-        row.update(
-            {
-                "train/seconds_per_step": self.seconds[-1],
-                "train/seconds_eval": time.time() - step_end,
-                "train/oracle_failures": getattr(self.oracle, "failures", 0),
-            }
-        )
+        row["train/seconds_per_step"] = self.seconds[-1]
+        row["train/seconds_eval"] = time.time() - step_end
+        row["train/oracle_failures"] = getattr(self.oracle, "failures", 0)
         self.rows.append(row)
         if self.ranks.main:
             self.write_metrics()
@@ -486,24 +331,24 @@ class Run:
     def keep_best(self, step: int, row: dict, policy) -> None:
         """Score the policy on the validation secrets (greedy and sampled resolve, averaged); keep
         it as RUN/best if its mean over the last `validation_window` scores is the best so far."""
+        samples = max(self.cfg.eval_samples, 2)
         v = evaluate_policy(
             policy,
             self.validation,
             self.game_cfg,
             self.oracle,
-            max(self.cfg.eval_samples, 2),
+            samples,
             self.cfg.seed + step,
             per_secret=True,
         )
         row["eval/validation_score"] = (v["eval/resolve_rate"] + v["eval/sampled_resolve_rate"]) / 2
         if len(self.validation) >= 2:
-            row["eval/validation_score_a"], row["eval/validation_score_b"] = validation_halves(
-                v["per_secret_greedy"], v["per_secret_sampled"]
-            )
-        recent = [
+            halves = validation_halves(v["per_secret_greedy"], v["per_secret_sampled"])
+            row["eval/validation_score_a"], row["eval/validation_score_b"] = halves
+        scores = [
             r["eval/validation_score"] for r in self.rows + [row] if "eval/validation_score" in r
         ]
-        row["eval/validation_smoothed"] = smoothed(recent, self.cfg.validation_window)[-1]
+        row["eval/validation_smoothed"] = smoothed(scores, self.cfg.validation_window)[-1]
         if row["eval/validation_smoothed"] >= self.kept["score"]:
             self.kept = {"score": row["eval/validation_smoothed"], "step": step + 1}
             policy.save(self.dir / "best")
@@ -512,55 +357,41 @@ class Run:
         """RUN/metrics.jsonl and RUN/metrics.csv: one row per step, every logged name. Each is
         written beside and then renamed, so a crash mid-write leaves the last whole one."""
         keys = sorted({k for r in self.rows for k in r}, key=lambda k: (k != "step", k))
+        csv = [",".join("" if r.get(k) is None else str(r.get(k)) for k in keys) for r in self.rows]
         for name, lines in [
             ("metrics.jsonl", [json.dumps(r) for r in self.rows]),
-            (
-                "metrics.csv",
-                [",".join(keys)]
-                + [
-                    ",".join("" if r.get(k) is None else str(r.get(k)) for k in keys)
-                    for r in self.rows
-                ],
-            ),
+            ("metrics.csv", [",".join(keys), *csv]),
         ]:
             (self.dir / f"{name}.tmp").write_text("".join(line + "\n" for line in lines))
             (self.dir / f"{name}.tmp").replace(self.dir / name)
 
     def progress(self, step: int) -> str:
+        """The step's console line; its time per step is the mean of the last five steps'."""
         row, steps_done, steps = self.rows[-1], step + 1, self.cfg.steps
         per = sum(self.seconds[-5:]) / len(self.seconds[-5:])
         eta = per * (steps - steps_done)
         bar = "#" * int(20 * steps_done / steps) + "." * (20 - int(20 * steps_done / steps))
-        ev = (
-            f"  eval resolve {row['eval/resolve_rate']:.2f} greedy, {row.get('eval/sampled_resolve_rate', float('nan')):.2f}"
-            " sampled"
-            if "eval/resolve_rate" in row
-            else ""
-        )
+        ev = ""
+        if "eval/resolve_rate" in row:
+            sampled = row.get("eval/sampled_resolve_rate", float("nan"))
+            ev = f"  eval resolve {row['eval/resolve_rate']:.2f} greedy, {sampled:.2f} sampled"
         return (
-            f"[{self.dir.name}] step {steps_done}/{steps} |{bar}| {per:.1f} s/step, ETA {int(eta // 60)}m{int(eta % 60):02d}s"
-            f"  reward {row['clue/reward']:.3f}  resolve {row['clue/episode_resolve_rate']:.2f}"
-            f"  len {row['clue/episode_length']:.1f}{ev}"
+            f"[{self.dir.name}] step {steps_done}/{steps} |{bar}| {per:.1f} s/step, "
+            f"ETA {int(eta // 60)}m{int(eta % 60):02d}s  reward {row['clue/reward']:.3f}  "
+            f"resolve {row['clue/episode_resolve_rate']:.2f}  len {row['clue/episode_length']:.1f}"
+            f"{ev}"
         )
 
     def save_checkpoint(self, step: int, policy, optimizer, ctx: EstimatorContext) -> None:
         """Write RUN/checkpoint atomically: a crash mid-write never leaves a broken checkpoint."""
-        tmp, final, old = (
-            self.dir / "checkpoint.tmp",
-            self.dir / "checkpoint",
-            self.dir / "checkpoint.old",
-        )
+        tmp, final = self.dir / "checkpoint.tmp", self.dir / "checkpoint"
+        old = self.dir / "checkpoint.old"
         shutil.rmtree(tmp, ignore_errors=True)
         policy.save(tmp)
+        rngs = {"python": self.rng.getstate(), "shuffle": self.shuffle.get_state()}
+        state = {"step": step, "optimizer": optimizer.state_dict(), "rngs": rngs}
         torch.save(
-            {
-                "step": step,
-                "optimizer": optimizer.state_dict(),
-                "estimator": ctx.carried(),
-                "kept": self.kept,
-                "rngs": {"python": self.rng.getstate(), "shuffle": self.shuffle.get_state()},
-            },
-            tmp / "trainer_state.pt",
+            state | {"estimator": ctx.carried(), "kept": self.kept}, tmp / "trainer_state.pt"
         )
         save_config(self.cfg, tmp / "train_config.json", presets=self.presets)
         if final.exists():
@@ -571,27 +402,23 @@ class Run:
     def finish(self) -> dict:
         """The run's result: the held-out evaluation of the kept checkpoint (or of the last step),
         RUN/summary.json, RUN/training_curves.png and the closing line."""
-        kept = None
+        kept, cfg = None, self.cfg
         if self.ranks.main and self.validation and (self.dir / "best").exists():
+            device, seed = cfg.device or None, eval_seed(cfg.seed, cfg.steps)
             best = models.load_policy(
-                str(self.dir / "best"), self.cfg.device or None, self.cfg.precision, trainable=False
+                str(self.dir / "best"), device, cfg.precision, trainable=False
             )
-            kept = {
-                "step": self.kept["step"],
-                **evaluate_policy(
-                    best,
-                    self.heldout,
-                    self.game_cfg,
-                    self.oracle,
-                    self.cfg.eval_samples,
-                    eval_seed(self.cfg.seed, self.cfg.steps),
-                ),
-            }
+            scores = evaluate_policy(
+                best, self.heldout, self.game_cfg, self.oracle, cfg.eval_samples, seed
+            )
+            kept = {"step": self.kept["step"], **scores}
         summary = self.summary(kept) if self.ranks.main else {}
         ranks_finish(self.ranks)
         return summary
 
     def summary(self, kept: dict | None) -> dict:
+        """RUN/summary.json, the training curves and the closing line: the held-out evaluation of
+        the kept checkpoint (or of the last step) and the steps to 90% held-out resolve."""
         cfg, rows = self.cfg, self.rows
         evals = [r for r in rows if "eval/resolve_rate" in r]
         # steps to 90%: the first evaluation whose held-out resolve reaches 0.9, sampled (which does
@@ -599,8 +426,9 @@ class Run:
         measure = "eval/sampled_resolve_rate" if cfg.eval_samples > 0 else "eval/resolve_rate"
         reach = next((r["step"] for r in evals if r[measure] >= 0.9), None)
         reach_greedy = next((r["step"] for r in evals if r["eval/resolve_rate"] >= 0.9), None)
-        last = evals[-1] if evals else {}
+        last, steps = (evals[-1] if evals else {}), (rows[-1]["step"] if rows else 0)
         final = kept or last
+        kept_at = {"step": kept["step"], "path": str(self.dir / "best")} if kept else None
         summary = {
             "run_name": self.dir.name,
             "run_dir": str(self.dir),
@@ -608,12 +436,10 @@ class Run:
             "question_set": cfg.question_set,
             "seed": cfg.seed,
             "presets": self.presets,
-            "steps": rows[-1]["step"] if rows else 0,
+            "steps": steps,
             "final_eval": {k: v for k, v in final.items() if k.startswith("eval/")},
             "last_eval": {k: v for k, v in last.items() if k.startswith("eval/")},
-            "kept": {"step": kept["step"], "path": str(self.dir / "best")}
-            if kept
-            else {"step": rows[-1]["step"] if rows else 0, "path": str(self.dir / "checkpoint")},
+            "kept": kept_at or {"step": steps, "path": str(self.dir / "checkpoint")},
             "steps_to_90": reach,
             "steps_to_90_greedy": reach_greedy,
             "train_seconds": round(time.time() - self.started, 1),
@@ -626,68 +452,28 @@ class Run:
         fe, nan = summary["final_eval"], float("nan")
         print(
             f"[{self.dir.name}] done in {summary['train_seconds']:.0f} s: held-out resolve greedy "
-            f"{fe.get('eval/resolve_rate', nan):.3f}, sampled {fe.get('eval/sampled_resolve_rate', nan):.3f} "
-            f"+- {fe.get('eval/sampled_resolve_sem', nan):.3f}; zero {fe.get('eval/zero_rate', nan):.3f}, episode length "
-            f"{fe.get('eval/episode_length', nan):.2f}; steps to 90% (sampled): {reach}, greedy: {reach_greedy}; "
-            f"curves in {self.dir / 'training_curves.png'}",
+            f"{fe.get('eval/resolve_rate', nan):.3f}, sampled "
+            f"{fe.get('eval/sampled_resolve_rate', nan):.3f} "
+            f"+- {fe.get('eval/sampled_resolve_sem', nan):.3f}; zero "
+            f"{fe.get('eval/zero_rate', nan):.3f}, episode length "
+            f"{fe.get('eval/episode_length', nan):.2f}; steps to 90% (sampled): {reach}, greedy: "
+            f"{reach_greedy}; curves in {self.dir / 'training_curves.png'}",
             flush=True,
         )
         return summary
 
 
-def plot_curves(rows: list[dict], path: Path, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    keys = [
-        "clue/reward",
-        "clue/episode_resolve_rate",
-        "eval/sampled_resolve_rate",
-        "eval/resolve_rate",
-        "clue/eliminated_mean",
-        "clue/redundancy_rate",
-        "clue/arm_match_rate",
-        "train/entropy",
-        "train/clip_fraction",
-    ]
-    fig, axes = plt.subplots(3, 3, figsize=(14, 9.5))
-    for ax, key in zip(axes.flat, keys):
-        pts = [(r["step"], r[key]) for r in rows if key in r and r[key] == r[key]]
-        if pts:
-            ax.plot(*zip(*pts), marker="o" if key.startswith("eval/") else None, ms=3)
-        ax.set_title(key, fontsize=9)
-        ax.set_xlabel("step")
-        ax.grid(alpha=0.3)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def batch_metrics(
-    batch: RolloutBatch, credit: Credit, advantages: torch.Tensor, ranks: Ranks = Ranks()
-) -> dict:
+def batch_metrics(batch: RolloutBatch, credit: Credit, advantages: torch.Tensor, ranks) -> dict:
     """clue/ behaviour of the training batch (metrics.training_metrics) and credit diagnostics,
-    of every rank's share together."""
+    of every rank's share together (ranks: ranks.Ranks)."""
     played = credit.active.any(-1)  # (B, G): rollouts in the batch
     returns = episode_returns(credit)  # (B, G)
     stds = [returns[b][played[b]].std().item() for b in range(len(returns)) if played[b].sum() > 1]
-    records, episodes, entropy, stds, abs_advantages = (
-        ranks.gather(x)
-        for x in (
-            [r.as_dict() for r in batch.records],
-            batch.episodes,
-            batch.entropy,
-            stds,
-            advantages.abs().tolist(),
-        )
-    )
+    records = ranks.gather([r.as_dict() for r in batch.records])
+    episodes, entropy = ranks.gather(batch.episodes), ranks.gather(batch.entropy)
+    stds, abs_advantages = ranks.gather(stds), ranks.gather(advantages.abs().tolist())
     out = {f"clue/{k}": v for k, v in training_metrics(records, episodes, batch.max_turns).items()}
-    out["train/group_return_std"] = (
-        sum(stds) / len(stds) if stds else 0.0
-    )  # near 0: the group collapsed
+    out["train/group_return_std"] = sum(stds) / len(stds) if stds else 0.0  # ~0: a collapsed group
     out["train/entropy"] = sum(entropy) / len(entropy)
     out["train/advantage_abs_mean"] = sum(abs_advantages) / len(abs_advantages)
     return out

@@ -51,8 +51,10 @@ import torch
 
 import models
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
-from env import CSG, GameConfig, answer_partition, read_action, secret_split
-from policy import SampleConfig, play_rollouts
+from env import CSG, GameConfig, answer_partition, secret_split
+from prompts import read_action
+from policy import SampleConfig
+from rollouts import play_rollouts
 from warmup import warmed_up
 
 

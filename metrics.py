@@ -48,29 +48,16 @@ Choices where the paper is open (kept fixed; the README glossary repeats them):
 
 from __future__ import annotations
 
-import math
 
-import numpy as np
-
-from env import first_json_object
+from prompts import first_json_object
 
 GROUNDED_QUAL = 0.5  # a turn is grounded at Qual >= 0.5 (App. C "Ground")
 LATE_TURN = 4  # late_narrow: 0-based turn >= 4 (the paper's 1-based position >= 5) ...
 NARROW_CANDIDATES = 10  # ... and |C_t| <= 10
 NAN = float("nan")
 
-# Broad semantic domain of each arm for StaticComp: deliberately wider than env.ARM_FAMILIES,
-# which decides the logged arm_match (ArmMatch) and the arm-match bonus.
-ARM_DOMAINS = {
-    0: ("parity", "comparison"),
-    1: ("prime", "square", "cube", "power_of_two", "fibonacci", "triangular", "palindrome"),
-    2: ("divisibility",),
-    3: ("digit_sum", "last_digit", "tens_digit", "first_digit", "num_digits"),
-    4: ("between",),
-}
 
-
-def _mean(values) -> float:
+def mean_or_nan(values) -> float:
     values = list(values)
     return sum(values) / len(values) if values else NAN
 
@@ -146,42 +133,42 @@ def episode_resolved(episode: list) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-def _turns(episodes):
+def all_turns(episodes):
     return [row for ep in episodes for row in ep]
 
 
 def resolve(episodes) -> float:
     """Resolve: fraction of episodes whose candidate set reached {secret} within the budget."""
-    return _mean(episode_resolved(ep) for ep in episodes)
+    return mean_or_nan(episode_resolved(ep) for ep in episodes)
 
 
 def zero(episodes) -> float:
     """Zero: fraction of non-wasted turns that eliminated no candidate."""
     # BEGIN SOLUTION
-    return _mean(is_zero(r) for r in _turns(episodes) if not is_wasted(r))
+    return mean_or_nan(is_zero(r) for r in all_turns(episodes) if not is_wasted(r))
     # END SOLUTION
 
 
 def quality(episodes) -> float:
     """Qual.: mean elimination quality over all turns (wasted turns count as 0)."""
     # BEGIN SOLUTION
-    return _mean(elim_quality(r) for r in _turns(episodes))
+    return mean_or_nan(elim_quality(r) for r in all_turns(episodes))
     # END SOLUTION
 
 
 def ground(episodes) -> float:
     """Ground: fraction of all turns that are grounded."""
-    return _mean(is_grounded(r) for r in _turns(episodes))
+    return mean_or_nan(is_grounded(r) for r in all_turns(episodes))
 
 
 def late_calib(episodes) -> float:
     """LateCalib: fraction of late, narrow turns (turn >= 4, |C_t| <= 10) that are wasted."""
-    return _mean(is_wasted(r) for r in _turns(episodes) if is_late_narrow(r))
+    return mean_or_nan(is_wasted(r) for r in all_turns(episodes) if is_late_narrow(r))
 
 
 def reason_pct(episodes) -> float:
     """Reason%: percent of turns whose raw response has reasoning text (has_reasoning)."""
-    return 100 * _mean(has_reasoning(r["raw_response"]) for r in _turns(episodes))
+    return 100 * mean_or_nan(has_reasoning(r["raw_response"]) for r in all_turns(episodes))
 
 
 def zero_events(episode: list) -> list[int]:
@@ -191,7 +178,7 @@ def zero_events(episode: list) -> list[int]:
 
 def res_after_zero(episodes) -> float:
     """ResAfterZero: among episodes with at least one ZeroEvent, the fraction that resolve."""
-    return _mean(episode_resolved(ep) for ep in episodes if zero_events(ep))
+    return mean_or_nan(episode_resolved(ep) for ep in episodes if zero_events(ep))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -229,49 +216,37 @@ def recovery(episodes, event: str = "zero") -> dict:
     test = EVENTS[event]
     rows, with_event = [], []
     for ep in episodes:
-        resolved = episode_resolved(ep)
-        if any(test(ep[t]) for t in range(len(ep) - 1)):
-            with_event.append(resolved)
-        for t in range(len(ep) - 1):
-            if not test(ep[t]):
-                continue
-            nxt = ep[t + 1]
-            later = [k - t for k in range(t + 1, len(ep)) if is_grounded(ep[k])]
-            sust2 = is_grounded(nxt) and (
-                bool(nxt["turn_resolved"]) or (t + 2 < len(ep) and is_grounded(ep[t + 2]))
-            )
-            rows.append(
-                dict(
-                    Rec1=not is_wasted(nxt) and nxt["eliminated"] >= 1,
-                    GRec1=is_grounded(nxt),
-                    RecQ=elim_quality(nxt),
-                    Gain=frac_eliminated(nxt),
-                    NextZero=is_zero(nxt),
-                    NextBad=is_bad(nxt),
-                    NextRed=is_wasted(nxt),
-                    Sust2=sust2,
-                    TTR=later[0] if later else None,
-                    TTRsucc=bool(later),
-                    EpResPerEvent=resolved,
-                )
-            )
+        events = [t for t in range(len(ep) - 1) if test(ep[t])]  # each has a following turn
+        with_event += [episode_resolved(ep)] if events else []
+        rows += [after_event(ep, t) for t in events]
     out = {"N": len(rows)}
-    for key in (
-        "Rec1",
-        "GRec1",
-        "RecQ",
-        "Gain",
-        "NextZero",
-        "NextBad",
-        "NextRed",
-        "Sust2",
-        "TTRsucc",
-        "EpResPerEvent",
-    ):
-        out[key] = _mean(float(r[key]) for r in rows)
-    out["TTR"] = _mean(r["TTR"] for r in rows if r["TTR"] is not None)
-    out["EpRes"] = _mean(float(r) for r in with_event)
+    for key in "Rec1 GRec1 RecQ Gain NextZero NextBad NextRed Sust2 TTRsucc EpResPerEvent".split():
+        out[key] = mean_or_nan(float(r[key]) for r in rows)
+    out["TTR"] = mean_or_nan(r["TTR"] for r in rows if r["TTR"] is not None)
+    out["EpRes"] = mean_or_nan(float(r) for r in with_event)
     return out
+
+
+def after_event(ep: list, t: int) -> dict:
+    """recovery's columns for one event at turn t of an episode: what its next turns did."""
+    nxt = ep[t + 1]
+    later = [k - t for k in range(t + 1, len(ep)) if is_grounded(ep[k])]
+    sust2 = is_grounded(nxt) and (
+        bool(nxt["turn_resolved"]) or (t + 2 < len(ep) and is_grounded(ep[t + 2]))
+    )
+    return dict(
+        Rec1=not is_wasted(nxt) and nxt["eliminated"] >= 1,
+        GRec1=is_grounded(nxt),
+        RecQ=elim_quality(nxt),
+        Gain=frac_eliminated(nxt),
+        NextZero=is_zero(nxt),
+        NextBad=is_bad(nxt),
+        NextRed=is_wasted(nxt),
+        Sust2=sust2,
+        TTR=later[0] if later else None,
+        TTRsucc=bool(later),
+        EpResPerEvent=episode_resolved(ep),
+    )
 
 
 def episode_aggregates(episodes) -> dict:
@@ -286,7 +261,7 @@ def episode_aggregates(episodes) -> dict:
     arm_match_rate, redundancy_rate, diversity_rate   fraction of the episode's turns with the flag
     mean_turns_taken    turns played
     """
-    per = lambda f: _mean(f(ep) for ep in episodes if ep)  # noqa: E731
+    per = lambda f: mean_or_nan(f(ep) for ep in episodes if ep)  # noqa: E731
     share = lambda key: per(lambda ep: sum(bool(r[key]) for r in ep) / len(ep))  # noqa: E731
     return {
         "efficiency": per(lambda ep: sum(r["reward"] for r in ep) / len(ep)),
@@ -351,146 +326,6 @@ def run_metrics(episodes) -> dict:
         "ttr_succ": rec["TTRsucc"],
         **episode_aggregates(episodes),
     }
-
-
-# ---------------------------------------------------------------------------------------------
-# Arm routing diagnostics (tab:arm_metric_definitions). Over turns with a valid action (arm >= 0).
-# ---------------------------------------------------------------------------------------------
-
-
-def _arm_counts(episodes, n_arms: int) -> np.ndarray:
-    return np.bincount([r["arm"] for r in _turns(episodes) if r["arm"] >= 0], minlength=n_arms)
-
-
-def arm_entropy(episodes, n_arms: int = 5) -> float:
-    """ArmEnt: entropy of the arm choices divided by log K (1 = uniform over the K arms)."""
-    counts = _arm_counts(episodes, n_arms)
-    if counts.sum() == 0 or n_arms < 2:
-        return NAN
-    p = counts[counts > 0] / counts.sum()
-    return max(0.0, float(-(p * np.log(p)).sum() / math.log(n_arms)))  # max: no -0.0
-
-
-def dominant_arm(episodes, n_arms: int = 5) -> float:
-    """DomArm: share of valid turns that went to the most chosen arm."""
-    counts = _arm_counts(episodes, n_arms)
-    return float(counts.max() / counts.sum()) if counts.sum() else NAN
-
-
-def static_comp(episodes) -> float:
-    """StaticComp: fraction of valid turns whose question family is in ARM_DOMAINS[arm]."""
-    return _mean(
-        r["question_type"] in ARM_DOMAINS.get(r["arm"], ())
-        for r in _turns(episodes)
-        if r["arm"] >= 0
-    )
-
-
-def arm_match(episodes) -> float:
-    """ArmMatch: the logged arm_match (env.ARM_FAMILIES; False on redundant turns) over valid turns."""
-    return _mean(bool(r["arm_match"]) for r in _turns(episodes) if r["arm"] >= 0)
-
-
-def _arm_pairs(episodes):
-    """(same arm as the previous turn?, this turn) for consecutive turns that both have an arm."""
-    for ep in episodes:
-        for prev, cur in zip(ep, ep[1:]):
-            if prev["arm"] >= 0 and cur["arm"] >= 0:
-                yield prev["arm"] == cur["arm"], cur
-
-
-def same_arm(episodes) -> float:
-    """SameArm: fraction of turns (with a valid previous turn) that reuse the previous turn's arm."""
-    return _mean(same for same, _ in _arm_pairs(episodes))
-
-
-def zero_same(episodes) -> float:
-    """ZeroSame: Zero over the non-wasted turns that reuse the previous turn's arm."""
-    return _mean(is_zero(r) for same, r in _arm_pairs(episodes) if same and not is_wasted(r))
-
-
-def zero_switch(episodes) -> float:
-    """ZeroSwitch: Zero over the non-wasted turns that switch to another arm."""
-    return _mean(is_zero(r) for same, r in _arm_pairs(episodes) if not same and not is_wasted(r))
-
-
-def qual_same(episodes) -> float:
-    """QualSame: mean Qual of the turns that reuse the previous turn's arm."""
-    return _mean(elim_quality(r) for same, r in _arm_pairs(episodes) if same)
-
-
-def qual_switch(episodes) -> float:
-    """QualSwitch: mean Qual of the turns that switch to another arm."""
-    return _mean(elim_quality(r) for same, r in _arm_pairs(episodes) if not same)
-
-
-def arm_diagnostics(episodes, n_arms: int = 5) -> dict:
-    """The columns of tab:arm_routing_belief_diagnostics."""
-    return {
-        "Res.": resolve(episodes),
-        "Zero": zero(episodes),
-        "Qual.": quality(episodes),
-        "Ground": ground(episodes),
-        "ArmEnt": arm_entropy(episodes, n_arms),
-        "DomArm": dominant_arm(episodes, n_arms),
-        "StaticComp": static_comp(episodes),
-        "ArmMatch": arm_match(episodes),
-        "SameArm": same_arm(episodes),
-        "ZeroSame": zero_same(episodes),
-        "ZeroSwitch": zero_switch(episodes),
-        "QualSame": qual_same(episodes),
-        "QualSwitch": qual_switch(episodes),
-    }
-
-
-# ---------------------------------------------------------------------------------------------
-# Hint-type distribution (tab:csg_hint_distribution_all)
-# ---------------------------------------------------------------------------------------------
-
-HINT_FAMILIES = {
-    "comparison": "Range",
-    "divisibility": "Divis.",
-    "parity": "Parity",
-    "prime": "Prime",
-    "square": "Square",
-    "between": "Between",
-    "last_digit": "LastDigit",
-    "digit_sum": "DigitSum",
-}
-HINT_COLUMNS = (
-    "Range",
-    "Divis.",
-    "Parity",
-    "Other",
-    "Redund.",
-    "Uninf.",
-    "Prime",
-    "Square",
-    "Between",
-    "LastDigit",
-    "DigitSum",
-)
-
-
-def hint_category(row: dict) -> str:
-    """One category per turn, from structured fields: wasted -> Redund. (invalid turns too);
-    no usable fact (deflection, unreadable, identity, refused as inconsistent) -> Uninf.;
-    otherwise the question family (HINT_FAMILIES), every other family -> Other."""
-    if is_wasted(row):
-        return "Redund."
-    if row["hint_status"] != "fact" or row["inconsistent"]:
-        return "Uninf."
-    return HINT_FAMILIES.get(row["question_type"], "Other")
-
-
-def hint_distribution(episodes) -> dict:
-    """Turns, ZeroElim (zero turns) and the count of each HINT_COLUMNS category (counts, not rates)."""
-    rows = _turns(episodes)
-    out = {"Turns": len(rows), "ZeroElim": sum(is_zero(r) for r in rows)}
-    out.update({c: 0 for c in HINT_COLUMNS})
-    for r in rows:
-        out[hint_category(r)] += 1
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -568,23 +403,9 @@ def training_metrics(turn_rows: list, episode_rows: list, max_turns: int) -> dic
     zero_rate            fraction of non-wasted turns that eliminated nothing (Zero)
     """
     n = len(turn_rows)
-    sums = dict.fromkeys(
-        (
-            "reward",
-            "r_info",
-            "turn_resolved",
-            "eliminated",
-            "candidates_before",
-            "candidates_after",
-            "arm_match",
-            "r_efficiency",
-            "redundant",
-            "novel",
-            "invalid",
-            "inconsistent",
-        ),
-        0.0,
-    )
+    keys = "reward r_info turn_resolved eliminated candidates_before candidates_after arm_match"
+    keys += " r_efficiency redundant novel invalid inconsistent"
+    sums = dict.fromkeys(keys.split(), 0.0)
     for r in turn_rows:
         for key in sums:
             sums[key] += r[key]
@@ -600,8 +421,8 @@ def training_metrics(turn_rows: list, episode_rows: list, max_turns: int) -> dic
         "candidates_before": per_turn["candidates_before"],
         "candidates_after": per_turn["candidates_after"],
         "arm_match_rate": per_turn["arm_match"],
-        "mean_turn": _mean(resolved_lengths),
-        "episode_length": _mean(e["turns_taken"] for e in episode_rows),
+        "mean_turn": mean_or_nan(resolved_lengths),
+        "episode_length": mean_or_nan(e["turns_taken"] for e in episode_rows),
         "turns_saved": sum(max_turns - t for t in resolved_lengths) / n_ep if n_ep else NAN,
         "efficiency_bonus": per_turn["r_efficiency"],
         "redundancy_rate": per_turn["redundant"],

@@ -1,11 +1,11 @@
-"""The LLM policy pi_theta(a | h) and the batched multi-turn rollout engine.
+"""The LLM policy pi_theta(a | h): its sampling distribution, batched generation and scoring.
 
 Paper: section 3 "LLM Instantiation" (an autoregressive LLM reads the serialized history h_t,
 the selector prompt, and writes a structured action; pi(a | h) is the product of the action's
 token probabilities), section 4 (G parallel rollouts per training instance), App. C "Training
 Hyperparameters" (sampling at temperature 1).
 
-Three pieces:
+Two pieces:
 - `process_logits`: the sampling distribution. Temperature, then top-p truncation, renormalised.
   It is used both when sampling and when recomputing log-probs (`LMPolicy.score`), so the
   log pi_old(a | h) in the PPO ratio is the log-prob under the distribution the action was
@@ -17,21 +17,19 @@ Three pieces:
   same layout (prompt left-padded, completion right-padded). Both run each distinct prompt once
   (`LMPolicy.prefill`): at turn 0 all B x G rollouts share one prompt, and a policy that has
   converged asks the same first question, so later prompts repeat too.
-- `play_rollouts`: B secrets x G rollouts against the game; episodes that resolve drop out. A
-  `RolloutBatch` keeps every turn flat, in play order, and lays any per-turn value out as the
-  (B, G, T) grid of Eq. 1 (`to_grid`, `from_grid`).
+(rollouts.py plays B secrets x G rollouts with `LMPolicy.generate`, one batched call a turn.)
 
 Models are loaded by models.py; the built-in tiny model is built in tinylm.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from env import CSG, GameConfig
+from env import CSG
 
 
 @dataclass(frozen=True)
@@ -444,136 +442,3 @@ class LMPolicy:
     def save(self, path: str | Path) -> None:
         self.model.save_pretrained(path)
         self.tokenizer.save_pretrained(path)
-
-
-# ---------------------------------------------------------------------------------------------
-# Rollouts: B secrets x G rollouts, one batched generation per turn.
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class RolloutBatch:
-    """Every turn of one batch, flat and in play order, and the (B, G, T) grid it fills.
-
-    Episode e of the batch is rollout g = e % G of secret b = e // G; its turn t sits in cell
-    (b, g, t) of the grid. A cell no turn filled is inactive: that rollout had already resolved.
-    """
-
-    secrets: list  # (B,) the batch's secrets; each is played G times
-    group_size: int  # G: rollouts per secret, the group of Eq. 1
-    max_turns: int  # T: the horizon, the grid's last axis
-    first_secret: int = 0  # index of secrets[0] among the step's secrets (a rank's share, ranks.py)
-    prompt_ids: list = field(default_factory=list)  # per turn
-    completion_ids: list = field(default_factory=list)  # per turn
-    logprobs: list = field(default_factory=list)  # per turn: log pi_old per token, as sampled
-    entropy: list = field(default_factory=list)  # per turn
-    records: list = field(default_factory=list)  # per turn: env.TurnRecord
-    beliefs: list = field(default_factory=list)  # per turn: C_t, the candidates it was played on
-    episodes: list = field(default_factory=list)  # per episode played: CSG.episode_summary
-    starts: list = field(default_factory=list)  # per episode: the env.Episode it started from
-
-    def cells(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(b, g, t) of every turn: where it sits in the (B, G, T) grid. Each (N,)."""
-        e = torch.tensor([r.episode for r in self.records], dtype=torch.long)
-        t = torch.tensor([r.turn for r in self.records], dtype=torch.long)
-        return e // self.group_size, e % self.group_size, t
-
-    def to_grid(self, values, fill=0.0) -> torch.Tensor:
-        """Per-turn values (N,) -> (B, G, T); cells no turn filled hold `fill`."""
-        values = torch.as_tensor(values)
-        grid = torch.full(
-            (len(self.secrets), self.group_size, self.max_turns), fill, dtype=values.dtype
-        )
-        grid[self.cells()] = values
-        return grid
-
-    def from_grid(self, grid: torch.Tensor) -> torch.Tensor:
-        """(B, G, T) -> per-turn values (N,), in play order."""
-        return grid[self.cells()]
-
-    def micro_batches(self, size: int, ranks) -> tuple[list[list[int]], list[int]]:
-        """The batch's turns in chunks of at most `size` for the forward passes: sorted so that
-        lengths are alike within a chunk (little padding) and equal prompts sit side by side (each
-        runs once). The chunks are also the units dealt out to Eq. 2's minibatches (train.py). On
-        several ranks (ranks.Ranks) they are cut from every rank's turns together (the sort keys
-        are gathered), each rank keeping its own turns of each chunk, so the cut is the same
-        whatever the number of ranks. Returns (this rank's turns of each chunk, each chunk's size)."""
-        P, C = self.prompt_ids, self.completion_ids
-        b, g, t = (x.tolist() for x in self.cells())
-        keys = [
-            (
-                len(P[i]),
-                hash(tuple(P[i])),
-                len(C[i]),
-                self.first_secret + b[i],
-                g[i],
-                t[i],
-                ranks.rank,
-                i,
-            )
-            for i in range(len(P))
-        ]
-        keys = sorted(ranks.gather(keys))  # every rank's turns, in one order
-        chunks = [keys[k : k + size] for k in range(0, len(keys), size)]
-        return [[key[-1] for key in chunk if key[-2] == ranks.rank] for chunk in chunks], [
-            len(c) for c in chunks
-        ]
-
-
-def episode_seed(seed: int, step: int, secret: int, rollout: int) -> int:
-    """The sampling seed of one rollout: a function of (run seed, step, secret index, rollout g),
-    so a run plays the same episodes however its secrets are batched or shared out to ranks."""
-    return hash((seed, step, secret, rollout)) & (2**63 - 1)
-
-
-def play_rollouts(
-    policy: LMPolicy,
-    secrets,
-    group_size: int,
-    cfg: GameConfig = GameConfig(),
-    sample: SampleConfig = SampleConfig(),
-    oracle=None,
-    generator: torch.Generator | None = None,
-    seeds: list[int] | None = None,
-    universes: list | None = None,
-    starts: list | None = None,
-) -> RolloutBatch:
-    """Play G rollouts of each secret; each turn, one batched generation over the live ones.
-    Sampling draws from `generator`, or, given `seeds` (one per episode, b * G + g), from each
-    episode's own generator: its rollout is then the same whatever else is played beside it.
-    `universes`: each secret's candidate universe C_0, shared by its G rollouts (env.CSG).
-    `starts`: each secret's state after turns played by another policy (env.explored); its G
-    rollouts carry on from it, and only their own turns are recorded."""
-    game = CSG(
-        [s for s in secrets for _ in range(group_size)],
-        cfg,
-        oracle,  # episode e = b * G + g
-        None if universes is None else [u for u in universes for _ in range(group_size)],
-    )
-    if starts is not None:
-        game.episodes = [
-            start.carried_on(s) for s, start in zip(secrets, starts) for _ in range(group_size)
-        ]
-    out = RolloutBatch(
-        secrets=list(secrets),
-        group_size=group_size,
-        max_turns=cfg.max_turns,
-        starts=[ep.carried_on(ep.secret) for ep in game.episodes],
-    )
-    if seeds is not None:
-        generators = [torch.Generator(policy.device).manual_seed(s) for s in seeds]
-    while game.active:
-        gens = policy.generate(
-            policy.encode(game.messages()),
-            sample,
-            [generators[i] for i in game.active] if seeds is not None else generator,
-        )
-        out.beliefs += [game.episodes[i].candidates for i in game.active]
-        for g, record in zip(gens, game.step([g.text for g in gens])):
-            out.prompt_ids.append(g.prompt_ids)
-            out.completion_ids.append(g.completion_ids)
-            out.logprobs.append(g.logprobs)
-            out.entropy.append(g.entropy)
-            out.records.append(record)
-    out.episodes = [game.episode_summary(e) for e in range(len(game.episodes))]
-    return out

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+import diagnostics
 import metrics
 import stats
 
@@ -72,8 +73,8 @@ def build_tables(turn_rows, n_arms: int, max_turns: int) -> dict:
             "summary": {
                 k: stats.mean_sem([m[k] for m in per_run.values()]) for k in metrics.RUN_KEYS
             },
-            "arms": metrics.arm_diagnostics(pooled, n_arms),
-            "hints": metrics.hint_distribution(pooled),
+            "arms": diagnostics.arm_diagnostics(pooled, n_arms),
+            "hints": diagnostics.hint_distribution(pooled),
             "recovery": {event: metrics.recovery(pooled, event) for event in metrics.EVENTS},
             "resolve": metrics.resolve(pooled),
             "candidates": candidate_curve(pooled, max_turns),
@@ -219,7 +220,7 @@ def format_tables(results: dict, info: dict) -> str:
             [[m] + [_num(r["arms"][c]) for c in arm_columns] for m, r in results.items()],
         )
     )
-    hint_columns = ["ZeroElim", *metrics.HINT_COLUMNS]
+    hint_columns = ["ZeroElim", *diagnostics.HINT_COLUMNS]
     share = lambda h, c: _num(h[c] / max(h["Turns"], 1), 1, 100)  # noqa: E731
     out.append(
         _render(
@@ -388,15 +389,48 @@ def write_figures(results: dict, info: dict, out: Path) -> list[Path]:
 
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(models) + 2))
     left = np.zeros(len(models))
-    for c in metrics.HINT_COLUMNS:
+    for c in diagnostics.HINT_COLUMNS:
         share = np.array(
             [results[m]["hints"][c] / max(results[m]["hints"]["Turns"], 1) for m in models]
         )
         ax.barh(
-            models, share, left=left, label=c, color=plt.cm.tab20(metrics.HINT_COLUMNS.index(c))
+            models, share, left=left, label=c, color=plt.cm.tab20(diagnostics.HINT_COLUMNS.index(c))
         )
         left += share
     ax.set(xlabel="share of turns", title="Hint-type distribution", xlim=(0, 1))
     ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.25))
     save(fig, "hint_types.png")
     return paths
+
+
+def plot_curves(rows: list[dict], path: Path, title: str) -> None:
+    """RUN/training_curves.png: the metrics a reader of the paper's training figures looks at,
+    one panel each, against the step (eval/ points are evaluations)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = [
+        "clue/reward",
+        "clue/episode_resolve_rate",
+        "eval/sampled_resolve_rate",
+        "eval/resolve_rate",
+        "clue/eliminated_mean",
+        "clue/redundancy_rate",
+        "clue/arm_match_rate",
+        "train/entropy",
+        "train/clip_fraction",
+    ]
+    fig, axes = plt.subplots(3, 3, figsize=(14, 9.5))
+    for ax, key in zip(axes.flat, keys):
+        pts = [(r["step"], r[key]) for r in rows if key in r and r[key] == r[key]]
+        if pts:
+            ax.plot(*zip(*pts), marker="o" if key.startswith("eval/") else None, ms=3)
+        ax.set_title(key, fontsize=9)
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -34,7 +34,8 @@ from functools import lru_cache
 
 import torch
 
-from env import SYSTEM_PROMPT, CSG, GameConfig, selector_prompt
+from env import CSG, GameConfig
+from prompts import SYSTEM_PROMPT, selector_prompt
 from reference import RandomPolicy
 
 SPECIALS = ["<pad>", "<unk>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]

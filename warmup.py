@@ -35,7 +35,8 @@ from pathlib import Path
 import torch
 
 import models
-from env import CSG, GameConfig, read_action
+from env import CSG, GameConfig
+from prompts import read_action
 from policy import LMPolicy, SampleConfig
 from reference import RandomPolicy
 from tinylm import TinyConfig, vocabulary_fingerprint
@@ -297,3 +298,51 @@ def warmed_up(
     return prepared(
         spec, question_set, warm, device, quiet, tiny, mode="always" if spec == "tiny" else "auto"
     )[0]
+
+
+def starting_policy(cfg, quiet: bool = False):
+    """(policy, warm-up info): the model in the run's precision, LoRA adapters if asked, after the
+    format warm-up where it needs one (warmup.prepared, cached; the tiny model always needs it)."""
+    lora = (
+        models.LoraConfig(cfg.lora_rank, cfg.lora_alpha, cfg.lora_dropout, cfg.lora_targets)
+        if cfg.lora_rank
+        else None
+    )
+    warm = WarmupConfig(
+        episodes=cfg.warmup_episodes,
+        epochs=cfg.warmup_epochs,
+        lr=cfg.warmup_lr,
+        n_max=cfg.n_max,
+        candidate_format=cfg.candidate_format,
+        batch_size=32 if cfg.model == "tiny" else cfg.micro_batch,
+    )
+    tiny = TinyConfig(
+        hidden_size=cfg.tiny_width,
+        num_layers=cfg.tiny_layers,
+        num_heads=max(1, cfg.tiny_width // 32),
+        intermediate_size=4 * cfg.tiny_width,
+    )
+    policy, info = prepared(
+        cfg.model,
+        cfg.question_set,
+        warm,
+        cfg.device or None,
+        quiet,
+        tiny,
+        lora,
+        cfg.precision,
+        "always" if cfg.model == "tiny" else cfg.warmup,
+        cfg.warmup_threshold,
+    )
+    if cfg.gradient_checkpointing:
+        policy.model.gradient_checkpointing_enable(
+            gradient_checkpointing_kwargs={"use_reentrant": False}
+        )
+    low_precision = {p.dtype for p in policy.model.parameters() if p.requires_grad} - {
+        torch.float32
+    }
+    if (
+        low_precision
+    ):  # no optimizer steps low-precision weights: its small updates would round away
+        raise RuntimeError(f"trainable parameters in {low_precision}: they must be float32")
+    return policy, info

@@ -32,7 +32,8 @@ from env import CSG, GameConfig, play, secret_split  # noqa: E402
 from evaluate import evaluate_policy  # noqa: E402
 from metrics import repeat_ratio  # noqa: E402
 from oracle import RuleOracle  # noqa: E402
-from policy import SampleConfig, play_rollouts  # noqa: E402
+from policy import SampleConfig  # noqa: E402
+from rollouts import play_rollouts  # noqa: E402
 from questions import parse_question  # noqa: E402
 from reference import BayesPolicy, RandomPolicy  # noqa: E402
 
@@ -96,7 +97,7 @@ def replayed_turns(policy, secrets, cfg):
 
 
 def sampled_batch(policy, secrets, cfg, samples: int, seed: int):
-    """`samples` episodes per secret at T = 1, seeds seed, seed + 1, ... (a policy.RolloutBatch)."""
+    """`samples` episodes per secret at T = 1, seeds seed, seed + 1, ... (a rollouts.RolloutBatch)."""
     return play_rollouts(
         policy,
         secrets,

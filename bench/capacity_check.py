@@ -34,7 +34,8 @@ import models  # noqa: E402
 import tinylm  # noqa: E402
 import warmup  # noqa: E402
 from bench.bisection_behaviour import halving_share, heldout_and_n200  # noqa: E402
-from env import GameConfig, random_interval, secret_split  # noqa: E402
+from env import GameConfig, secret_split  # noqa: E402
+from episodes import random_interval  # noqa: E402
 from reference import BayesPolicy  # noqa: E402
 
 

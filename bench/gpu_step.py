@@ -66,8 +66,10 @@ from baselines import ESTIMATORS, EstimatorContext, credit_from_batch  # noqa: E
 from bench.rollouts import hf_generate_per_episode  # noqa: E402
 from cli import arg, fail, parse_config  # noqa: E402
 from env import GameConfig  # noqa: E402
-from policy import LMPolicy, SampleConfig, play_rollouts  # noqa: E402
+from policy import LMPolicy, SampleConfig  # noqa: E402
+from rollouts import play_rollouts  # noqa: E402
 from ranks import Ranks  # noqa: E402
+from update import old_logprobs, ppo_update, sampled_logprobs_are_old  # noqa: E402
 
 QWEN25_15B = dict(  # Qwen/Qwen2.5-1.5B-Instruct config.json, as published
     vocab_size=151936,
@@ -296,9 +298,9 @@ class Timed:
 
 def action_drift(policy: LMPolicy, batch, tcfg) -> dict:
     """How far the sampler's log-probability of each action is from pi_old's, recomputed on the
-    trained model as train.ppo_update does: log pi_copy(a|h) - log pi_old(a|h) per action."""
+    trained model as update.ppo_update does: log pi_copy(a|h) - log pi_old(a|h) per action."""
     micro, _ = batch.micro_batches(tcfg.micro_batch, Ranks())
-    old = train.old_logprobs(policy, None, batch, micro, tcfg)[0]
+    old = old_logprobs(policy, None, batch, micro, tcfg)[0]
     log_ratio = torch.tensor(
         [sum(s) - float(o.sum()) for s, o in zip(batch.logprobs, old)], dtype=torch.float64
     )
@@ -430,15 +432,9 @@ def one_step(
             advantages = batch.from_grid(
                 ESTIMATORS["echo"].advantages(credit, EstimatorContext())
             ).float()
-            update = train.ppo_update(
-                policy,
-                opt,
-                batch,
-                advantages,
-                tcfg,
-                torch.Generator().manual_seed(0),
-                sampled_are_old=train.sampled_logprobs_are_old(tcfg, sampler, policy, online=True),
-            )
+            old = sampled_logprobs_are_old(tcfg, sampler, policy, online=True)
+            shuffle = torch.Generator().manual_seed(0)
+            update = ppo_update(policy, opt, batch, advantages, tcfg, shuffle, None, Ranks(), old)
             engine.refresh(sampler, policy)
         sync()
         updated = time.perf_counter()

@@ -27,10 +27,13 @@ import torch  # noqa: E402
 
 import env  # noqa: E402
 import policy as policy_module  # noqa: E402
+import rollouts  # noqa: E402
 import train  # noqa: E402
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch  # noqa: E402
 from cli import arg, parse_config, use_threads  # noqa: E402
-from experiment import load_policy  # noqa: E402
+from ranks import Ranks  # noqa: E402
+from update import ppo_update, sampled_logprobs_are_old  # noqa: E402
+from warmup import starting_policy  # noqa: E402
 import models  # noqa: E402
 
 
@@ -120,24 +123,15 @@ def one_step(policy, opt, cfg, rng, gen, shuffle):
     secrets = rng.sample(env.secret_split(cfg.n_max, cfg.n_heldout)[0], cfg.secrets_per_step)
     sample = policy_module.SampleConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens)
     with timed("rollout (total)"):
-        batch = policy_module.play_rollouts(
-            policy, secrets, cfg.group_size, game_cfg, sample, None, gen
-        )
+        batch = rollouts.play_rollouts(policy, secrets, cfg.group_size, game_cfg, sample, None, gen)
     with timed("credit (total)"):
         credit = credit_from_batch(batch, cfg.n_max)
         advantages = batch.from_grid(
             ESTIMATORS[cfg.estimator].advantages(credit, EstimatorContext())
         ).float()
     with timed("update (total)"):
-        train.ppo_update(
-            policy,
-            opt,
-            batch,
-            advantages,
-            cfg,
-            shuffle,
-            sampled_are_old=train.sampled_logprobs_are_old(cfg, policy, policy, online=True),
-        )
+        old = sampled_logprobs_are_old(cfg, policy, policy, online=True)
+        ppo_update(policy, opt, batch, advantages, cfg, shuffle, None, Ranks(), old)
     return batch
 
 
@@ -147,7 +141,7 @@ def main(argv=None):
     use_threads(pcfg.threads)
     # tiny: the run's own start (its warm-up, precision, size and adapters), as train.py loads it
     policy = (
-        load_policy(cfg, quiet=True)[0]
+        starting_policy(cfg, quiet=True)[0]
         if pcfg.model == "tiny"
         else models.load_policy_for("profile_step.py", pcfg.model)
     )

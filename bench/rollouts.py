@@ -1,4 +1,4 @@
-"""RolloutBatch throughput: the batched engine (policy.play_rollouts: one generation per turn over every
+"""RolloutBatch throughput: the batched engine (rollouts.play_rollouts: one generation per turn over every
 live episode) versus one episode at a time, same model, same secrets, same seed, in one run.
 One-at-a-time is measured twice: with our own KV-cached decoder (policy.generate, which stops as
 soon as the action's JSON closes), and the way the paper's code plays (train_echo.py
@@ -28,7 +28,8 @@ import torch  # noqa: E402
 
 from cli import arg, parse_config  # noqa: E402
 from env import CSG, GameConfig  # noqa: E402
-from policy import SampleConfig, play_rollouts  # noqa: E402
+from policy import SampleConfig  # noqa: E402
+from rollouts import play_rollouts  # noqa: E402
 from warmup import warmed_up  # noqa: E402
 import models  # noqa: E402
 

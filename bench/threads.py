@@ -29,6 +29,8 @@ import json, sys, time
 sys.path.insert(0, {root!r})
 {setup}
 import train
+from ranks import Ranks
+from update import ppo_update
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
 from policy import SampleConfig, play_rollouts
 from warmup import WarmupConfig, warmed_up
@@ -42,7 +44,8 @@ batch = play_rollouts(policy, secrets, cfg.group_size, game, SampleConfig(cfg.te
 played = time.perf_counter()
 advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit_from_batch(batch, game.n_max), EstimatorContext())).float()
 optimizer = torch.optim.AdamW(policy.model.parameters(), lr=cfg.lr)
-train.ppo_update(policy, optimizer, batch, advantages, cfg, torch.Generator().manual_seed(0), sampled_are_old=True)
+shuffle = torch.Generator().manual_seed(0)
+ppo_update(policy, optimizer, batch, advantages, cfg, shuffle, None, Ranks(), True)
 end = time.perf_counter()
 print(json.dumps({{"seconds": end - start, "rollout": played - start, "update": end - played,
                   "threads": torch.get_num_threads()}}))

@@ -12,6 +12,7 @@ import torch
 import models
 import tinylm
 import train
+import update
 from echo import behaviour_weights
 from engine import (
     GROUPED,
@@ -28,7 +29,9 @@ from engine import (
     rollout_policy,
 )
 from env import GameConfig
-from policy import LMPolicy, SampleConfig, inverse_cdf, play_rollouts, process_logits
+from policy import LMPolicy, SampleConfig, inverse_cdf, process_logits
+from rollouts import play_rollouts
+from ranks import Ranks
 from test_lora import qwen_dir  # noqa: F401  (a fixture: a random Qwen2 and a BPE tokenizer, saved)
 from test_policy import mixed_prompts, random_policy, tokenizer  # noqa: F401  (tokenizer: a fixture)
 from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
@@ -271,7 +274,8 @@ def adapted(qwen_dir):  # noqa: F811
     return policy
 
 
-def logits(policy, ids=torch.tensor([[5, 6, 7, 8, 9, 10, 11]])):
+def logits(policy, ids=None):
+    ids = torch.tensor([[5, 6, 7, 8, 9, 10, 11]]) if ids is None else ids
     with torch.no_grad():
         return policy.model(input_ids=ids).logits.float()
 
@@ -423,12 +427,12 @@ def test_behaviour_weights_hand_worked():
 
 
 def test_behaviour_cap_weights_each_action_of_eq2(model_dir):  # noqa: F811
-    """train.ppo_update with --behaviour-is-cap C, on actions whose sampled log-probabilities lie a
+    """update.ppo_update with --behaviour-is-cap C, on actions whose sampled log-probabilities lie a
     known amount below or above the recomputed pi_old's: the same loss and the same weights as the
     update without it on advantages times min(C, pi_old / pi_sampled) per action, and not those
     of the update without it on the plain advantages."""
 
-    def update(cap, advantages):
+    def updated(cap, advantages):
         policy = models.load_policy(model_dir, "cpu", "fp32")
         cfg = replace(
             train.TrainConfig(), behaviour_is_cap=cap, micro_batch=4, top_p=1.0
@@ -436,8 +440,9 @@ def test_behaviour_cap_weights_each_action_of_eq2(model_dir):  # noqa: F811
         optimizer = torch.optim.SGD(
             policy.model.parameters(), lr=0.1
         )  # weights linear in the gradients
-        row = train.ppo_update(
-            policy, optimizer, batch, advantages, cfg, torch.Generator().manual_seed(0)
+        shuffle = torch.Generator().manual_seed(0)
+        row = update.ppo_update(
+            policy, optimizer, batch, advantages, cfg, shuffle, None, Ranks(), False
         )
         return row["train/loss"], torch.cat(
             [p.detach().flatten() for p in policy.model.parameters()]
@@ -453,10 +458,10 @@ def test_behaviour_cap_weights_each_action_of_eq2(model_dir):  # noqa: F811
     shift = torch.linspace(-1.0, 1.5, n)  # log pi_old - log pi_sampled, per action
     batch.logprobs = [(lp - s / len(lp)).tolist() for lp, s in zip(old, shift)]
     advantages = torch.randn(n, generator=torch.Generator().manual_seed(1))
-    loss, weights = update(2.0, advantages)
-    want_loss, want = update(0.0, advantages * shift.exp().clamp(max=2.0))
+    loss, weights = updated(2.0, advantages)
+    want_loss, want = updated(0.0, advantages * shift.exp().clamp(max=2.0))
     assert loss == pytest.approx(want_loss, rel=1e-5) and torch.allclose(weights, want, atol=1e-6)
-    plain_loss, plain = update(0.0, advantages)
+    plain_loss, plain = updated(0.0, advantages)
     assert loss != pytest.approx(plain_loss, rel=1e-3) and not torch.allclose(
         weights, plain, atol=1e-4
     )
@@ -471,21 +476,21 @@ def test_compiled_layers_give_the_eager_logprobs_and_lora_gradients(tmp_path):
     from torch._dynamo.utils import counters
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    tokenizer = tinylm.bpe_tokenizer()
+    bpe = tinylm.bpe_tokenizer()
     torch.manual_seed(0)
     Qwen2ForCausalLM(
         Qwen2Config(
-            vocab_size=len(tokenizer),
+            vocab_size=len(bpe),
             hidden_size=64,
             intermediate_size=128,
             num_hidden_layers=4,
             num_attention_heads=4,
             num_key_value_heads=2,
             tie_word_embeddings=True,
-            pad_token_id=tokenizer.pad_token_id,
+            pad_token_id=bpe.pad_token_id,
         )
     ).save_pretrained(tmp_path)
-    tokenizer.save_pretrained(tmp_path)
+    bpe.save_pretrained(tmp_path)
     policy = models.load_policy(
         str(tmp_path), "cpu", "fp32", lora=models.LoraConfig(rank=4, dropout=0.0)
     )
@@ -694,7 +699,7 @@ def test_compiled_static_decoder_gives_the_eager_tokens(tokenizer, sampler):  # 
     the trained model's stock attention and on the rollout copy's grouped attention with its
     read lengths (float32), which the compiled graph takes as an argument."""
     eager = random_policy(tokenizer, "qwen2")
-    decoder = StaticDecoder(compile=True, min_positions=1024)
+    decoder = StaticDecoder(compile_graphs=True, min_positions=1024)
     fast = rollout_policy(eager, None if sampler == "trained" else torch.float32, decoder)
     prompts, sample = mixed_prompts(eager), SampleConfig(max_new_tokens=24)
     for batch in (prompts, prompts[:3], prompts[3:]):

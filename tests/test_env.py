@@ -12,12 +12,10 @@ from env import (
     REDUNDANT_HINT,
     REWARD,
     GameConfig,
-    candidate_text,
-    read_action,
-    selector_prompt,
     turn_reward,
     update_belief,
 )
+from prompts import candidate_text, read_action, selector_prompt
 from oracle import DEFLECTION, RuleOracle
 from properties import Fact, Predicate
 
@@ -413,7 +411,7 @@ def test_branch_carries_an_episode_on_for_other_secrets_of_its_belief():
 def test_random_interval_holds_its_secret_inside_the_range():
     """Every universe drawn holds its secret, lies in 1..n_max and has at least `least` numbers;
     sizes and places vary (a fixed question sequence cannot bisect them all)."""
-    from env import random_interval
+    from episodes import random_interval
 
     rng = random.Random(0)
     draws = [
@@ -434,7 +432,7 @@ def test_random_subset_holds_its_secret_and_small_universes_are_common():
     log-uniform, so about as many universes have 2..10 numbers as 10..50; and the numbers are
     not an interval, so small universes share last digits or digit sums the way no interval
     does (the question that resolves them depends on which numbers they hold)."""
-    from env import random_subset
+    from episodes import random_subset
 
     rng = random.Random(0)
     draws = [(s, random_subset(s, 100, 2, rng)) for s in [rng.randint(1, 100) for _ in range(4000)]]
@@ -456,7 +454,8 @@ def test_random_class_is_the_secrets_digit_class_where_one_digit_question_tells_
     """A class universe is every number of 1..n_max that shares the secret's digit sum, tens digit
     or last digit, each of the three drawn; that digit question then leaves C_0 whole, while the
     two others still split it; a class smaller than `least` falls back to all of 1..n_max."""
-    from env import GameConfig, answer_parts, random_class
+    from env import GameConfig, answer_parts
+    from episodes import random_class
 
     rng, cfg = random.Random(0), GameConfig()
     questions = {
@@ -500,7 +499,8 @@ def test_episodes_start_from_their_own_universe_and_bisection_resolves_each():
     universe is refused; the Bayes policy (bisection on the binary set) resolves every secret of
     an interval of k numbers in at most ceil(log2 k) turns."""
     import math
-    from env import play, random_interval
+    from env import play
+    from episodes import random_interval
     from reference import BayesPolicy
 
     cfg = GameConfig(question_set="binary")
@@ -550,7 +550,7 @@ def test_a_refused_family_is_deflected_without_the_oracle_and_the_refusal_carrie
     no oracle call, no elimination and no arm match, to any arm; other families and the other
     episodes are answered as usual; the prompt does not list the refusal; a state carried on
     (a branch, an explored start) keeps it; under expected_info the refused question is worth 0."""
-    from env import explored
+    from episodes import explored
     from reference import RandomPolicy
 
     calls = []
@@ -597,9 +597,9 @@ def test_a_refused_family_is_deflected_without_the_oracle_and_the_refusal_carrie
 def test_an_explored_start_is_a_reachable_state_that_has_not_ended():
     """env.explored: up to K turns of random questions from the universe, never the turn that
     would end the episode; the state's history shows them, its belief holds the secret, and a
-    learner's rollouts carried on from it (policy.play_rollouts starts=) play from that turn on."""
-    from env import explored, random_subset
-    from policy import play_rollouts
+    learner's rollouts carried on from it (rollouts.play_rollouts starts=) play from that turn on."""
+    from episodes import explored, random_subset
+    from rollouts import play_rollouts
     from reference import RandomPolicy
 
     cfg, rng = GameConfig(), random.Random(3)

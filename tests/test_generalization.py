@@ -577,7 +577,7 @@ def test_the_repeat_ratio_scores_each_action_under_its_own_episodes_next_prompt(
     import torch
     from bench.bisection_behaviour import again_probabilities
     from metrics import repeat_ratio
-    from policy import RolloutBatch
+    from rollouts import RolloutBatch
 
     class Turn:
         def __init__(self, episode, invalid=False):

@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+import diagnostics as D
 import metrics as M
 from env import TurnRecord
 
@@ -230,26 +231,26 @@ def test_arm_diagnostics_by_hand():
     """ArmEnt, DomArm, StaticComp, ArmMatch, SameArm and the same/switch splits of RUN."""
     # valid turns: arms 0,0,2,3 (EP1) and 1,1,1,4,4,4 (EP2): counts 2,3,1,1,3 of 10
     p = [0.2, 0.3, 0.1, 0.1, 0.3]
-    assert M.arm_entropy(RUN) == pytest.approx(-sum(x * math.log(x) for x in p) / math.log(5))
-    assert M.dominant_arm(RUN) == 0.3
-    assert M.static_comp(RUN) == 0.9  # all but EP2 t4 (an unsupported question to arm 4)
-    assert M.arm_match(RUN) == 0.6  # EP1 x4, EP2 t1 and t5
+    assert D.arm_entropy(RUN) == pytest.approx(-sum(x * math.log(x) for x in p) / math.log(5))
+    assert D.dominant_arm(RUN) == 0.3
+    assert D.static_comp(RUN) == 0.9  # all but EP2 t4 (an unsupported question to arm 4)
+    assert D.arm_match(RUN) == 0.6  # EP1 x4, EP2 t1 and t5
     # pairs: EP1 same, switch, switch; EP2 same, same, switch, same, same -> 5 of 8 same
-    assert M.same_arm(RUN) == 5 / 8
-    assert M.zero_same(RUN) == pytest.approx(
+    assert D.same_arm(RUN) == 5 / 8
+    assert D.zero_same(RUN) == pytest.approx(
         2 / 3
     )  # EP1 t2, EP2 t3 zero; EP2 t5 not (EP2 t2, t6 wasted)
-    assert M.zero_switch(RUN) == pytest.approx(1 / 3)  # EP1 t3, t4 not; EP2 t4 zero
-    assert M.qual_same(RUN) == pytest.approx(1 / 5)  # Qual 0, 0, 0, 1, 0
-    assert M.qual_switch(RUN) == pytest.approx(1.8 / 3)  # Qual 0.8, 1, 0
-    diag = M.arm_diagnostics(RUN)
+    assert D.zero_switch(RUN) == pytest.approx(1 / 3)  # EP1 t3, t4 not; EP2 t4 zero
+    assert D.qual_same(RUN) == pytest.approx(1 / 5)  # Qual 0, 0, 0, 1, 0
+    assert D.qual_switch(RUN) == pytest.approx(1.8 / 3)  # Qual 0.8, 1, 0
+    diag = D.arm_diagnostics(RUN)
     assert diag["SameArm"] == 5 / 8 and diag["Res."] == pytest.approx(1 / 3)
-    assert M.arm_entropy([[row(100, 1, arm=2)] * 3]) == 0.0 and math.isnan(M.arm_entropy([EP3]))
+    assert D.arm_entropy([[row(100, 1, arm=2)] * 3]) == 0.0 and math.isnan(D.arm_entropy([EP3]))
 
 
 def test_hint_distribution_by_hand():
     """One category per turn from structured fields; ZeroElim counts zero turns separately."""
-    d = M.hint_distribution(RUN)
+    d = D.hint_distribution(RUN)
     assert d == {
         "Turns": 11,
         "ZeroElim": 3,
@@ -265,8 +266,8 @@ def test_hint_distribution_by_hand():
         "LastDigit": 1,
         "DigitSum": 0,
     }
-    assert sum(d[c] for c in M.HINT_COLUMNS) == d["Turns"]
-    assert M.hint_category(row(100, 0, qtype="parity", inconsistent=True)) == "Uninf."
+    assert sum(d[c] for c in D.HINT_COLUMNS) == d["Turns"]
+    assert D.hint_category(row(100, 0, qtype="parity", inconsistent=True)) == "Uninf."
 
 
 def test_turn_and_episode_columns():

@@ -10,15 +10,8 @@ import tinylm
 import warmup
 from env import CSG, GameConfig
 from models import DamagedFileError, ModelNotFoundError, check_saved_files, load_policy
-from policy import (
-    LMPolicy,
-    SampleConfig,
-    nucleus_floor,
-    pad,
-    play_rollouts,
-    positions,
-    process_logits,
-)
+from policy import LMPolicy, SampleConfig, nucleus_floor, pad, positions, process_logits
+from rollouts import play_rollouts
 from train import TrainConfig
 
 
@@ -393,7 +386,7 @@ def test_the_warm_up_is_played_on_the_prompts_the_run_will_read(monkeypatch):
     with pytest.raises(
         AttributeError
     ):  # the stand-in returns no model: only the request is looked at
-        experiment.load_policy(replace(TrainConfig(), candidate_format="padded"), quiet=True)
+        warmup.starting_policy(replace(TrainConfig(), candidate_format="padded"), quiet=True)
     assert seen[0].candidate_format == "padded"
 
 

@@ -9,7 +9,8 @@ import pytest
 
 import tinylm
 import warmup
-from env import GameConfig, selector_prompt
+from env import GameConfig
+from prompts import selector_prompt
 
 
 @pytest.fixture(scope="module")

@@ -10,13 +10,17 @@ import torch
 from safetensors.torch import load_file
 
 import engine
+import episodes
 import experiment
 import models
 import tinylm
 import train
+import update
 from baselines import ESTIMATORS
 from env import GameConfig, secret_split
-from policy import SampleConfig, play_rollouts, process_logits
+from policy import SampleConfig, process_logits
+from rollouts import play_rollouts
+from ranks import Ranks
 
 FAST = [
     "--secrets-per-step",
@@ -201,16 +205,16 @@ def test_pi_old_is_scored_again_wherever_the_sampler_is_not_the_trained_model_in
     score pi_old before the update; only the online eager fp32 rollout reads its own log-probs."""
     cfg = train.config_from_flags(["--model", model_dir])
     policy = models.load_policy(model_dir, "cpu", precision="fp32")
-    assert train.sampled_logprobs_are_old(cfg, policy, policy, online=True)
-    assert not train.sampled_logprobs_are_old(cfg, policy, policy, online=False)
-    assert not train.sampled_logprobs_are_old(
+    assert update.sampled_logprobs_are_old(cfg, policy, policy, online=True)
+    assert not update.sampled_logprobs_are_old(cfg, policy, policy, online=False)
+    assert not update.sampled_logprobs_are_old(
         cfg, engine.sampler(policy, "fast"), policy, online=True
     )
-    assert not train.sampled_logprobs_are_old(
+    assert not update.sampled_logprobs_are_old(
         replace(cfg, old_logprobs="recompute"), policy, policy, online=True
     )
     bf16 = models.load_policy(model_dir, "cpu", precision="bf16")
-    assert not train.sampled_logprobs_are_old(cfg, bf16, bf16, online=True)
+    assert not update.sampled_logprobs_are_old(cfg, bf16, bf16, online=True)
 
 
 def test_resume_reaches_the_same_state_as_an_uninterrupted_run(tmp_path, model_dir):
@@ -511,7 +515,7 @@ def test_split_seed_chooses_another_held_out_split():
     """--split-seed: another held-out split (and validation secrets carved from the rest), the
     three sets disjoint and covering 1..n_max; the default split is the seed-0 one."""
     splits = [
-        experiment.split_secrets(train.TrainConfig(split_seed=s, validation_secrets=10))
+        episodes.split_secrets(train.TrainConfig(split_seed=s, validation_secrets=10))
         for s in (0, 1)
     ]
     for training, validation, heldout in splits:
@@ -608,9 +612,9 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
     """--refusal-rate p: each family an arm owns is refused in a training secret's episodes with
     chance p, one draw shared by its G rollouts, at turn 0; a refused question in a rollout was
     deflected; the credit probe replays turns under the same refusals; with p = 0 the draws of a
-    step's starts are those of a run without the flag (experiment.episode_starts)."""
+    step's starts are those of a run without the flag (episodes.episode_starts)."""
     from env import ARM_FAMILIES
-    from experiment import episode_starts
+    from episodes import episode_starts
     from oracle import DEFLECTION
 
     families = {f for owned in ARM_FAMILIES.values() for f in owned}
@@ -665,8 +669,8 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
 def test_hidden_beliefs_are_drawn_per_secret_and_the_credit_probe_replays_them(tmp_path, model_dir):
     """--hidden-share p: a training secret's G rollouts all leave C_t out of their prompts or none do
     (one draw per secret); the credit probe replays a turn with the same prompt; p = 0 draws
-    nothing (experiment.episode_starts), p = 1 hides every secret's."""
-    from experiment import episode_starts
+    nothing (episodes.episode_starts), p = 1 hides every secret's."""
+    from episodes import episode_starts
 
     hidden_prompt = lambda game: (
         "Remaining candidates not shown" in game.messages()[0][1]["content"]
@@ -783,13 +787,10 @@ def test_an_action_outside_the_scoring_nucleus_still_has_a_ratio(model_dir):  # 
         ]
     assert any(torch.isinf(x).any() for x in cut) and all(torch.isfinite(x).all() for x in scored)
     optimizer = torch.optim.AdamW(policy.model.parameters(), lr=1e-3)
-    row = train.ppo_update(
-        policy,
-        optimizer,
-        batch,
-        torch.randn(len(scored), generator=torch.Generator().manual_seed(1)),
-        cfg,
-        torch.Generator().manual_seed(0),
+    advantages = torch.randn(len(scored), generator=torch.Generator().manual_seed(1))
+    shuffle = torch.Generator().manual_seed(0)
+    row = update.ppo_update(
+        policy, optimizer, batch, advantages, cfg, shuffle, None, Ranks(), False
     )
     assert (
         row["train/nonfinite_steps_skipped"] == 0
@@ -820,24 +821,12 @@ def test_turns_of_advantage_zero_are_not_scored_and_the_update_is_the_same(model
         policy.score = lambda p, c, *a: (
             scored.append(len(p) * torch.is_grad_enabled()) or score(p, c, *a)
         )
-        train.ppo_update(
-            policy,
-            optimizer,
-            batch,
-            advantages,
-            cfg,
-            torch.Generator().manual_seed(0),
-            sampled_are_old=True,
-        )
+        shuffle = torch.Generator().manual_seed(0)
+        update.ppo_update(policy, optimizer, batch, advantages, cfg, shuffle, None, Ranks(), True)
         after_one = torch.cat([p.detach().flatten() for p in policy.model.parameters()])
-        train.ppo_update(
-            policy,
-            optimizer,
-            batch,
-            torch.zeros(n),
-            cfg,
-            torch.Generator().manual_seed(0),
-            sampled_are_old=True,
+        shuffle = torch.Generator().manual_seed(0)
+        update.ppo_update(
+            policy, optimizer, batch, torch.zeros(n), cfg, shuffle, None, Ranks(), True
         )
         return (
             sum(scored),

@@ -1,0 +1,136 @@
+"""Which episodes a run plays (section 5.1, "Evaluation strategy"; App. D): the split of the
+secrets 1..n_max into training, validation and held-out ones, and where each training secret's G
+rollouts start: its candidate universe C_0 and the history h_0 they carry on from.
+
+The paper starts every training episode from 1..100 at turn 0. There one fixed question sequence
+fits every episode, and nothing rewards reading the belief; so, not in the paper and each
+switchable (train.py's flags; 0 or "full" is the paper's game):
+- a random universe C_0 for a share of the secrets (`UNIVERSES`: an interval, a subset, or the
+  numbers sharing a digit quantity with the secret);
+- 0..K turns of random questions already played (`explored`), so the rollouts start from a real
+  history h_t;
+- families of questions the clue holders refuse (unseen until asked; env.CSG);
+- prompts that leave C_t out (prompts.selector_prompt), for a share of the secrets.
+"""
+
+from __future__ import annotations
+
+import random
+
+from env import ARM_FAMILIES, CSG, Episode, GameConfig, secret_split
+from rollouts import episode_seed
+from properties import QUANTITIES
+from reference import RandomPolicy
+
+
+def split_secrets(cfg) -> tuple[list[int], list[int], list[int]]:
+    """(training, validation, held-out) secrets of 1..n_max. The held-out ones (env.secret_split, as
+    evaluate.py) only report; the validation ones, set aside from training, choose the kept checkpoint."""
+    train_secrets, heldout = secret_split(cfg.n_max, cfg.n_heldout, cfg.split_seed)
+    validation = sorted(
+        random.Random(12345 + cfg.split_seed).sample(train_secrets, cfg.validation_secrets)
+    )
+    return [s for s in train_secrets if s not in set(validation)], validation, heldout
+
+
+def random_interval(secret: int, n_max: int, least: int, rng: random.Random) -> frozenset:
+    """A candidate universe lo..hi of at least `least` numbers (all of 1..n_max if it has fewer)
+    that holds `secret`: its size uniform on least..n_max, then its place uniform among those
+    that fit inside 1..n_max and hold the secret."""
+    size = rng.randint(min(least, n_max), n_max)
+    lo = rng.randint(max(1, secret - size + 1), min(secret, n_max - size + 1))
+    return frozenset(range(lo, lo + size))
+
+
+def random_subset(secret: int, n_max: int, least: int, rng: random.Random) -> frozenset:
+    """A candidate universe of `secret` and other numbers of 1..n_max drawn without replacement:
+    its size log-uniform on least..n_max (as many universes of 2..10 numbers as of 10..50), so
+    that small beliefs are common. Unlike an interval's, a subset's numbers can all share a last
+    digit, a digit sum or a parity: the question that splits a small universe depends on which
+    numbers it holds, and a policy that does not read the list wastes turns on it."""
+    least = min(least, n_max)
+    size = min(n_max, max(least, round(least * (n_max / least) ** rng.random())))
+    others = rng.sample([n for n in range(1, n_max + 1) if n != secret], size - 1)
+    return frozenset([secret, *others])
+
+
+def random_class(secret: int, n_max: int, least: int, rng: random.Random) -> frozenset:
+    """A candidate universe of the numbers of 1..n_max that share the secret's digit sum, tens
+    digit or last digit (one of the three, at random; all of 1..n_max if it holds fewer than
+    `least`). Nothing in the history says so: the question that defined the class is one the
+    belief already answers, and only the candidate list shows it. On secrets of 1..100 it stands
+    in for the state a secret of 101..200 is in after the two questions that identify any number
+    of 1..100: a digit question that tells nothing more, and candidates left."""
+    quantity = QUANTITIES[rng.choice(("digit_sum", "tens_digit", "last_digit"))]
+    part = frozenset(n for n in range(1, n_max + 1) if quantity(n) == quantity(secret))
+    return part if len(part) >= least else frozenset(range(1, n_max + 1))
+
+
+UNIVERSES = {"interval": random_interval, "subset": random_subset, "class": random_class}
+
+
+def explored(
+    secret: int,
+    cfg: GameConfig,
+    explorer,
+    turns: int,
+    oracle=None,
+    universe=None,
+    refused=frozenset(),
+) -> Episode:
+    """Where one episode stands after up to `turns` turns of another respond(game)-policy (an
+    explorer: reference.RandomPolicy), stopping before a turn that would end it: a reachable
+    state with a real history h_t, from which a learner's rollouts carry on (Episode.carried_on)."""
+    game = CSG([secret], cfg, oracle, None if universe is None else [universe], [refused])
+    for _ in range(turns):
+        trial = game.branch(0, [secret])
+        trial.step(explorer.respond(trial))
+        if not trial.active:
+            break
+        game = trial
+    return game.episodes[0].carried_on(secret)
+
+
+def episode_starts(
+    cfg, rng: random.Random, secrets: list[int], step: int, game_cfg, oracle
+) -> tuple[list, list | None]:
+    """Where each training secret's G rollouts start: its candidate universe C_0 (1..n_max, the
+    paper's; or, for a share `universe_share` of secrets, one drawn by env.UNIVERSES[universe]),
+    and with `prefix_turns` K > 0 the state after 0..K turns of random questions in it
+    (env.explored), with `refusal_rate` > 0 the families its clue holders refuse, with
+    `hidden_share` > 0 whether its prompts leave C_t out (env.selector_prompt), or None. Not in
+    the paper, which starts every episode from 1..100 at turn 0: there a fixed question sequence
+    fits every episode, and nothing rewards reading the belief."""
+    universes = [
+        UNIVERSES[cfg.universe](s, cfg.n_max, cfg.universe_least, rng)
+        if cfg.universe != "full" and rng.random() < cfg.universe_share
+        else range(1, cfg.n_max + 1)
+        for s in secrets
+    ]
+    if not (cfg.prefix_turns or cfg.refusal_rate or cfg.hidden_share):
+        return universes, None
+    # Each family an arm owns is refused with chance refusal_rate, the same for a secret's G rollouts
+    # (Eq. 1 compares them). The rng is drawn only when refusals are on: other runs stay as they were.
+    families = sorted({f for owned in ARM_FAMILIES.values() for f in owned})
+    refused = [
+        frozenset(f for f in families if rng.random() < cfg.refusal_rate)
+        if cfg.refusal_rate
+        else frozenset()
+        for _ in secrets
+    ]
+    starts = [
+        explored(
+            s,
+            game_cfg,
+            RandomPolicy(episode_seed(cfg.seed, step, b, -1)),
+            rng.randint(0, cfg.prefix_turns),
+            oracle,
+            u,
+            r,
+        )
+        for b, (s, u, r) in enumerate(zip(secrets, universes, refused))
+    ]
+    if cfg.hidden_share:  # drawn only when on, as refusals: other runs stay as they were
+        for start in starts:
+            start.hidden = rng.random() < cfg.hidden_share
+    return universes, starts
