@@ -67,9 +67,8 @@ class EstimatorContext:
 
     gigpo_step_weight: float = 1.0  # gigpo: weight of the step-level advantage
     gigpo_gamma: float = 0.95  # gigpo: discount of the step-level return-to-go
-    sum_over_ranks: Callable = (
-        on_one_rank  # ranks.Ranks.sum under torchrun: a statistic of the whole batch
-    )
+    # ranks.Ranks.sum under torchrun: a statistic of the whole batch
+    sum_over_ranks: Callable = on_one_rank
     phi: torch.Tensor | None = None  # pbrs: the potential's weights, averaged over steps
     turn_stats: tuple | None = None  # offline: (mean, std) of the reward at each turn t, (T,) each
     phase: str = "sft"  # offline: "sft" (behaviour cloning), then "rl"
@@ -89,9 +88,7 @@ class Credit:
     n_before: torch.Tensor  # (B, G, T) |C_t|
     n_after: torch.Tensor  # (B, G, T) |C_{t+1}|
     belief: torch.Tensor  # (B, G, T) long: equal ids <=> equal candidate sets C_t (-1 inactive)
-    prompt: (
-        torch.Tensor
-    )  # (B, G, T) long: equal ids <=> equal prompts, i.e. the same C_t and arm histories
+    prompt: torch.Tensor  # (B, G, T) long: equal ids <=> equal prompts (C_t and arm histories)
     n_max: int
     max_turns: int
 
@@ -99,7 +96,7 @@ class Credit:
 def credit_from_batch(batch, n_max: int) -> Credit:
     """Lay a rollouts.RolloutBatch's turns out as the (B, G, T) grid of Eq. 1."""
     recs = batch.records
-    grid = lambda values: batch.to_grid(torch.tensor(values, dtype=torch.float64))  # noqa: E731
+    grid = lambda values: batch.to_grid(torch.tensor(values, dtype=torch.float64))
 
     def ids(things) -> torch.Tensor:  # equal things, equal ids
         seen = {}
@@ -134,7 +131,8 @@ def normalize_within(
     values: torch.Tensor, groups: torch.Tensor, eps: float = 1e-6
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(v - mean) / (std + eps) within each group id (sample std), by scatter because the groups
-    are irregular; 0 in a group of one. Returns (advantages, size of each cell's group). (B, G, T)"""
+    are irregular; 0 in a group of one. Returns (advantages, size of each cell's group). (B, G,
+    T)"""
     m = groups >= 0
     idx, v = groups[m], values.double()[m]
     n_groups = int(idx.max()) + 1 if len(idx) else 0
@@ -163,7 +161,8 @@ def return_to_go(values: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
 
 
 def leave_one_out(values: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
-    """v - mean of the other active rollouts at the same turn (group axis 1); 0 in a group of one."""
+    """v - mean of the other active rollouts at the same turn (group axis 1); 0 in a group of
+    one."""
     # BEGIN SOLUTION
     v, m = values.double(), active.bool()
     n = m.sum(dim=1, keepdim=True)
@@ -244,16 +243,13 @@ def potential_shaped_rewards(
     turn = torch.arange(c.max_turns).expand_as(c.rewards)
     f_now = belief_features(c.n_before, turn, c.n_max, c.max_turns)[c.active]  # (N, 4)
     target = return_to_go(c.rewards, c.active)[c.active]  # (N,)
-    normal = ctx.sum_over_ranks(
-        torch.cat([f_now.T @ f_now, (f_now.T @ target)[:, None]], 1)
-    )  # (4, 5), whole batch
+    normal = torch.cat([f_now.T @ f_now, (f_now.T @ target)[:, None]], 1)  # (4, 5)
+    normal = ctx.sum_over_ranks(normal)  # of the whole batch
     w = torch.linalg.solve(normal[:, :4] + ridge * torch.eye(4, dtype=f_now.dtype), normal[:, 4])
     ctx.phi = w if ctx.phi is None else momentum * ctx.phi + (1 - momentum) * w
     phi = ctx.phi
     plays_next = torch.zeros_like(c.active)
-    plays_next[..., :-1] = c.active[
-        ..., 1:
-    ]  # the rollout plays turn t + 1: b_{t+1} is not terminal
+    plays_next[..., :-1] = c.active[..., 1:]  # it plays turn t + 1: b_{t+1} is not terminal
     phi_now = belief_features(c.n_before, turn, c.n_max, c.max_turns) @ phi
     phi_next = torch.where(
         plays_next, belief_features(c.n_after, turn + 1, c.n_max, c.max_turns) @ phi, 0.0

@@ -55,7 +55,8 @@ BOUNDS = {
 
 def config_problem(cfg) -> str | None:
     """The first value of a config that makes no sense, as a sentence naming its flag; None when
-    every value is finite, within its field's bounds or choices, and every path it writes can be written."""
+    every value is finite, within its field's bounds or choices, and every path it writes can be
+    written."""
     for f in dataclasses.fields(cfg):
         value, flag = getattr(cfg, f.name), "--" + f.name.replace("_", "-")
         if isinstance(value, float) and not math.isfinite(value):
@@ -109,9 +110,7 @@ def parse_config(cls, argv=None, description=None, prog=None, presets=None):
         epilog=presets_help(presets),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    given = argparse.ArgumentParser(
-        allow_abbrev=False, add_help=False
-    )  # the flags on the command line only
+    given = argparse.ArgumentParser(allow_abbrev=False, add_help=False)  # the flags given only
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
         shown = [f"{name}: {p.values[f.name]}" for name, p in presets.items() if f.name in p.values]

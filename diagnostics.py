@@ -75,7 +75,8 @@ def static_comp(episodes) -> float:
 
 
 def arm_match(episodes) -> float:
-    """ArmMatch: the logged arm_match (env.ARM_FAMILIES; False on redundant turns) over valid turns."""
+    """ArmMatch: the logged arm_match (env.ARM_FAMILIES; False on redundant turns) over valid
+    turns."""
     return mean_or_nan(bool(r["arm_match"]) for r in all_turns(episodes) if r["arm"] >= 0)
 
 
@@ -88,7 +89,8 @@ def _arm_pairs(episodes):
 
 
 def same_arm(episodes) -> float:
-    """SameArm: fraction of turns (with a valid previous turn) that reuse the previous turn's arm."""
+    """SameArm: fraction of turns (with a valid previous turn) that reuse the previous turn's
+    arm."""
     return mean_or_nan(same for same, _ in _arm_pairs(episodes))
 
 
@@ -174,7 +176,8 @@ def hint_category(row: dict) -> str:
 
 
 def hint_distribution(episodes) -> dict:
-    """Turns, ZeroElim (zero turns) and the count of each HINT_COLUMNS category (counts, not rates)."""
+    """Turns, ZeroElim (zero turns) and the count of each HINT_COLUMNS category (counts, not
+    rates)."""
     rows = all_turns(episodes)
     out = {"Turns": len(rows), "ZeroElim": sum(is_zero(r) for r in rows)}
     out.update({c: 0 for c in HINT_COLUMNS})

@@ -127,9 +127,9 @@ def behaviour_weights(logp_old, logp_behaviour, cap: float) -> torch.Tensor:
     list each). Returns (N,), float32. Eq. 2 averages over actions drawn from pi_old; weighting
     each term by this corrects for having drawn them from mu, and the cap bounds what one action
     mu found unlikely can weigh (at the price of a bias on the actions above it)."""
-    log_ratio = [
+    log_ratio = [  # log pi_old(a|h) - log mu(a|h)
         torch.as_tensor(old, dtype=torch.float64).sum().cpu()
         - torch.as_tensor(mu, dtype=torch.float64).sum().cpu()
         for old, mu in zip(logp_old, logp_behaviour)
-    ]  # log pi_old(a|h) - log mu(a|h)
+    ]
     return torch.stack(log_ratio).exp().clamp(max=cap).float()

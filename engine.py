@@ -77,9 +77,7 @@ from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 from policy import JsonScanner, LMPolicy, SampleConfig, positions, sample_next
 
-GROUPED = (
-    "echo_grouped_query"  # the rollout copy's attention, by the name transformers knows it under
-)
+GROUPED = "echo_grouped_query"  # the rollout copy's attention, by its name in transformers
 
 
 def grouped_query_attention(
@@ -102,9 +100,7 @@ def grouped_query_attention(
         attention_mask = None if attention_mask is None else attention_mask[..., :read_length]
     groups = getattr(module, "num_key_value_groups", 1)
     B, H, Lq, D = query.shape
-    if (
-        Lq != 1 or groups == 1
-    ):  # a prompt's prefill (not compiled), or one key/value head per query head
+    if Lq != 1 or groups == 1:  # a prompt's prefill (not compiled), or a key/value head per head
         return sdpa_attention_forward(
             module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
         )
@@ -180,7 +176,8 @@ class FusedAttention(nn.Module):
 
 
 class FusedMLP(nn.Module):
-    """The gated MLP, down(act(gate x) * up x), with gate and up as one matrix: one GEMM reading both."""
+    """The gated MLP, down(act(gate x) * up x), with gate and up as one matrix: one GEMM reading
+    both."""
 
     def __init__(self, mlp: nn.Module):
         super().__init__()
@@ -248,20 +245,17 @@ def blocked_inverse_cdf(
     """policy.inverse_cdf's token found in two levels: the block of `width` tokens where the
     target (u x the total) falls, from the blocks' cumulative sums, then the token within it.
     (B, V), (B,) -> (B,). Why: torch's cumulative sum over a 152k vocabulary runs each row on one
-    thread block, so at 64 rows it took 0.24 ms of a 3.6 ms decode step on an H100 (gpu_step_draw.json's
-    profile); here the only long pass is a sum, which a GPU splits across the whole chip. Its sums
-    add in another order, so a uniform within rounding (about 1e-7) of a boundary can take the
-    neighbouring token."""
+    thread block, so at 64 rows it took 0.24 ms of a 3.6 ms decode step on an H100
+    (gpu_step_draw.json's profile); here the only long pass is a sum, which a GPU splits across the
+    whole chip. Its sums add in another order, so a uniform within rounding (about 1e-7) of a
+    boundary can take the neighbouring token."""
     B, V = probs.shape
     blocks = F.pad(probs, (0, -V % width)).view(B, -1, width)  # (B, n, w): no mass past V
     block_cdf = blocks.sum(-1).cumsum(-1)  # (B, n)
     target = uniforms[:, None] * block_cdf[:, -1:]  # (B, 1)
-    j = torch.searchsorted(block_cdf, target).clamp(
-        max=block_cdf.shape[1] - 1
-    )  # (B, 1): the first block reaching it
-    before = block_cdf.gather(1, (j - 1).clamp(min=0)) * (
-        j > 0
-    )  # (B, 1): the mass of the blocks before j
+    # j: the first block reaching it; before: the mass of the blocks before j. (B, 1) each
+    j = torch.searchsorted(block_cdf, target).clamp(max=block_cdf.shape[1] - 1)
+    before = block_cdf.gather(1, (j - 1).clamp(min=0)) * (j > 0)
     inner = blocks.gather(1, j[:, :, None].expand(B, 1, width))[:, 0]  # (B, w)
     k = torch.searchsorted(before + inner.cumsum(-1), target)  # (B, 1): the first token reaching it
     # Where rounding leaves the target past the block's own running sum, its last token with mass
@@ -273,7 +267,8 @@ def blocked_inverse_cdf(
 class StaticDecoder:
     """`LMPolicy.decoder` over static KV caches, one per (rows, positions) shape, kept for reuse.
     One decoder serves one model: its caches and its compiled forward are that model's.
-    `compile_graphs`: None compiles on CUDA only (on a CPU the graphs would save nothing); True/False force it.
+    `compile_graphs`: None compiles on CUDA only (on a CPU the graphs would save nothing);
+    True/False force it.
     `lookahead`: decode steps the device may run ahead of the host's reading of the tokens (0: the
     host reads every step's tokens before the next step starts, as LMPolicy.generate does).
     `fast_sampling`: each step's draw (policy.sample_next) with blocked_inverse_cdf, compiled into a
@@ -288,17 +283,13 @@ class StaticDecoder:
     ):
         self.compile_graphs, self.min_positions = compile_graphs, min_positions
         self.lookahead = lookahead
-        self.fast_sampling, self.draw = (
-            fast_sampling,
-            None,
-        )  # the draw: sample_next, or its fast form
-        self.buffers = {}  # (rows, positions) -> the cache and the step's inputs, at fixed addresses
+        self.fast_sampling = fast_sampling
+        self.draw = None  # the draw: sample_next, or its fast form
+        self.buffers = {}  # (rows, positions) -> the cache and the step's inputs, fixed addresses
         self.forward = None  # the model's forward, compiled on first use when compiling
         self.compiled = False
-        self.shapes = {}  # (rows, positions, read) -> decode steps run: one graph each when compiling
-        self.compile_seconds = (
-            0.0  # each compiled shape's first two steps: compilation, then the CUDA graph's capture
-        )
+        self.shapes = {}  # (rows, positions, read) -> decode steps run: a graph each if compiling
+        self.compile_seconds = 0.0  # each compiled shape's first two steps: compile, capture
 
     def _buffer(self, policy: LMPolicy, rows: int, length: int) -> dict:
         from transformers import StaticCache
@@ -331,7 +322,8 @@ class StaticDecoder:
         return self.forward
 
     def _draw(self):
-        """sample_next as this decoder draws (see `fast_sampling`); compiled for any number of rows."""
+        """sample_next as this decoder draws (see `fast_sampling`); compiled for any number of
+        rows."""
         if self.draw is None:
             fast = self.compiled if self.fast_sampling is None else self.fast_sampling
             self.draw = partial(sample_next, draw=blocked_inverse_cdf) if fast else sample_next
@@ -343,9 +335,8 @@ class StaticDecoder:
         """(next-token logits (B, V), advance), as `LMPolicy.eager_decoder`."""
         B = len(prompt_ids)
         rows = next_power_of_two(B)
-        logits, prefill, mask = policy.prefill(
-            list(prompt_ids) + [prompt_ids[0]] * (rows - B)
-        )  # padding rows
+        padding = [prompt_ids[0]] * (rows - B)
+        logits, prefill, mask = policy.prefill(list(prompt_ids) + padding)
         Lp = mask.shape[1]
         buf = self._buffer(policy, rows, next_power_of_two(Lp + max_new_tokens, self.min_positions))
         cache = buf["cache"]
@@ -359,7 +350,8 @@ class StaticDecoder:
         buf["mask"][:, :Lp] = mask
         buf["positions"].copy_(positions(mask)[:, -1:] + 1)
         forward, step = self._forward(policy), [Lp]
-        # the grouped attention reads the cache up to the last position this call can write; the stock one all of it
+        # the grouped attention reads the cache up to the last position this call can write; the
+        # stock one all of it
         reads = policy.model.config._attn_implementation == GROUPED
         read = {"read_length": read_length(Lp + max_new_tokens)} if reads else {}
         shape = (rows, buf["mask"].shape[1], read.get("read_length", buf["mask"].shape[1]))
@@ -401,23 +393,22 @@ class StaticDecoder:
         generator: torch.Generator | list | None = None,
     ) -> list:
         """LMPolicy.generate's Generations (the same tokens, log-probs and entropies under the same
-        seeds), the host reading each step's tokens up to `lookahead` steps after the device made them."""
+        seeds), the host reading each step's tokens up to `lookahead` steps after the device made
+        them."""
         dev, steps = policy.device, sample.max_new_tokens
         logits, advance = self.start(policy, prompt_ids, steps)
         B, texts = logits.shape[0], policy.token_texts()
         per_row = isinstance(generator, list) and not sample.greedy
-        # A generator shared by the batch (or torch's own) is advanced by every step drawn: steps past
-        # the reference's last one would change what it draws next, so then the host keeps in step.
+        # A generator shared by the batch (or torch's own) is advanced by every step drawn: steps
+        # past the reference's last one would change what it draws next, so then the host keeps in
+        # step.
         lookahead = self.lookahead if per_row or sample.greedy else 0
         if per_row:  # each row's uniforms up front, as LMPolicy.generate draws them
-            uniforms = torch.stack(
-                [torch.rand(steps, generator=g, device=dev) for g in generator]
-            )  # (B, steps)
+            uniforms = [torch.rand(steps, generator=g, device=dev) for g in generator]
+            uniforms = torch.stack(uniforms)  # (B, steps)
         tokens = torch.zeros((B, steps), dtype=torch.long, device=dev)
         logps, ents = torch.zeros((B, steps), device=dev), torch.zeros((B, steps), device=dev)
-        on_host = torch.zeros(
-            (steps, B), dtype=torch.long, pin_memory=dev.type == "cuda"
-        )  # step k's tokens
+        on_host = torch.zeros((steps, B), dtype=torch.long, pin_memory=dev.type == "cuda")
         arrived = []  # per step, on CUDA: an event marking that its tokens have reached the host
         scanners, length, read = [JsonScanner() for _ in range(B)], [0] * B, 0
 
@@ -507,9 +498,7 @@ def rollout_policy(
     inner = (
         policy.model.get_base_model() if hasattr(policy.model, "get_base_model") else policy.model
     )
-    config = deepcopy(
-        inner.config
-    )  # from_config writes the dtype and attention into the config it is given
+    config = deepcopy(inner.config)  # from_config writes the dtype and attention into it
     with torch.device(policy.device):
         model = AutoModelForCausalLM.from_config(
             config, dtype=dtype, attn_implementation=attention

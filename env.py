@@ -97,9 +97,7 @@ class GameConfig:
     question_set: str = "paper"  # "paper": every family; "binary": yes/no questions only
     expected_info: bool = False  # r_info = the elimination expected under b_t, not the realised one
     candidate_format: str = "list"  # how the prompt writes C_t (candidate_text); "list": App. B
-    redundancy_penalty: float = (
-        REWARD.redundancy_penalty
-    )  # r_t of a question repeated to its arm (App. C)
+    redundancy_penalty: float = REWARD.redundancy_penalty  # r_t of a repeat to its arm (App. C)
 
     def __post_init__(self):
         if self.question_set not in QUESTION_SETS:
@@ -271,7 +269,8 @@ class Episode:
 
     def carried_on(self, secret: int) -> "Episode":
         """A new episode that starts where this one stands (belief, arm histories, questions
-        asked, turn, refused families, hidden belief), for `secret`, with no turns of its own yet."""
+        asked, turn, refused families, hidden belief), for `secret`, with no turns of its own
+        yet."""
         return Episode(
             int(secret),
             self.candidates,

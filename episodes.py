@@ -25,7 +25,8 @@ from reference import RandomPolicy
 
 def split_secrets(cfg) -> tuple[list[int], list[int], list[int]]:
     """(training, validation, held-out) secrets of 1..n_max. The held-out ones (env.secret_split, as
-    evaluate.py) only report; the validation ones, set aside from training, choose the kept checkpoint."""
+    evaluate.py) only report; the validation ones, set aside from training, choose the kept
+    checkpoint."""
     train_secrets, heldout = secret_split(cfg.n_max, cfg.n_heldout, cfg.split_seed)
     validation = sorted(
         random.Random(12345 + cfg.split_seed).sample(train_secrets, cfg.validation_secrets)
@@ -109,8 +110,9 @@ def episode_starts(
     ]
     if not (cfg.prefix_turns or cfg.refusal_rate or cfg.hidden_share):
         return universes, None
-    # Each family an arm owns is refused with chance refusal_rate, the same for a secret's G rollouts
-    # (Eq. 1 compares them). The rng is drawn only when refusals are on: other runs stay as they were.
+    # Each family an arm owns is refused with chance refusal_rate, the same for a secret's G
+    # rollouts (Eq. 1 compares them). The rng is drawn only when refusals are on: other runs stay as
+    # they were.
     families = sorted({f for owned in ARM_FAMILIES.values() for f in owned})
     refused = [
         frozenset(f for f in families if rng.random() < cfg.refusal_rate)

@@ -133,8 +133,8 @@ class EvalConfig:
 
 
 def parse_args(argv=None) -> EvalConfig:
-    """EvalConfig from the command line (cli.py: unknown flags, wrong types and values out of range are
-    errors), checked."""
+    """EvalConfig from the command line (cli.py: unknown flags, wrong types and values out of range
+    are errors), checked."""
     cfg = parse_config(EvalConfig, argv, description=__doc__.splitlines()[0])
     checks = [
         (
@@ -197,7 +197,8 @@ def game_of(base: str, cfg: EvalConfig, gcfg: GameConfig) -> GameConfig:
 
 
 # ---------------------------------------------------------------------------------------------
-# Policies: a spec is "<base>[+variant]"; every player has respond(game) -> [text per active episode]
+# Policies: a spec is "<base>[+variant]"; every player has respond(game) -> [text per active
+# episode]
 # ---------------------------------------------------------------------------------------------
 
 
@@ -206,10 +207,7 @@ def split_spec(spec: str) -> tuple[str, str, str]:
     here, before anything runs."""
     base, plus, variant = spec.rpartition("+")
     if not plus or (base.startswith("checkpoint:") and os.path.isdir(spec[len("checkpoint:") :])):
-        base, variant = (
-            spec,
-            "",
-        )  # a directory whose name holds a '+' (a pbrs+rloo run) is no variant
+        base, variant = spec, ""  # a directory whose name holds a '+' (a pbrs+rloo run)
     elif variant not in VARIANTS:
         fail(
             f"unknown prompting variant {'+' + variant!r} in {spec!r}: use +cot, +react or +fullreact."
@@ -263,9 +261,10 @@ class APIModel:
         import openai
 
         self._openai, self.name, self.workers = openai, model, workers
+        # the client backs off on rate limits and 5xx
         self.client = openai.OpenAI(
             api_key=key, base_url=os.environ.get("OPENAI_BASE_URL"), timeout=60, max_retries=4
-        )  # the client backs off on rate limits and 5xx
+        )
         self.failures = []  # requests that failed after the client's retries: logged as invalid turns
 
     def generate_text(

@@ -17,8 +17,8 @@ the real policy:
                 a'_m ~ pi(.|h_t): unbiased, with its standard error from the branches
     4. compare  per estimator, overall and by turn: Pearson and Spearman correlation, sign
                 agreement, and the error left after the best scale c (min_c E[(c A - A_B)^2],
-                relative to E[A_B^2], c >= 0), with bootstrap intervals over the drawn turns; and the
-                floor of every return-only credit, E[Var(A_B | R)] (relative), estimated from
+                relative to E[A_B^2], c >= 0), with bootstrap intervals over the drawn turns; and
+                the floor of every return-only credit, E[Var(A_B | R)] (relative), estimated from
                 the same turns (within-return-bin variance, less the branching noise).
 
 A cheaper reference needs no branching: the one-step Bayesian advantage A1_B, the same with
@@ -39,13 +39,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from cli import (
-    arg,
-    fail,
-    parse_config,
-    save_config,
-    use_threads,
-)  # before torch: it sets how idle threads wait
+# cli before torch: it sets how idle threads wait
+from cli import arg, fail, parse_config, save_config, use_threads
 
 import torch
 
@@ -93,7 +88,7 @@ TURN_BANDS = [
     ("t=1-2", 1, 2),
     ("t=3-5", 3, 5),
     ("t>=6", 6, 99),
-]  # turns reported together
+]
 
 
 def lm_actor(policy, generator: torch.Generator):
@@ -257,7 +252,7 @@ def pearson(x: torch.Tensor, y: torch.Tensor) -> float:
 
 
 def spearman(x: torch.Tensor, y: torch.Tensor) -> float:
-    rank = lambda v: v.argsort().argsort().double()  # noqa: E731  (ties are rare in continuous credit)
+    rank = lambda v: v.argsort().argsort().double()  # ties are rare in continuous credit
     return pearson(rank(x), rank(y))
 
 

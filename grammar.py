@@ -260,7 +260,8 @@ _TEST_PATTERNS = {  # test -> phrase after the copula ("is ..."); numbers in nam
     rf"(?:in|within) (?:the (?:range|interval) (?:of )?)?\[(?P<span_brk>(?:{_NUM}), ?(?:{_NUM}))\]|"
     rf"(?P<inv_out>outside) (?:of )?(?:the (?:range|interval) (?:of |from )?)?(?P<span_out>{_SPAN}))"
     rf"(?P<incl>,? (?:{_QUAL})| \((?:{_QUAL})\))?",
-    # "in the 40s" = 40..49, "in the 100s" = 100..199, "in the twenties" = 20..29 ("teens" is ambiguous)
+    # "in the 40s" = 40..49, "in the 100s" = 100..199, "in the twenties" = 20..29 ("teens" is
+    # ambiguous)
     "decade": rf"in the (?P<dec>[1-9]\d{{0,{MAX_DIGITS - 2}}}0)'?s|in the (?P<dec_w>{'|'.join(_DECADES)})",
     "eq": rf"(?:equal to |exactly |equals |the same as |an? |== |= )?(?P<k_eq>{_NUM})",
 }
@@ -299,9 +300,7 @@ _NDIGIT = _c(
 _DIGITS_LONG = _c(rf"(?:is {_SUBJ}|{_SUBJ} is) {_NEG}(?P<op>{_OPS_ANY}) (?P<k>{_NUM}) digits? long")
 _DIVIDES = [
     _c(rf"(?:does|can) (?P<k>{_NUM}) {_NEG}(?:evenly )?divide(?: into)? {_SUBJ}(?: evenly)?"),
-    _c(
-        rf"is (?P<k>{_NUM}) {_NEG}an? (?:factor|divisor)(?: of {_SUBJ})?"
-    ),  # "Is 7 a factor?": of the number
+    _c(rf"is (?P<k>{_NUM}) {_NEG}an? (?:factor|divisor)(?: of {_SUBJ})?"),  # "Is 7 a factor?"
     _c(
         rf"(?P<k>{_NUM}) (?:is {_NEG}an? (?:factor|divisor) of|(?P<neg2>does not )?divides?) {_SUBJ}(?: evenly)?"
     ),
@@ -566,7 +565,8 @@ def answer_sentence(query: Query, secret: int) -> str:
 
 
 def render_question(query: Query) -> str:
-    """The canonical English of a query, the inverse of parse_question (scripted policies use it)."""
+    """The canonical English of a query, the inverse of parse_question (scripted policies use
+    it)."""
     if query.kind == "value":
         return (
             "Is the number odd or even?"

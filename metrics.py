@@ -68,14 +68,16 @@ def mean_or_nan(values) -> float:
 
 
 def elim_quality(row: dict) -> float:
-    """Qual of one turn: eliminated / max(|C_t| / 2, 1), capped at 1 (1 = an exact halving or better)."""
+    """Qual of one turn: eliminated / max(|C_t| / 2, 1), capped at 1 (1 = an exact halving or
+    better)."""
     # BEGIN SOLUTION
     return min(row["eliminated"] / max(row["candidates_before"] / 2, 1), 1.0)
     # END SOLUTION
 
 
 def frac_eliminated(row: dict) -> float:
-    """Fractional elimination |C_t \\ C_t+1| / |C_t| (r_info of App. C, whatever the turn's reward)."""
+    """Fractional elimination |C_t \\ C_t+1| / |C_t| (r_info of App. C, whatever the turn's
+    reward)."""
     return row["eliminated"] / row["candidates_before"]
 
 
@@ -261,8 +263,8 @@ def episode_aggregates(episodes) -> dict:
     arm_match_rate, redundancy_rate, diversity_rate   fraction of the episode's turns with the flag
     mean_turns_taken    turns played
     """
-    per = lambda f: mean_or_nan(f(ep) for ep in episodes if ep)  # noqa: E731
-    share = lambda key: per(lambda ep: sum(bool(r[key]) for r in ep) / len(ep))  # noqa: E731
+    per = lambda f: mean_or_nan(f(ep) for ep in episodes if ep)
+    share = lambda key: per(lambda ep: sum(bool(r[key]) for r in ep) / len(ep))
     return {
         "efficiency": per(lambda ep: sum(r["reward"] for r in ep) / len(ep)),
         "mean_total_reward": per(lambda ep: sum(r["reward"] for r in ep)),

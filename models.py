@@ -261,9 +261,7 @@ def load_policy(
         if lora is not None:
             from peft import LoraConfig as PeftLoraConfig, get_peft_model
 
-            model.name_or_path = base_path(
-                spec
-            )  # peft records it: the checkpoint's reference to its base
+            model.name_or_path = base_path(spec)  # peft records it: the checkpoint's base
             model = get_peft_model(
                 model,
                 PeftLoraConfig(
@@ -299,7 +297,8 @@ def input_casts(model, enabled: bool) -> None:
 
 
 def load_policy_for(program: str, spec: str, *args, **kwargs) -> LMPolicy:
-    """load_policy in an entry point: a model not on disk, or damaged, is one sentence (cli.fail)."""
+    """load_policy in an entry point: a model not on disk, or damaged, is one sentence
+    (cli.fail)."""
     try:
         return load_policy(spec, *args, **kwargs)
     except (ModelNotFoundError, DamagedFileError) as e:
@@ -307,7 +306,8 @@ def load_policy_for(program: str, spec: str, *args, **kwargs) -> LMPolicy:
 
 
 def base_path(spec: str) -> str:
-    """What a LoRA checkpoint records as its base: a directory as an absolute path, else the spec."""
+    """What a LoRA checkpoint records as its base: a directory as an absolute path, else the
+    spec."""
     return str(Path(spec).resolve()) if os.path.isdir(spec) else spec
 
 
@@ -334,7 +334,8 @@ class ExportConfig:
 
 
 def main(argv=None) -> None:
-    """python models.py --checkpoint RUN/checkpoint --out DIR: merge a LoRA adapter into its base."""
+    """python models.py --checkpoint RUN/checkpoint --out DIR: merge a LoRA adapter into its
+    base."""
     cfg = parse_config(ExportConfig, argv, description=main.__doc__.splitlines()[0])
     if not (Path(cfg.checkpoint) / "adapter_config.json").exists():
         fail(

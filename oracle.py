@@ -83,8 +83,8 @@ class LLMOracle:
 
     Endpoint and key come from OPENAI_BASE_URL / OPENAI_API_KEY, so any compatible server works.
     Each (model, prompt, question, secret) is answered once and cached in `cache_path` (JSON
-    lines), so a re-run costs nothing. Rate limits, 5xx, timeouts and dropped connections are retried with
-    exponential backoff; after `max_retries` the oracle deflects and counts a failure.
+    lines), so a re-run costs nothing. Rate limits, 5xx, timeouts and dropped connections are
+    retried with exponential backoff; after `max_retries` the oracle deflects and counts a failure.
     """
 
     name = "llm"
@@ -109,18 +109,13 @@ class LLMOracle:
         import openai  # only the LLM oracle needs the client
 
         self._openai = openai
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        # max_retries=0: the retries are ours, counted
         self.client = openai.OpenAI(
-            api_key=api_key,
-            base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
-            timeout=timeout,
-            max_retries=0,
-        )  # retries are ours, counted
-        self.model, self.max_retries, self.backoff, self.max_workers = (
-            model,
-            max_retries,
-            backoff,
-            max_workers,
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
         )
+        self.model, self.max_retries = model, max_retries
+        self.backoff, self.max_workers = backoff, max_workers
         self.failures = 0  # questions deflected because the API kept failing
         self.api_calls = 0  # requests sent (retries included)
         self._prompt_id = hashlib.sha256(

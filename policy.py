@@ -85,7 +85,8 @@ def process_logits(
     logp = torch.log_softmax(logits.float() / temperature, dim=-1)
     if top_p >= 1.0:
         return logp
-    # compiled (engine.py's draw): the sort of every row, as asking which rows need one would stop for the host
+    # compiled (engine.py's draw): the sort of every row, as asking which rows need one would stop
+    # for the host
     few = logp.shape[-1] if torch.compiler.is_compiling() else 8
     drop = logp < nucleus_floor(logp.detach(), top_p, few)
     if taken is not None:
@@ -103,9 +104,8 @@ def nucleus_floor(logp: torch.Tensor, top_p: float, k: int = 8) -> torch.Tensor:
     top = logp.topk(k, dim=-1).values  # largest first
     p = top.exp()
     mass = p.cumsum(dim=-1)
-    floor = top.gather(
-        -1, (mass - p < top_p).sum(-1, keepdim=True) - 1
-    )  # the first token is always kept
+    last = (mass - p < top_p).sum(-1, keepdim=True) - 1  # the first token is always kept
+    floor = top.gather(-1, last)
     short = mass[..., -1] < top_p  # the set goes on past the k-th token
     if k < logp.shape[-1] and short.any():
         floor[short] = nucleus_floor(logp[short], top_p, logp.shape[-1])
@@ -179,17 +179,13 @@ class LMPolicy:
         self, model, tokenizer, name: str, compute_dtype: torch.dtype | None = None, decoder=None
     ):
         self.model, self.tokenizer, self.name = model, tokenizer, name
-        self.compute_dtype = (
-            compute_dtype  # None: float32; torch.bfloat16: autocast (models.load_policy)
-        )
+        self.compute_dtype = compute_dtype  # None: float32; torch.bfloat16: autocast
         self.decoder = decoder  # None: eager_decoder; engine.StaticDecoder: a static KV cache
         self.eos_id = tokenizer.eos_token_id
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id
         self.stop_ids = {self.eos_id}
         self._token_text = None  # text of each token id, for the JsonScanner (built on first use)
-        self.plain_scoring = (
-            False  # score() in one plain pass, no shared prompts (engine.CompiledLayers sets it)
-        )
+        self.plain_scoring = False  # score() in one pass, no shared prompts (CompiledLayers)
         eot = (
             tokenizer.convert_tokens_to_ids("<|im_end|>")
             if "<|im_end|>" in tokenizer.get_vocab()
@@ -242,9 +238,7 @@ class LMPolicy:
         from transformers import DynamicCache
 
         rows = {}
-        index = [
-            rows.setdefault(tuple(p), len(rows)) for p in prompt_ids
-        ]  # turn -> its distinct prompt
+        index = [rows.setdefault(tuple(p), len(rows)) for p in prompt_ids]  # its distinct prompt
         ids, mask = (t.to(self.device) for t in pad(list(rows), self.pad_id, left=True))
         with self.autocast():
             out = self.model(
@@ -258,9 +252,7 @@ class LMPolicy:
         index = torch.tensor(index, device=self.device)
         cache = out.past_key_values
         if len(rows) < len(prompt_ids):
-            cache.reorder_cache(
-                index
-            )  # (U, ...) -> (N, ...): row i holds its prompt's keys and values
+            cache.reorder_cache(index)  # (U, ...) -> (N, ...): row i holds its prompt's
         return out.logits[:, -1][index], cache, mask[index]
 
     def eager_decoder(self, prompt_ids: list[list[int]], max_new_tokens: int):
@@ -356,8 +348,8 @@ class LMPolicy:
         ents: torch.Tensor,
         length: list[int],
     ) -> list[Generation]:
-        """The Generations of a decoding: tokens, their log-probs and the entropies, each (B, steps),
-        and where each row's action ended (0: it did not end within the steps)."""
+        """The Generations of a decoding: tokens, their log-probs and the entropies, each (B,
+        steps), and where each row's action ended (0: it did not end within the steps)."""
         tokens, logps, ents = (x.cpu() for x in (tokens, logps, ents))
         gens = []
         for b in range(len(prompt_ids)):
@@ -396,7 +388,8 @@ class LMPolicy:
         if self.plain_scoring or (
             getattr(self.model, "is_activation_checkpointing", False) and self.model.training
         ):
-            # checkpointed or compiled layers take no KV cache: one plain pass over prompt + completion
+            # checkpointed or compiled layers take no KV cache: one plain pass over prompt +
+            # completion
             p_ids, p_mask = (t.to(dev) for t in pad(prompt_ids, self.pad_id, left=True))
             mask = torch.cat([p_mask, c_mask], 1)
             with self.autocast():
@@ -421,7 +414,8 @@ class LMPolicy:
                         use_cache=True,
                     ).logits  # (N, Lc - 1, V)
                 logits = torch.cat([logits, rest], 1)  # (N, Lc, V)
-        # Only the completions' own tokens are scored: a padding row's top-p cut (often a whole sort) is wasted work.
+        # Only the completions' own tokens are scored: a padding row's top-p cut (often a whole
+        # sort) is wasted work.
         real = c_mask.bool()  # (N, Lc)
         logp = process_logits(logits[real], temperature, top_p, taken=c_ids[real])  # (tokens, V)
         token_logp = torch.zeros(real.shape, dtype=logp.dtype, device=dev)

@@ -89,7 +89,8 @@ def _remainder(m: re.Match) -> tuple[Predicate, bool] | None:
 
 
 _QUESTION_FORMS = [
-    # divisibility with a verb: "Can it be divided by 3?", "Does it divide by 4?", "Does 7 go into it?"
+    # divisibility with a verb: "Can it be divided by 3?", "Does it divide by 4?", "Does 7 go into
+    # it?"
     (
         _c(
             rf"(?:can|could) {_SUBJ} {_NEG}be (?:evenly |exactly )?divided (?:evenly |exactly )?by (?P<k>{_NUM}){_DIV_HOW}?"
@@ -235,9 +236,8 @@ _QUESTION_FORMS = [
     ),
 ]
 
-_VALUE_Q = _c(
-    rf"(?:(?:what is|what are|what|tell me|give me|which is|say) )?(?:{_QUANT})"
-)  # "Last digit?"
+# a question for a value, e.g. "What is the last digit?" or just "Last digit?"
+_VALUE_Q = _c(rf"(?:(?:what is|what are|what|tell me|give me|which is|say) )?(?:{_QUANT})")
 _ODD_EVEN = (
     r"(?:an? )?odd(?: number)?(?: or | ?/ ?)(?:an? )?even(?: number)?|"
     r"(?:an? )?even(?: number)?(?: or | ?/ ?)(?:an? )?odd(?: number)?"

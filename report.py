@@ -46,7 +46,7 @@ def turns_by_model(turn_rows) -> dict:
 
 def candidate_curve(episodes, max_turns: int) -> list[float]:
     """Mean log2 |C_t| after t = 0..T turns; an episode that ended early keeps its last size."""
-    sizes = np.array(
+    sizes = np.array(  # (episodes, T + 1)
         [
             (
                 [ep[0]["candidates_before"]]
@@ -56,7 +56,7 @@ def candidate_curve(episodes, max_turns: int) -> list[float]:
             for ep in episodes
         ],
         dtype=float,
-    )  # (episodes, T + 1)
+    )
     return np.log2(sizes).mean(axis=0).tolist()
 
 
@@ -159,7 +159,8 @@ EVENT_TITLES = {
 
 
 def format_tables(results: dict, info: dict) -> str:
-    """Every table as text: Table 1, LateCalib, arm diagnostics, hint types, four recovery tables."""
+    """Every table as text: Table 1, LateCalib, arm diagnostics, hint types, four recovery
+    tables."""
     g, e = info["game"], info["eval"]
     decoding = (
         "greedy" if e["temperature"] == 0 else f"sampled (T={e['temperature']}, top-p {e['top_p']})"
@@ -221,7 +222,7 @@ def format_tables(results: dict, info: dict) -> str:
         )
     )
     hint_columns = ["ZeroElim", *diagnostics.HINT_COLUMNS]
-    share = lambda h, c: _num(h[c] / max(h["Turns"], 1), 1, 100)  # noqa: E731
+    share = lambda h, c: _num(h[c] / max(h["Turns"], 1), 1, 100)
     out.append(
         _render(
             "Hint-type distribution (tab:csg_hint_distribution_all): turns (% of turns), runs pooled",

@@ -66,7 +66,8 @@ class RolloutBatch:
         runs once). The chunks are also the units dealt out to Eq. 2's minibatches (train.py). On
         several ranks (ranks.Ranks) they are cut from every rank's turns together (the sort keys
         are gathered), each rank keeping its own turns of each chunk, so the cut is the same
-        whatever the number of ranks. Returns (this rank's turns of each chunk, each chunk's size)."""
+        whatever the number of ranks. Returns (this rank's turns of each chunk, each chunk's
+        size)."""
         P, C = self.prompt_ids, self.completion_ids
         b, g, t = (x.tolist() for x in self.cells())
         keys = [

@@ -20,7 +20,8 @@ def spread(x: np.ndarray) -> float:
 
 
 def mean_sem(values) -> tuple[float, float]:
-    """(mean, SEM) over runs, SEM = std(ddof=1) / sqrt(n); NaN runs are left out; SEM is NaN for n < 2."""
+    """(mean, SEM) over runs, SEM = std(ddof=1) / sqrt(n); NaN runs are left out; SEM is NaN for n <
+    2."""
     x = np.asarray([v for v in values if v is not None and not math.isnan(v)], dtype=float)
     if len(x) == 0:
         return NAN, NAN
@@ -50,8 +51,8 @@ def betainc(a: float, b: float, x: float) -> float:
     for m in range(1, 500):
         for numerator in (
             m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),  # d_2m
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):  # d_2m+1
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),  # d_2m+1
+        ):
             d = 1.0 + numerator * d
             d = 1.0 / (d if abs(d) > tiny else tiny)
             c = 1.0 + numerator / c

@@ -102,11 +102,14 @@ def learn_phrases(lines: list[list[str]], n_merges: int, min_count: int = 20) ->
     weight = Counter(tuple(s) for s in lines)  # each distinct line once, with its count
     seqs = [list(s) for s in weight]
     weights = list(weight.values())
-    digits = {
-        p for s in seqs for p in s if any(c.isdigit() for c in p)
-    }  # a merged phrase never holds one
-    mergeable = lambda p: p not in digits and p not in DELIMITERS  # noqa: E731
-    pairs_of = lambda s: [(a, b) for a, b in zip(s, s[1:]) if mergeable(a) and mergeable(b)]  # noqa: E731
+    digits = {p for s in seqs for p in s if any(c.isdigit() for c in p)}  # a phrase holds none
+
+    def mergeable(p):
+        return p not in digits and p not in DELIMITERS
+
+    def pairs_of(s):
+        return [(a, b) for a, b in zip(s, s[1:]) if mergeable(a) and mergeable(b)]
+
     counts, holders = Counter(), defaultdict(set)  # pair -> weighted count, lines holding it
     for i, s in enumerate(seqs):
         for pair in pairs_of(s):
@@ -153,7 +156,7 @@ def _vocabulary(seed: int, n_merges: int) -> tuple[tuple[str, ...], tuple[str, .
     process that builds the tokenizer twice (the warm-up's cache key, the model) plays the
     corpus and learns the merges once."""
     split = _splitter()
-    pieces = lambda text: [piece for piece, _ in split.pre_tokenize_str(text)]  # noqa: E731
+    pieces = lambda text: [piece for piece, _ in split.pre_tokenize_str(text)]
     prompts, actions, hints = _corpus(seed)
     words = {p for text in prompts + hints for p in pieces(text)}
     # Phrase merges are learned on the lines as the tokenizer segments them: the template's

@@ -50,9 +50,7 @@ class WarmupConfig:
     lr: float = 3e-3  # AdamW, linear decay to 0
     seed: int = 0
     n_max: int = 100  # the game the data is played in (training: 1..100)
-    candidate_format: str = (
-        "list"  # how its prompts write C_t: the RL run's (train.py --candidate-format)
-    )
+    candidate_format: str = "list"  # how its prompts write C_t: the RL run's
     probe_states: int = 64  # game states whose sampled action measures the valid-action rate
 
 
@@ -184,7 +182,8 @@ def cache_key(
 
 
 def cached_info(path: Path) -> dict | None:
-    """The record of a cached warm-up (PATH/warmup.json), or None if there is none or it is damaged."""
+    """The record of a cached warm-up (PATH/warmup.json), or None if there is none or it is
+    damaged."""
     try:
         info = json.loads((path / "warmup.json").read_text())
         return info if isinstance(info, dict) and {"warmed", "valid_before"} <= set(info) else None
@@ -341,8 +340,6 @@ def starting_policy(cfg, quiet: bool = False):
     low_precision = {p.dtype for p in policy.model.parameters() if p.requires_grad} - {
         torch.float32
     }
-    if (
-        low_precision
-    ):  # no optimizer steps low-precision weights: its small updates would round away
+    if low_precision:  # no optimizer steps low-precision weights: small updates round away
         raise RuntimeError(f"trainable parameters in {low_precision}: they must be float32")
     return policy, info
