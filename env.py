@@ -106,7 +106,8 @@ class GameConfig:
             )
         if self.candidate_format not in CANDIDATE_FORMATS:
             raise ValueError(
-                f"candidate_format must be one of {CANDIDATE_FORMATS}, not {self.candidate_format!r}"
+                f"candidate_format must be one of {CANDIDATE_FORMATS}, not "
+                f"{self.candidate_format!r}"
             )
         if self.n_max < 2 or self.n_arms < 1 or self.max_turns < 1:
             raise ValueError(f"impossible game: {self}")

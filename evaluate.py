@@ -111,7 +111,8 @@ class EvalConfig:
     samples: int = arg(
         4,
         "with greedy decoding, language models also play every secret this many times per run "
-        "sampled at T = 1, as the row '<policy> [T=1]' (the paper sampled its trained models; 0: no)",
+        "sampled at T = 1, as the row '<policy> [T=1]' (the paper sampled its trained models; 0: "
+        "no)",
         at_least=0,
     )
     top_p: float = arg(1.0, "nucleus mass of sampled decoding", above=0, at_most=1)
@@ -210,7 +211,8 @@ def split_spec(spec: str) -> tuple[str, str, str]:
         base, variant = spec, ""  # a directory whose name holds a '+' (a pbrs+rloo run)
     elif variant not in VARIANTS:
         fail(
-            f"unknown prompting variant {'+' + variant!r} in {spec!r}: use +cot, +react or +fullreact."
+            f"unknown prompting variant {'+' + variant!r} in {spec!r}: use +cot, +react or "
+            "+fullreact."
         )
     if base in REFERENCE_POLICIES:
         if variant:
@@ -222,7 +224,8 @@ def split_spec(spec: str) -> tuple[str, str, str]:
         return base, variant, "api"
     if base.startswith("checkpoint:") and not os.path.isdir(base[len("checkpoint:") :]):
         fail(
-            f"{spec!r}: {base[len('checkpoint:') :]!r} is not a directory; give a trained checkpoint directory."
+            f"{spec!r}: {base[len('checkpoint:') :]!r} is not a directory; give a trained "
+            "checkpoint directory."
         )
     if base.startswith("checkpoint:") or base in LM_ALIASES or "/" in base or os.path.isdir(base):
         return base, variant, "lm"
@@ -265,7 +268,7 @@ class APIModel:
         self.client = openai.OpenAI(
             api_key=key, base_url=os.environ.get("OPENAI_BASE_URL"), timeout=60, max_retries=4
         )
-        self.failures = []  # requests that failed after the client's retries: logged as invalid turns
+        self.failures = []  # requests that failed after the client's retries: invalid turns
 
     def generate_text(
         self, messages_list, greedy=True, temperature=1.0, top_p=1.0, max_new_tokens=64, seed=None
@@ -329,8 +332,10 @@ class LMPlayer:
                     {
                         "role": "user",
                         "content": (
-                            f"Observation: {hint}\nTurn {ep.turn + 1} of {gcfg.max_turns}. Remaining candidates "
-                            f"({len(ep.candidates)}): [{candidate_text(ep.candidates, gcfg.candidate_format)}]"
+                            f"Observation: {hint}\nTurn {ep.turn + 1} of {gcfg.max_turns}. "
+                            "Remaining candidates "
+                            f"({len(ep.candidates)}): "
+                            f"[{candidate_text(ep.candidates, gcfg.candidate_format)}]"
                         ),
                     }
                 )
@@ -445,11 +450,13 @@ def play_all(cfg: EvalConfig, gcfg: GameConfig, secrets: list[int]) -> tuple[lis
         if getattr(loaded.get(base), "failures", None):
             failures = loaded[base].failures
             print(
-                f"{spec}: {len(failures)} API requests failed after retries and were logged as invalid turns "
+                f"{spec}: {len(failures)} API requests failed after retries and were logged as "
+                "invalid turns "
                 f"(first: {failures[0]})"
             )
         print(
-            f"played {spec}: {cfg.runs} runs x {len(secrets)} secrets in {time.perf_counter() - start:.1f} s",
+            f"played {spec}: {cfg.runs} runs x {len(secrets)} secrets in "
+            f"{time.perf_counter() - start:.1f} s",
             file=sys.stderr,
         )
     return turns, episodes, skipped
@@ -532,8 +539,8 @@ def main(argv=None) -> dict:
     write_logs(out, turns, episodes, results, info, text)
     figures = write_figures(results, info, out / "figures") if cfg.figures else []
     print(
-        f"\nwrote {out}/{{model_summary,runs,episodes,turns}}.{{csv,jsonl}}, config.json, tables.txt"
-        + (f" and {len(figures)} figures in {out / 'figures'}" if figures else "")
+        f"\nwrote {out}/{{model_summary,runs,episodes,turns}}.{{csv,jsonl}}, config.json, "
+        "tables.txt" + (f" and {len(figures)} figures in {out / 'figures'}" if figures else "")
     )
     return results
 

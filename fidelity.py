@@ -420,24 +420,33 @@ def table(result: dict) -> str:
     lines = [
         f"# Credit fidelity: {result['policy_name']} ({cfg['question_set']} set)",
         "",
-        f"{cfg['secrets']} secrets x {cfg['group_size']} rollouts ({result['batch_turns']} turns); A_B of "
-        f"{len(result['samples'])} drawn turns by branching (K = {cfg['branches']} secrets per action, "
-        f"M = {cfg['alternatives']} alternatives); RMS A_B {result['a_b_rms']:.3f}, mean branching SE "
-        f"{result['noise_se_mean']:.3f}; {result['branching_seconds']} s. Scaled error: min_c E[(c A - A_B)^2] / "
-        "E[A_B^2] (0 is perfect, 1 is no better than 0). Intervals: bootstrap 95% over the drawn turns.",
+        f"{cfg['secrets']} secrets x {cfg['group_size']} rollouts ({result['batch_turns']} turns); "
+        "A_B of "
+        f"{len(result['samples'])} drawn turns by branching (K = {cfg['branches']} secrets per "
+        "action, "
+        f"M = {cfg['alternatives']} alternatives); RMS A_B {result['a_b_rms']:.3f}, mean branching "
+        "SE "
+        f"{result['noise_se_mean']:.3f}; {result['branching_seconds']} s. Scaled error: min_c E[(c "
+        "A - A_B)^2] / "
+        "E[A_B^2] (0 is perfect, 1 is no better than 0). Intervals: bootstrap 95% over the drawn "
+        "turns.",
         "",
-        "| Estimator | Turns | n | Pearson [95%] | Spearman | Sign agreement | Scaled error [95%] |",
+        "| Estimator | Turns | n | Pearson [95%] | Spearman | Sign agreement | Scaled error [95%] "
+        "|",
         "|---|---|---|---|---|---|---|",
     ]
     for r in result["rows"]:
         lines.append(
-            f"| {r['estimator']} | {r['turns']} | {r['n']} | {r['pearson']:.3f} [{r['pearson_lo']:.3f}, "
-            f"{r['pearson_hi']:.3f}] | {r['spearman']:.3f} | {r['sign']:.3f} | {r['scaled_error']:.3f} "
+            f"| {r['estimator']} | {r['turns']} | {r['n']} | {r['pearson']:.3f} "
+            f"[{r['pearson_lo']:.3f}, "
+            f"{r['pearson_hi']:.3f}] | {r['spearman']:.3f} | {r['sign']:.3f} | "
+            f"{r['scaled_error']:.3f} "
             f"[{r['scaled_error_lo']:.3f}, {r['scaled_error_hi']:.3f}] |"
         )
     lines += [
         "",
-        "Floor of any return-only credit, E[Var(A_B | R)] / E[A_B^2] (Theorem 3.2 (ii)), estimated from "
+        "Floor of any return-only credit, E[Var(A_B | R)] / E[A_B^2] (Theorem 3.2 (ii)), estimated "
+        "from "
         "the same turns: " + ", ".join(f"{k}: {v:.3f}" for k, v in result["floors"].items()),
         "",
     ]

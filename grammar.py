@@ -159,7 +159,8 @@ _SUBJ = (
 )
 _DIGITS_NP = rf"(?:the |its |all (?:the |its )?|{_SUBJ}'s )?digits(?: (?:of|in) {_SUBJ})?"
 _QUANT_PATTERNS = {  # quantity -> noun phrase
-    "digit_sum": rf"(?:the )?(?:sum of (?:the |its |all (?:the |its )?)?digits(?: (?:of|in) {_SUBJ})?|"
+    "digit_sum": rf"(?:the )?(?:sum of (?:the |its |all (?:the |its )?)?digits(?: (?:of|"
+    rf"in) {_SUBJ})?|"
     rf"digit sum(?: of {_SUBJ})?|{_SUBJ}'s digit sum|sum of {_SUBJ}'s digits|"
     rf"total of (?:the |its |all (?:the |its )?)?digits(?: (?:of|in) {_SUBJ})?)",
     "last_digit": rf"(?:the )?(?:last|final|units|unit|ones|one's|rightmost) digit(?: of {_SUBJ})?|"
@@ -170,16 +171,19 @@ _QUANT_PATTERNS = {  # quantity -> noun phrase
     rf"(?:the )?digit in the tens (?:place|position|column)|(?:the )?tens[- ]place digit",
     "first_digit": rf"(?:the )?(?:first|leading|leftmost) digit(?: of {_SUBJ})?|"
     rf"{_SUBJ}'s (?:first|leading|leftmost) digit",
-    "num_digits": rf"(?:the )?(?:number|count) of digits(?: (?:in|of) {_SUBJ})?|(?:the )?digit count(?: of {_SUBJ})?",
+    "num_digits": rf"(?:the )?(?:number|count) of digits(?: (?:in|of) {_SUBJ})?|"
+    rf"(?:the )?digit count(?: of {_SUBJ})?",
     "n": _SUBJ,
 }
 _QUANT = "|".join(f"(?P<q_{q}>{p})" for q, p in _QUANT_PATTERNS.items())
 _OPS = {  # comparison words -> test; longer phrases first so "greater than or equal to" wins
-    "ge": r"greater than or equal to|more than or equal to|bigger than or equal to|larger than or equal to|"
+    "ge": r"greater than or equal to|more than or equal to|bigger than or equal to|"
+    r"larger than or equal to|"
     r"higher than or equal to|(?:greater|more|bigger|larger|higher) or equal to|"
     r"equal to or (?:greater|more|bigger|larger|higher) than|above or equal to|"
     r"at least|no less than|no smaller than|no lower than|>=|=>",
-    "le": r"less than or equal to|smaller than or equal to|lower than or equal to|(?:less|smaller|lower) or equal to|"
+    "le": r"less than or equal to|smaller than or equal to|lower than or equal to|(?:less|smaller|"
+    r"lower) or equal to|"
     r"equal to or (?:less|smaller|lower|fewer) than|below or equal to|"
     r"at most|no more than|no greater than|no larger than|no bigger than|no higher than|<=|=<",
     "gt": r"(?:strictly )?(?:greater|more|larger|bigger|higher) than|above|over|>",
@@ -233,10 +237,12 @@ _TEST_PATTERNS = {  # test -> phrase after the copula ("is ..."); numbers in nam
     "nonprime": r"(?:a )?non[- ]?prime(?: number)?",
     "composite": r"(?:a )?composite(?: number)?",
     "square": r"(?:a )?(?:perfect square|square)(?: number)?|one of the (?:perfect )?squares|"
-    r"(?:the |a )square of (?:an integer|a whole number|some (?:integer|whole number)|a natural number)|"
+    r"(?:the |a )square of (?:an integer|a whole number|some (?:integer|whole number)|a natural "
+    r"number)|"
     r"(?:an integer|a whole number|some (?:integer|whole number)) squared",
     "cube": r"(?:a )?(?:perfect cube|cube|cubic)(?: number)?|one of the (?:perfect )?cubes|"
-    r"(?:the |a )cube of (?:an integer|a whole number|some (?:integer|whole number)|a natural number)|"
+    r"(?:the |a )cube of (?:an integer|a whole number|some (?:integer|whole number)|a natural "
+    r"number)|"
     r"(?:an integer|a whole number|some (?:integer|whole number)) cubed",
     "pow2": r"(?:a |an exact |an integer )?power of (?:2|two)|one of the powers of (?:2|two)",
     "palindrome": r"(?:a )?(?:palindrome|palindromic)(?: number)?",
@@ -247,22 +253,29 @@ _TEST_PATTERNS = {  # test -> phrase after the copula ("is ..."); numbers in nam
     "negative": r"(?:a )?negative(?: number)?",
     "div": rf"(?:evenly |exactly )?divisible (?:evenly |exactly )?by (?P<k_div>{_NUM}){_DIV_HOW}?|"
     rf"(?:a )?multiple of (?P<k_mul>{_NUM})|"
-    rf"(?:evenly|exactly) divided by (?P<k_ed>{_NUM}){_DIV_HOW}?|divided by (?P<k_dr>{_NUM}){_DIV_HOW}|"
-    rf"in the (?P<k_tt>{_NUM})(?:'s|s)? times[- ]tables?|in the times[- ]tables? (?:of|for) (?P<k_tf>{_NUM})",
+    rf"(?:evenly|exactly) divided by (?P<k_ed>{_NUM}){_DIV_HOW}?|divided by "
+    rf"(?P<k_dr>{_NUM}){_DIV_HOW}|"
+    rf"in the (?P<k_tt>{_NUM})(?:'s|s)? times[- ]tables?|in the times[- ]tables? (?:of|for) "
+    rf"(?P<k_tf>{_NUM})",
     "cmp": rf"(?:a (?:number|value) )?(?P<op>{_OPS_ANY}) (?P<k_cmp>{_NUM})",
     "cmp_post": rf"(?P<k_post>{_NUM}) (?P<post>{_POST})|(?P<k_plus>{_DNUM})\+",
     # "more than 50 but less than 100": one interval, bounded on both sides
-    "interval": rf"(?P<op1>{_OPS_ANY}) (?P<k1>{_NUM}),? (?:and|but) (?:also )?(?P<op2>{_OPS_ANY}) (?P<k2>{_NUM})",
-    "between": rf"(?:(?P<strict>strictly )?(?:somewhere |anywhere )?between (?P<span_btw>(?:{_NUM}) and (?:{_NUM})|{_SPAN})|"
-    rf"(?:(?:in|within) the range (?:of |from )?|from |within )(?P<span_and>(?:{_NUM}) and (?:{_NUM}))|"
+    "interval": rf"(?P<op1>{_OPS_ANY}) (?P<k1>{_NUM}),? (?:and|"
+    rf"but) (?:also )?(?P<op2>{_OPS_ANY}) (?P<k2>{_NUM})",
+    "between": rf"(?:(?P<strict>strictly )?(?:somewhere |"
+    rf"anywhere )?between (?P<span_btw>(?:{_NUM}) and (?:{_NUM})|{_SPAN})|"
+    rf"(?:(?:in|within) the range (?:of |from )?|from |within )(?P<span_and>(?:{_NUM}) and "
+    rf"(?:{_NUM}))|"
     rf"(?:(?:in|within) the (?:range|interval) (?:of |from )?|within |from )(?P<span_rng>{_SPAN})|"
     rf"(?:in )?(?P<span_asc>{_SPAN})|"  # a bare "20-40" is a range only low to high ("5 - 3"?)
     rf"(?:in|within) (?:the (?:range|interval) (?:of )?)?\[(?P<span_brk>(?:{_NUM}), ?(?:{_NUM}))\]|"
-    rf"(?P<inv_out>outside) (?:of )?(?:the (?:range|interval) (?:of |from )?)?(?P<span_out>{_SPAN}))"
+    r"(?P<inv_out>outside) (?:of )?(?:the (?:range|interval) (?:of |from "
+    rf")?)?(?P<span_out>{_SPAN}))"
     rf"(?P<incl>,? (?:{_QUAL})| \((?:{_QUAL})\))?",
     # "in the 40s" = 40..49, "in the 100s" = 100..199, "in the twenties" = 20..29 ("teens" is
     # ambiguous)
-    "decade": rf"in the (?P<dec>[1-9]\d{{0,{MAX_DIGITS - 2}}}0)'?s|in the (?P<dec_w>{'|'.join(_DECADES)})",
+    "decade": rf"in the (?P<dec>[1-9]\d{{0,{MAX_DIGITS - 2}}}0)'?s|"
+    rf"in the (?P<dec_w>{'|'.join(_DECADES)})",
     "eq": rf"(?:equal to |exactly |equals |the same as |an? |== |= )?(?P<k_eq>{_NUM})",
 }
 _TEST = "|".join(f"(?P<t_{t}>{p})" for t, p in _TEST_PATTERNS.items())
@@ -288,21 +301,25 @@ _ENDS_S = _c(rf"{_SUBJ} (?P<neg>does not )?ends? (?:in|with) {_END_DIGIT}")
 _COUNT_OP = rf"(?:(?P<op>{_OPS_ANY}|exactly|only) )?"
 _COUNT_POST = r"(?: (?P<post>or (?:more|greater|fewer|less)))?"
 _DIGITS_Q = _c(
-    rf"(?:does|do) {_SUBJ} {_NEG}(?:have|contain|consist of) {_COUNT_OP}(?P<k>{_NUM}){_COUNT_POST} digits?"
+    rf"(?:does|do) {_SUBJ} {_NEG}(?:have|contain|consist of) {_COUNT_OP}(?P<k>{_NUM}){_COUNT_POST} "
+    rf"digits?"
 )
 _DIGITS_S = _c(
-    rf"{_SUBJ} (?P<neg>does not )?(?:has|have|contains?|consists? of) {_COUNT_OP}(?P<k>{_NUM}){_COUNT_POST} digits?"
+    rf"{_SUBJ} (?P<neg>does not )?(?:has|have|contains?|consists? of) "
+    rf"{_COUNT_OP}(?P<k>{_NUM}){_COUNT_POST} digits?"
 )
 # "a two-digit number", "double digits", "in the triple digits", "three digits long"
 _NDIGIT = _c(
-    rf"(?:is {_SUBJ}|{_SUBJ} is) {_NEG}(?:an? |in (?:the )?)?(?P<k>{_NUM}|double|triple)[- ]digits?(?: number| long)?"
+    rf"(?:is {_SUBJ}|{_SUBJ} is) {_NEG}(?:an? |in (?:the )?)?(?P<k>{_NUM}|double|triple)[- "
+    rf"]digits?(?: number| long)?"
 )
 _DIGITS_LONG = _c(rf"(?:is {_SUBJ}|{_SUBJ} is) {_NEG}(?P<op>{_OPS_ANY}) (?P<k>{_NUM}) digits? long")
 _DIVIDES = [
     _c(rf"(?:does|can) (?P<k>{_NUM}) {_NEG}(?:evenly )?divide(?: into)? {_SUBJ}(?: evenly)?"),
     _c(rf"is (?P<k>{_NUM}) {_NEG}an? (?:factor|divisor)(?: of {_SUBJ})?"),  # "Is 7 a factor?"
     _c(
-        rf"(?P<k>{_NUM}) (?:is {_NEG}an? (?:factor|divisor) of|(?P<neg2>does not )?divides?) {_SUBJ}(?: evenly)?"
+        rf"(?P<k>{_NUM}) (?:is {_NEG}an? (?:factor|divisor) of|(?P<neg2>does not )?divides?) "
+        rf"{_SUBJ}(?: evenly)?"
     ),
 ]
 
@@ -593,7 +610,8 @@ _POLARITY = re.compile(
     r"(?P<pol>yes|no|correct|incorrect|true|false|nope|yep|yeah|indeed)\b[,.!:;]?\s*(?P<rest>.*)"
 )
 _BARE_REPLY = re.compile(
-    rf"(?:that is |{_SUBJ} )?(?:(?:is|does|do|it is|it does)(?: not)?|not|correct|incorrect|right|wrong)?"
+    rf"(?:that is |{_SUBJ} )?(?:(?:is|does|do|it is|it does)(?: "
+    rf"not)?|not|correct|incorrect|right|wrong)?"
 )
 
 

@@ -214,7 +214,8 @@ def _load_weights(spec: str, dtype, tiny: tinylm.TinyConfig):
         return (*_from_pretrained(spec, dtype, local_files_only=True), spec.split("/")[-1])
     except (OSError, ValueError) as e:
         raise ModelNotFoundError(
-            f"model {spec!r} is not on disk and nothing is downloaded at run time: on a machine with "
+            f"model {spec!r} is not on disk and nothing is downloaded at run time: on a machine "
+            "with "
             f"network run `huggingface-cli download {spec}` and pass the directory it prints."
         ) from e
 
@@ -340,7 +341,8 @@ def main(argv=None) -> None:
     if not (Path(cfg.checkpoint) / "adapter_config.json").exists():
         fail(
             "models.py",
-            f"{cfg.checkpoint or '(none)'} holds no LoRA adapter: give --checkpoint RUN/checkpoint of a "
+            f"{cfg.checkpoint or '(none)'} holds no LoRA adapter: give --checkpoint RUN/checkpoint "
+            "of a "
             "run trained with --lora-rank > 0.",
         )
     if not cfg.out or Path(cfg.out).exists():

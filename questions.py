@@ -54,7 +54,8 @@ _ADD_UP = r"(?:add up|sum up|sum|add|come|amount) to|total"  # what digits do to
 _YESNO = [  # question forms with the number's quantity as subject
     _c(rf"(?:is|are) (?:{_QUANT}) {_NEG}(?:{_TEST})(?: or not)?"),
     _c(
-        rf"does (?:{_QUANT}) {_NEG}(?P<verb>exceed|equal|go above|go over|go beyond|surpass) (?P<k_verb>{_NUM})"
+        rf"does (?:{_QUANT}) {_NEG}(?P<verb>exceed|equal|go above|go over|go beyond|surpass) "
+        rf"(?P<k_verb>{_NUM})"
     ),
     _c(rf"(?:does|do) (?:{_QUANT}) {_NEG}(?:lie|fall|sit) (?:{_TEST})"),
     # "do the digits add up to 10 / to more than 12 / to an even number": a digit-sum test
@@ -76,10 +77,14 @@ _WHEN_DIVIDED = (
 )
 _BOTH_WAYS = (
     r"backwards? (?:and|as) forwards?|forwards? (?:and|as) backwards?|backwards?|in reverse|"
-    r"reversed|both ways|in both directions|(?:from )?left to right (?:and|as) (?:from )?right to left|"
+    r"reversed|both ways|in both directions|(?:from )?left to right (?:and|as) (?:from )?right to "
+    r"left|"
     r"(?:from )?right to left (?:and|as) (?:from )?left to right"
 )
-_REVERSING = r"(?:you )?reverse (?:it|the digits|its digits)|(?:it is )?reversed|(?:the|its) digits are reversed"
+_REVERSING = (
+    r"(?:you )?reverse (?:it|the digits|its digits)|(?:it is )?reversed|"
+    r"(?:the|its) digits are reversed"
+)
 
 
 def _remainder(m: re.Match) -> tuple[Predicate, bool] | None:
@@ -93,13 +98,15 @@ _QUESTION_FORMS = [
     # it?"
     (
         _c(
-            rf"(?:can|could) {_SUBJ} {_NEG}be (?:evenly |exactly )?divided (?:evenly |exactly )?by (?P<k>{_NUM}){_DIV_HOW}?"
+            rf"(?:can|could) {_SUBJ} {_NEG}be (?:evenly |exactly )?divided (?:evenly |exactly )?by "
+            rf"(?P<k>{_NUM}){_DIV_HOW}?"
         ),
         lambda m: _divisor(m, _neg(m)),
     ),
     (
         _c(
-            rf"(?:can|could) you {_NEG}divide {_SUBJ} (?:evenly |exactly )?by (?P<k>{_NUM}){_DIV_HOW}?"
+            rf"(?:can|could) you {_NEG}divide {_SUBJ} (?:evenly |exactly )?by "
+            rf"(?P<k>{_NUM}){_DIV_HOW}?"
         ),
         lambda m: _divisor(m, _neg(m)),
     ),
@@ -109,14 +116,16 @@ _QUESTION_FORMS = [
     ),
     (
         _c(
-            rf"(?:does|can|will|would) (?P<k>{_NUM}) {_NEG}(?:go|fit) (?:evenly |exactly )?into {_SUBJ}{_DIV_HOW}?"
+            rf"(?:does|can|will|would) (?P<k>{_NUM}) {_NEG}(?:go|fit) (?:evenly |exactly )?into "
+            rf"{_SUBJ}{_DIV_HOW}?"
         ),
         lambda m: _divisor(m, _neg(m)),
     ),
     # splitting into equal parts; "split into 2" alone (unequal parts allowed) stays deflected
     (
         _c(
-            rf"(?:can|could) {_SUBJ} {_NEG}be {_SPLIT} (?:(?:evenly|equally|exactly) (?:into|among|between) "
+            rf"(?:can|could) {_SUBJ} {_NEG}be {_SPLIT} (?:(?:evenly|equally|exactly) "
+            rf"(?:into|among|between) "
             rf"(?P<k>{_NUM})(?: (?:equal )?{_PARTS})?|into (?P<k2>{_NUM}) equal {_PARTS}|"
             rf"(?:(?:evenly|equally|exactly) into (?:equal )?|into equal )groups of (?P<k3>{_NUM}))"
         ),
@@ -133,14 +142,16 @@ _QUESTION_FORMS = [
     # remainders: only "a remainder or none" (a remainder of r > 0 is not a property here)
     (
         _c(
-            rf"(?:does|will|would) {_SUBJ} (?P<not>not )?leave (?P<amt>no|a|any) remainder {_WHEN_DIVIDED}"
+            rf"(?:does|will|would) {_SUBJ} (?P<not>not )?leave (?P<amt>no|a|any) remainder "
+            rf"{_WHEN_DIVIDED}"
         ),
         _remainder,
     ),
     (_c(rf"is there (?P<amt>no|a|any) remainder {_WHEN_DIVIDED}"), _remainder),
     (
         _c(
-            rf"(?:does|will|would) dividing {_SUBJ} by (?P<k>{_NUM}) (?P<not>not )?leave (?P<amt>no|a|any) remainder"
+            rf"(?:does|will|would) dividing {_SUBJ} by (?P<k>{_NUM}) (?P<not>not )?leave "
+            rf"(?P<amt>no|a|any) remainder"
         ),
         _remainder,
     ),
@@ -149,27 +160,31 @@ _QUESTION_FORMS = [
     (
         _c(
             rf"(?:is )?{_SUBJ} (?:mod|modulo|%) (?P<k>{_NUM}) "
-            rf"(?:(?P<neg>not |!= |not equal to |does not equal )|(?:equal to |equals |== |= |is )?)(?:0|zero)"
+            r"(?:(?P<neg>not |!= |not equal to |does not equal )|(?:equal to |equals |== |= |is "
+            rf")?)(?:0|zero)"
         ),
         lambda m: _divisor(m, _neg(m)),
     ),
     (
         _c(
-            rf"is {_SUBJ}(?: divided by |/| / )(?P<k>{_NUM}) {_NEG}(?:an integer|a whole number|whole|a natural number)"
+            rf"is {_SUBJ}(?: divided by |/| / )(?P<k>{_NUM}) {_NEG}(?:an integer|a whole "
+            rf"number|whole|a natural number)"
         ),
         lambda m: _divisor(m, _neg(m)),
     ),
     # primality by definition; "only divisible by 1 and itself" is true of 1 too: "not composite"
     (
         _c(
-            rf"is {_SUBJ} {_NEG}(?:only divisible|divisible only) by (?:1|one) and (?:itself|{_SUBJ})"
+            rf"is {_SUBJ} {_NEG}(?:only divisible|divisible only) by (?:1|one) and "
+            rf"(?:itself|{_SUBJ})"
         ),
         lambda m: (Predicate("n", "composite"), not _neg(m)),
     ),
     (
         _c(
             rf"(?:does|do) {_SUBJ} {_NEG}have (?:any )?(?:other )?(?:factors|divisors) "
-            rf"(?:other than|besides|apart from|aside from|except(?: for)?) (?:1|one) and (?:itself|{_SUBJ})"
+            r"(?:other than|besides|apart from|aside from|except(?: for)?) (?:1|one) and "
+            rf"(?:itself|{_SUBJ})"
         ),
         lambda m: (Predicate("n", "composite"), _neg(m)),
     ),
@@ -187,7 +202,8 @@ _QUESTION_FORMS = [
     ),
     (
         _c(
-            rf"(?:does|do) {_SUBJ} {_NEG}have an? (?:integer|whole(?: number)?|exact|natural(?: number)?) "
+            rf"(?:does|do) {_SUBJ} {_NEG}have an? (?:integer|whole(?: number)?|exact|natural(?: "
+            rf"number)?) "
             rf"(?P<root>square|cube) root"
         ),
         lambda m: (Predicate("n", m.group("root")), _neg(m)),
@@ -199,7 +215,8 @@ _QUESTION_FORMS = [
     ),
     (
         _c(
-            rf"is {_SUBJ} {_NEG}the same (?:{_BOTH_WAYS}|when (?:read backwards?|written backwards?|{_REVERSING}))"
+            rf"is {_SUBJ} {_NEG}the same (?:{_BOTH_WAYS}|when (?:read backwards?|written "
+            rf"backwards?|{_REVERSING}))"
         ),
         lambda m: (Predicate("n", "palindrome"), _neg(m)),
     ),
@@ -209,28 +226,32 @@ _QUESTION_FORMS = [
     ),
     (
         _c(
-            rf"(?:does|do) {_SUBJ} {_NEG}(?:appear|occur|show up|belong) in the fibonacci (?:sequence|series|numbers)"
+            rf"(?:does|do) {_SUBJ} {_NEG}(?:appear|occur|show up|belong) in the fibonacci "
+            rf"(?:sequence|series|numbers)"
         ),
         lambda m: (Predicate("n", "fibonacci"), _neg(m)),
     ),
     # "ends in an even digit" is about the last digit ("ends in a prime number" is not: 13?)
     (
         _c(
-            rf"(?:does|do) {_SUBJ} {_NEG}end (?:in|with) an? (?:(?P<t>even|odd|prime) digit|(?P<t2>even|odd) number)"
+            rf"(?:does|do) {_SUBJ} {_NEG}end (?:in|with) an? (?:(?P<t>even|odd|prime) "
+            rf"digit|(?P<t2>even|odd) number)"
         ),
         lambda m: (Predicate("last_digit", m.group("t") or m.group("t2")), _neg(m)),
     ),
     # first digit: one digit only ("starts with 12" is not a property here)
     (
         _c(
-            rf"(?:does|do) {_SUBJ} {_NEG}(?:start|begin) (?:with|in|on) (?:the digit |the number |an? )?"
+            rf"(?:does|do) {_SUBJ} {_NEG}(?:start|begin) (?:with|in|on) (?:the digit |the number "
+            rf"|an? )?"
             rf"(?P<k>\d|{_DIGIT_WORDS})"
         ),
         lambda m: (Predicate("first_digit", "eq", (int(parse_number(m.group("k"))),)), _neg(m)),
     ),
     (
         _c(
-            rf"(?:does|do) {_SUBJ} {_NEG}(?:start|begin) with an? (?:(?P<t>even|odd|prime) digit|(?P<t2>even|odd) number)"
+            rf"(?:does|do) {_SUBJ} {_NEG}(?:start|begin) with an? (?:(?P<t>even|odd|prime) "
+            rf"digit|(?P<t2>even|odd) number)"
         ),
         lambda m: (Predicate("first_digit", m.group("t") or m.group("t2")), _neg(m)),
     ),
@@ -245,7 +266,8 @@ _ODD_EVEN = (
 _VALUE_OTHER = [
     (
         _c(
-            rf"how many digits(?: (?:does|do) {_SUBJ}(?: have| contain)?| long is {_SUBJ}| is {_SUBJ}|"
+            rf"how many digits(?: (?:does|do) {_SUBJ}(?: have| contain)?| long is {_SUBJ}| is "
+            rf"{_SUBJ}|"
             rf" are (?:there )?in {_SUBJ}| is in {_SUBJ}| are there)?"
         ),
         "num_digits",
@@ -262,14 +284,16 @@ _VALUE_OTHER = [
     (_c(rf"what (?:do|does) {_DIGITS_NP} (?:{_ADD_UP})"), "digit_sum"),
     (
         _c(
-            rf"what (?:do you get|is the (?:result|total|sum)|does it come to) (?:if|when) (?:you )?add (?:up )?"
+            r"what (?:do you get|is the (?:result|total|sum)|does it come to) (?:if|when) (?:you "
+            rf")?add (?:up )?"
             rf"{_DIGITS_NP}(?: together| up)?"
         ),
         "digit_sum",
     ),
     (
         _c(
-            rf"if (?:you )?add (?:up )?{_DIGITS_NP}(?: together| up)?,? what (?:do you get|is the (?:result|total|sum))"
+            rf"if (?:you )?add (?:up )?{_DIGITS_NP}(?: together| up)?,? what (?:do you get|is the "
+            rf"(?:result|total|sum))"
         ),
         "digit_sum",
     ),
@@ -279,7 +303,8 @@ _VALUE_OTHER = [
 _WRAPPER = _c(
     r"(?:(?:can|could|would|will) you (?:please )?(?:tell me|let me know|say|confirm)|"
     r"(?:please )?(?:tell me|confirm)|would you say|"
-    r"i (?:want|would like|need) to know|i (?:wonder|am wondering)|is it (?:true|the case|correct) that|"
+    r"i (?:want|would like|need) to know|i (?:wonder|am wondering)|is it (?:true|the case|correct) "
+    r"that|"
     r"do you know|please|question:|q:|arm \d+:|(?:yes or no|yes/no|true or false)[:,]?|"
     r"(?:ok|okay|so|alright|all right|well|now|next|and|then|hmm+))"  # a leading "OK," says nothing
     r"[,:]? (?:if |whether )?(?P<rest>.+)"
@@ -314,22 +339,27 @@ _INLINE_NOTES = ("strictly", "evenly", "exactly")  # "is it (strictly) greater t
 _NOTE_LEAD = re.compile(r"(?:i\.?e\.?|ie|that is|so|meaning|in other words|aka|=)[,:]? ")
 _EXAMPLES = re.compile(
     rf"(?:(?:like|e\.?g\.?|eg|such as|for example|for instance|say)[,:]? )?"
-    rf"(?P<list>(?:{_DNUM})(?:(?:,? or |,? and |, ?)(?:{_DNUM}))*)(?:,? (?:\.\.\.|etc\.?|and so on))?"
+    rf"(?P<list>(?:{_DNUM})(?:(?:,? or |,? and |, ?)(?:{_DNUM}))*)(?:,? (?:\.\.\.|etc\.?|and so "
+    rf"on))?"
 )
 _STRICT_NOTE = re.compile(
     rf"strictly|strict|exclusive|not inclusive|non-inclusive|"
-    rf"(?:not including|excluding|exclusive of) (?P<x>{_DNUM})|(?P<x2>{_DNUM}) (?:excluded|not included|exclusive)"
+    rf"(?:not including|excluding|exclusive of) (?P<x>{_DNUM})|(?P<x2>{_DNUM}) (?:excluded|not "
+    rf"included|exclusive)"
 )
 _INCL_NOTE = re.compile(
     rf"inclusive|(?:including|inclusive of) (?P<x>{_DNUM})|(?P<x2>{_DNUM}) (?:included|inclusive)"
 )
 _RESTATED = re.compile(
-    rf"(?P<pre>(?:is|are) (?:{_ANYQ})|(?:{_ANYQ}) (?:is|are)|(?:does|do) (?:{_ANYQ}) (?:lie|fall|sit)|"
+    rf"(?P<pre>(?:is|are) (?:{_ANYQ})|(?:{_ANYQ}) (?:is|are)|(?:does|do) (?:{_ANYQ}) "
+    rf"(?:lie|fall|sit)|"
     rf"(?:do|does) {_DIGITS_NP} (?:{_ADD_UP})) (?P<rest>.+)"
 )
 _VAGUE = re.compile(
-    rf"(?P<pre>(?:is|are) (?:{_ANYQ})|(?:{_ANYQ}) (?:is|are)) (?:an? )?(?:(?P<up>large|big|high|huge)|(?P<down>small|low|tiny)|"
-    rf"in the (?:(?P<up_half>upper|top|higher|second|bigger|larger)|(?P<down_half>lower|bottom|first|smaller)) half)"
+    rf"(?P<pre>(?:is|are) (?:{_ANYQ})|(?:{_ANYQ}) (?:is|are)) (?:an? "
+    rf")?(?:(?P<up>large|big|high|huge)|(?P<down>small|low|tiny)|"
+    rf"in the (?:(?P<up_half>upper|top|higher|second|bigger|larger)|(?P<down_half>lower|bottom|"
+    rf"first|smaller)) half)"
     rf"(?: number| one| value)?"
 )
 

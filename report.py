@@ -21,7 +21,7 @@ import metrics
 import stats
 
 
-SAMPLED = " [T=1]"  # suffix of the row of a language model sampled at temperature 1, beside its greedy row
+SAMPLED = " [T=1]"  # the row of a language model sampled at T = 1, beside its greedy row
 
 
 class LogError(ValueError):
@@ -167,7 +167,8 @@ def format_tables(results: dict, info: dict) -> str:
     )
     out = [
         f"CSG evaluation: {e['eval_set']} set, {len(info['secrets'])} secrets, N={g['n_max']}, "
-        f"T={g['max_turns']}, {g['question_set']} questions, {e['oracle']} oracle, {e['runs']} runs, "
+        f"T={g['max_turns']}, {g['question_set']} questions, {e['oracle']} oracle, {e['runs']} "
+        "runs, "
         f"{decoding} decoding"
     ]
     mean_sem_tables = {
@@ -216,7 +217,8 @@ def format_tables(results: dict, info: dict) -> str:
     arm_columns = list(next(iter(results.values()))["arms"])
     out.append(
         _render(
-            "Arm routing and belief diagnostics (tab:arm_routing_belief_diagnostics), all runs pooled",
+            "Arm routing and belief diagnostics (tab:arm_routing_belief_diagnostics), all runs "
+            "pooled",
             ["Model"] + arm_columns,
             [[m] + [_num(r["arms"][c]) for c in arm_columns] for m, r in results.items()],
         )
@@ -225,7 +227,8 @@ def format_tables(results: dict, info: dict) -> str:
     share = lambda h, c: _num(h[c] / max(h["Turns"], 1), 1, 100)
     out.append(
         _render(
-            "Hint-type distribution (tab:csg_hint_distribution_all): turns (% of turns), runs pooled",
+            "Hint-type distribution (tab:csg_hint_distribution_all): turns (% of turns), runs "
+            "pooled",
             ["Model", "Turns"] + hint_columns,
             [
                 [m, r["hints"]["Turns"]]

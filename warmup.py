@@ -252,8 +252,10 @@ def prepared(
             warm.episodes, question_set, warm.n_max, warm.seed, warm.candidate_format
         )
         say(
-            f"[warm-up] {policy.name}: {100 * before:.1f}% valid actions; training {trainable / 1e6:.2f}M "
-            f"parameters on {len(examples)} random-question actions ({question_set} set), {warm.epochs} epoch(s)"
+            f"[warm-up] {policy.name}: {100 * before:.1f}% valid actions; training "
+            f"{trainable / 1e6:.2f}M "
+            f"parameters on {len(examples)} random-question actions ({question_set} set), "
+            f"{warm.epochs} epoch(s)"
         )
         losses = supervised_finetune(policy, examples, warm)
         after = valid_action_rate(
@@ -271,7 +273,8 @@ def prepared(
             seconds=round(time.time() - start, 1),
         )
         say(
-            f"[warm-up] loss per epoch {', '.join(f'{x:.3f}' for x in losses)}; valid actions {100 * before:.1f}% -> "
+            f"[warm-up] loss per epoch {', '.join(f'{x:.3f}' for x in losses)}; valid actions "
+            f"{100 * before:.1f}% -> "
             f"{100 * after:.1f}% (sampled, T=1); {info['seconds']:.0f} s; cached in {path}"
         )
     tmp = path.with_name(path.name + f".tmp{random.randrange(10**9)}")
