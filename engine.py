@@ -42,7 +42,7 @@ Five pieces, each there because of a cost of decoding one token for every live r
   which would drift over a run. For full fine-tuning, the float32 weights once cast to bf16,
   rather than at every forward under autocast. `refresh` copies the trained weights in after each
   update, in place (the graphs keep their addresses). Eq. 2 still scores pi_old on the training
-  model (train.old_logprobs), so its first ratio is still exactly 1; what the two models'
+  model (update.old_logprobs), so its first ratio is still exactly 1; what the two models'
   log-probs differ by is logged per token as train/behaviour_logprob_gap (max) and _drift (mean),
   per action (what Eq. 2's rho sees) as train/behaviour_action_log_ratio_max_abs and _mean_abs, and
   train.py --behaviour-is-cap can weight each action's term of Eq. 2 by the truncated ratio

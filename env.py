@@ -35,12 +35,12 @@ Departures from the paper's code, and why:
   answers tell apart, instead of the elimination the drawn secret happened to give. It removes
   the luck of the secret from the turn's credit without using the secret. The parts are those
   of the rule oracle's truthful answers, whichever oracle played the turn.
-- Refused families (off by default, not in the paper; experiment.episode_starts): an episode may
+- Refused families (off by default, not in the paper; episodes.episode_starts): an episode may
   carry a set of question families its clue holders do not answer, unseen until asked; such a
   question gets the oracle's DEFLECTION and no oracle call. On 1..100 the digit sum and the last
   digit identify every secret, so a fixed pair of questions wins every game; when either may be
   refused, the next question depends on what the history shows was answered.
-- Hidden beliefs (off by default, not in the paper; experiment.episode_starts): a training
+- Hidden beliefs (off by default, not in the paper; episodes.episode_starts): a training
   episode's prompts may leave C_t out. A policy that chooses by the look of the candidate list
   falls back on its opening where the list is one it never saw (secrets above 100); without the
   list, the question must follow from what the history shows was answered.

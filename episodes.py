@@ -96,10 +96,10 @@ def episode_starts(
     cfg, rng: random.Random, secrets: list[int], step: int, game_cfg, oracle
 ) -> tuple[list, list | None]:
     """Where each training secret's G rollouts start: its candidate universe C_0 (1..n_max, the
-    paper's; or, for a share `universe_share` of secrets, one drawn by env.UNIVERSES[universe]),
+    paper's; or, for a share `universe_share` of secrets, one drawn by UNIVERSES[universe]),
     and with `prefix_turns` K > 0 the state after 0..K turns of random questions in it
-    (env.explored), with `refusal_rate` > 0 the families its clue holders refuse, with
-    `hidden_share` > 0 whether its prompts leave C_t out (env.selector_prompt), or None. Not in
+    (`explored`), with `refusal_rate` > 0 the families its clue holders refuse, with
+    `hidden_share` > 0 whether its prompts leave C_t out (prompts.selector_prompt), or None. Not in
     the paper, which starts every episode from 1..100 at turn 0: there a fixed question sequence
     fits every episode, and nothing rewards reading the belief."""
     universes = [

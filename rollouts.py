@@ -112,7 +112,7 @@ def play_rollouts(
     Sampling draws from `generator`, or, given `seeds` (one per episode, b * G + g), from each
     episode's own generator: its rollout is then the same whatever else is played beside it.
     `universes`: each secret's candidate universe C_0, shared by its G rollouts (env.CSG).
-    `starts`: each secret's state after turns played by another policy (env.explored); its G
+    `starts`: each secret's state after turns played by another policy (episodes.explored); its G
     rollouts carry on from it, and only their own turns are recorded."""
     game = CSG(
         [s for s in secrets for _ in range(group_size)],

@@ -54,7 +54,7 @@ from stats import mean_sem
 from update import ppo_update, sampled_logprobs_are_old, trainable
 from warmup import starting_policy
 
-ON_OFF = ("auto", "always", "never")
+WARMUP_MODES = ("auto", "always", "never")
 
 
 @dataclass
@@ -78,7 +78,7 @@ class TrainConfig:
     warmup: str = arg(
         "auto",
         "warm-up (warmup.py) of a model but tiny: auto (below the threshold)",
-        choices=ON_OFF,
+        choices=WARMUP_MODES,
     )
     warmup_threshold: float = arg(
         0.9, "valid-action rate below which the warm-up runs", at_least=0, at_most=1

@@ -398,9 +398,9 @@ def test_a_non_finite_gradient_skips_the_step_and_leaves_the_weights(
 ):
     """A NaN loss (here forced) must not reach the optimizer: one such step would make every
     weight NaN and the rest of the run sample from NaN probabilities."""
-    objective = train.clipped_objective
+    objective = update.clipped_objective
     monkeypatch.setattr(
-        train,
+        update,
         "clipped_objective",
         lambda *a, **k: (lambda o, st: (o * float("nan"), st))(*objective(*a, **k)),
     )
