@@ -9,9 +9,10 @@ naming first any result whose code has changed without the text saying so (CI ru
     python bench/report_results.py [--check]
 
 It also writes the README's results summary (between its two `results summary` comments) from
-the same files. The binary set's sections are in bench/report_binary.py, the speed section in
-bench/report_speed.py, the reading and formatting they share in bench/report_tables.py; a new
-section is a function returning its lines, added to SECTIONS.
+the same files, and draws credit_grid.png again from its JSON (bench/report_credit_grid.py,
+which `--check` holds to the same bytes). The binary set's sections are in bench/report_binary.py,
+the speed section in bench/report_speed.py, the reading and formatting they share in
+bench/report_tables.py; a new section is a function returning its lines, added to SECTIONS.
 
 Has the code changed? Each result file records the commit of the code it measured ("commit", and
 "uncommitted": {path: blob} for files that differed from it then; bench/common.code_version);
@@ -42,6 +43,12 @@ that file.
   "branching_seconds", "rows": [{"estimator", "turns" ("all", "t=0", a band ...), "n", "pearson",
   "pearson_lo", "pearson_hi", "spearman", "sign", "scaled_error", "scaled_error_lo",
   "scaled_error_hi"}], "floors": {"all": E[Var(A_B | R)] / E[A_B^2], ...}}.
+- credit_grid.json (bench/credit_grid.py), beside its credit_grid.png, which this script draws
+  again from it: {"config", "secret", "seed", "panels": [{"policy", "label", "run" (a checkpoint's
+  run: "path", "played", "step", "run_name", "estimator", "seed", "settings"), "game", "active",
+  "returns", and (G, T) grids, None where a rollout did not play: "question", "candidates_before",
+  "candidates_after", "reward", "resolved", "echo", "grpo", "rloo", "a_b", "a_b_se";
+  "seconds_since_start"}], "seconds", "cpu_seconds", "threads", "load_average"}.
 - fidelity_floor.json (bench/fidelity_floor.py): {"method", "draws", "files": {FIDELITY_JSON:
   {"data", "turns", "bins", "floor", "floor_lo", "floor_hi", "a_b_rms", "noise_se_mean"}}}.
 - eval_paper_model_summary.json: {"command", "machine", "date", "protocol", "rows": the lines of
@@ -90,6 +97,7 @@ from bench import report_tables  # noqa: E402
 from bench.common import RESULTS  # noqa: E402
 from bench.gpu_step import GpuStepConfig  # noqa: E402
 from bench.report_binary import section_binary  # noqa: E402
+from bench import report_credit_grid  # noqa: E402
 from bench.report_generalization import (
     FILE,
     generalization_summary,
@@ -416,6 +424,10 @@ def readme_summary() -> list[str]:
             f"(mean standard error {num(fid['noise_se_mean'])}) of the order of A_B itself (RMS "
             f"{num(fid['a_b_rms'])})." + older_code("fidelity_tiny-before-rl.json", fid)
         )
+    grid = report_credit_grid.summary_line()
+    if grid:
+        grid_file = report_credit_grid.FILE
+        lines.append(grid + older_code(grid_file, load(grid_file)))
     general = load(FILE)
     if general:
         older = code_changes(FILE, general) or any(
@@ -647,6 +659,7 @@ def with_summary(readme: str) -> str:
 # ---------------------------------------------------------------- the file, and the check
 SECTIONS = [
     section_fidelity,
+    report_credit_grid.section_credit_grid,
     section_generalization,
     section_screens,
     section_table1,
@@ -705,10 +718,18 @@ def main(argv=None):
     out, readme_path = Path(cfg.out), Path(cfg.readme)
     readme = readme_path.read_text()
     text, new_readme = render(readme)
+    drawn = report_credit_grid.figure()  # (path, the PNG its JSON draws), or None
     if cfg.check:
         have = (out.read_text() if out.exists() else "", readme)
-        if (text, new_readme) == have:
-            print(f"{out} and the README's summary are up to date")
+        stale = [
+            name
+            for name, now, want in ((out, have[0], text), (readme_path, readme, new_readme))
+            if now != want
+        ]
+        if drawn is not None and (not drawn[0].exists() or drawn[0].read_bytes() != drawn[1]):
+            stale.append(drawn[0])
+        if not stale:
+            print(f"{out}, the README's summary and the figure drawn here are up to date")
             return
         unsaid = unmarked((text, new_readme), have, render(readme, changes=False))
         if unsaid:
@@ -720,13 +741,15 @@ def main(argv=None):
                 file=sys.stderr,
             )
         print(
-            f"{out} or {readme_path}'s summary is out of date: run python bench/report_results.py",
+            f"{', '.join(map(str, stale))}: out of date; run python bench/report_results.py",
             file=sys.stderr,
         )
         sys.exit(1)
     out.write_text(text)
     readme_path.write_text(new_readme)
-    print(f"wrote {out} and the README's results summary")
+    if drawn is not None:
+        drawn[0].write_bytes(drawn[1])
+    print(f"wrote {out}, the README's results summary and the figure drawn here")
 
 
 if __name__ == "__main__":

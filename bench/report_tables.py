@@ -102,6 +102,7 @@ DEPENDS = [
         ["bench/reproduce.py", "metrics.py", "stats.py"] + TRAINING + GAME + POLICY,
     ),
     ("fidelity_floor.json", ["bench/fidelity_floor.py", "fidelity.py"]),
+    ("credit_grid.json", ["bench/credit_grid.py", "fidelity.py"] + TRAINING + GAME + POLICY),
     ("fidelity_tiny-before-rl.json", ["fidelity.py", "echo.py", "baselines.py"] + GAME + POLICY),
     ("fidelity_*.json", ["fidelity.py"] + TRAINING + GAME + POLICY),  # a trained checkpoint's
     (

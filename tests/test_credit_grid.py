@@ -1,11 +1,13 @@
 """bench/credit_grid.py: the numbers its figure draws, read back from the JSON written beside the
 PNG, are each estimator's credit (echo.echo_advantages, baselines' GRPO and RLOO) and A_B
 (fidelity.bayesian_advantages) on the batch it played; a turn a rollout did not play is drawn
-grey."""
+grey; the committed figure is what its JSON draws."""
 
 import copy
+import io
 import json
 from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 import torch
@@ -13,7 +15,8 @@ from matplotlib.colors import to_hex
 
 import fidelity
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
-from bench import credit_grid
+from bench import credit_grid, report_credit_grid
+from bench.common import RESULTS
 from echo import echo_advantages
 
 SMALL = ["--group-size", "2", "--branches", "2", "--alternatives", "1", "--threads", "2"]
@@ -127,6 +130,15 @@ def test_the_console_table_prints_every_turn_played(drawn, capsys):
             assert len(match) == (1 if played else 0), (g, t)
             if played:
                 assert f"{panel['echo'][g][t]:+6.2f}" in match[0]
+
+
+def test_the_committed_figure_is_what_its_json_draws():
+    """bench/results/credit_grid.png holds the bytes bench/report_results.py draws from
+    credit_grid.json (its --check fails otherwise)."""
+    data = json.loads((Path(RESULTS) / report_credit_grid.FILE).read_text())
+    png = io.BytesIO()
+    credit_grid.save(data, png)
+    assert (Path(RESULTS) / report_credit_grid.FIGURE).read_bytes() == png.getvalue()
 
 
 def test_a_policy_that_is_no_directory_is_one_sentence(tmp_path, capsys):
