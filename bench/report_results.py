@@ -9,9 +9,10 @@ naming first any result whose code has changed without the text saying so (CI ru
     python bench/report_results.py [--check]
 
 It also writes the README's results summary (between its two `results summary` comments) from
-the same files. The binary set's sections are in bench/report_binary.py, the speed section in
-bench/report_speed.py, the reading and formatting they share in bench/report_tables.py; a new
-section is a function returning its lines, added to SECTIONS.
+the same files, and draws credit_grid.png again from its JSON (bench/report_credit_grid.py,
+which `--check` holds to the same bytes). The binary set's sections are in bench/report_binary.py,
+the speed section in bench/report_speed.py, the reading and formatting they share in
+bench/report_tables.py; a new section is a function returning its lines, added to SECTIONS.
 
 Has the code changed? Each result file records the commit of the code it measured ("commit", and
 "uncommitted": {path: blob} for files that differed from it then; bench/common.code_version);
@@ -27,13 +28,14 @@ them ({"files": {FILE: {"command", "machine", "date", "commit", "commit_from", "
 that file.
 
 - reproduce_binary_60min_*.json (bench/reproduce.py): {"question_set", "tag", "estimators",
-  "seeds", "window" (final-window steps), "jobs", "threads", "train_config": {"differs_from_default",
-  "same_across_runs", "per_run", "presets", "resolved" (every train.py field on which all runs
-  agree)}, "runs": {ESTIMATOR: [one per seed: {"run_name", "seed", "steps", "kept": {"step", "dir":
-  best|checkpoint}, "final_eval" (held-out evaluation of the kept checkpoint: "eval/resolve_rate",
-  "eval/sampled_resolve_rate", "eval/zero_rate", "eval/eliminated_mean", "eval/episode_length",
-  ...), "last_eval", "steps_to_90", "steps_to_90_greedy", "train_seconds", "final_window": {METRIC:
-  mean over the last `window` steps}}]}}. Converted files lack what their source did not print.
+  "seeds", "window" (final-window steps), "jobs", "threads", "train_config":
+  {"differs_from_default", "same_across_runs", "per_run", "presets", "resolved" (every train.py
+  field on which all runs agree)}, "runs": {ESTIMATOR: [one per seed: {"run_name", "seed",
+  "steps", "kept": {"step", "dir": best|checkpoint}, "final_eval" (held-out evaluation of the kept
+  checkpoint: "eval/resolve_rate", "eval/sampled_resolve_rate", "eval/zero_rate",
+  "eval/eliminated_mean", "eval/episode_length", ...), "last_eval", "steps_to_90",
+  "steps_to_90_greedy", "train_seconds", "final_window": {METRIC: mean over the last `window`
+  steps}}]}}. Converted files lack what their source did not print.
 - fidelity_NAME.json (fidelity.py's fidelity.json plus command, machine, date), beside its
   fidelity_NAME.csv (the drawn turns) and .png: {"config": {"policy": "tiny" (before RL) or a
   checkpoint directory, "question_set", "secrets", "group_size", "turns", "branches",
@@ -41,6 +43,12 @@ that file.
   "branching_seconds", "rows": [{"estimator", "turns" ("all", "t=0", a band ...), "n", "pearson",
   "pearson_lo", "pearson_hi", "spearman", "sign", "scaled_error", "scaled_error_lo",
   "scaled_error_hi"}], "floors": {"all": E[Var(A_B | R)] / E[A_B^2], ...}}.
+- credit_grid.json (bench/credit_grid.py), beside its credit_grid.png, which this script draws
+  again from it: {"config", "secret", "seed", "panels": [{"policy", "label", "run" (a checkpoint's
+  run: "path", "played", "step", "run_name", "estimator", "seed", "settings"), "game", "active",
+  "returns", and (G, T) grids, None where a rollout did not play: "question", "candidates_before",
+  "candidates_after", "reward", "resolved", "echo", "grpo", "rloo", "a_b", "a_b_se";
+  "seconds_since_start"}], "seconds", "cpu_seconds", "threads", "load_average"}.
 - fidelity_floor.json (bench/fidelity_floor.py): {"method", "draws", "files": {FIDELITY_JSON:
   {"data", "turns", "bins", "floor", "floor_lo", "floor_hi", "a_b_rms", "noise_se_mean"}}}.
 - eval_paper_model_summary.json: {"command", "machine", "date", "protocol", "rows": the lines of
@@ -55,27 +63,28 @@ that file.
   "mean_fraction_eliminated", "zero_share", ...}, "checkpoint": {"path", "played": kept|last,
   "step"}}.
 - capacity_check_NAME.json (bench/capacity_check.py): {"config", "parameters", "training_states",
-  "epoch_losses", "heldout", "n200": {"greedy", "sampled", "behaviour_greedy", "behaviour_sampled"}}.
+  "epoch_losses", "heldout", "n200": {"greedy", "sampled", "behaviour_greedy",
+  "behaviour_sampled"}}.
 - generalization.json (bench/generalization.py): its docstring gives the schema.
 - screens.json (bench/screen.py): its docstring gives the schema.
-- binary_final.json, binary_scores_NAME.json (by a script bench/generalization.py replaced): {"runs": [{"estimator",
-  "seed", "steps", "changed", "kept_step", "split_seed", "universe_least", "train_seconds", "threads",
-  "samples",
-  "heldout_greedy", "heldout_sampled", "n200_greedy", "n200_sampled", "threshold_median_corr_greedy",
-  "threshold_median_corr_sampled", "eliminated_fraction_per_turn"}], "paired": {ESTIMATOR: {FIGURE:
-  {"mean_difference", "t", "p", "seeds"}}}}.
-- binary_defaults.json (bench/binary_defaults.py): {"runs_dir", "rules": {RULE: window}, "criterion",
-  "runs": [{"name", "settings", "seed", "split_seed", "steps", "evaluations", "train_seconds",
-  "kept_step", "kept_validation", "last_validation", "cross_validated": {RULE: score}}],
-  "rule_means": {RULE: score}, "chosen_rule", "ranking", "chosen"}.
+- binary_final.json, binary_scores_NAME.json (by a script bench/generalization.py replaced):
+  {"runs": [{"estimator", "seed", "steps", "changed", "kept_step", "split_seed", "universe_least",
+  "train_seconds", "threads", "samples", "heldout_greedy", "heldout_sampled", "n200_greedy",
+  "n200_sampled", "threshold_median_corr_greedy", "threshold_median_corr_sampled",
+  "eliminated_fraction_per_turn"}], "paired": {ESTIMATOR: {FIGURE: {"mean_difference", "t", "p",
+  "seeds"}}}}.
+- binary_defaults.json (bench/binary_defaults.py): {"runs_dir", "rules": {RULE: window},
+  "criterion", "runs": [{"name", "settings", "seed", "split_seed", "steps", "evaluations",
+  "train_seconds", "kept_step", "kept_validation", "last_validation", "cross_validated": {RULE:
+  score}}], "rule_means": {RULE: score}, "chosen_rule", "ranking", "chosen"}.
 - smollm2_learning.json (bench/smollm2_learning.py): {"warmup", "config", "train_flags", "steps":
   [{"step", "seconds", "valid_action_rate", "reward", ...}]}; where "train_flags" is missing,
   provenance.json's note gives the flags the script passed to train.py.
 - the speed files env_speed, eval_speed, rollouts, threads, ranks_speed, ranks_speed_gpu,
   gpu_step, gpu_step_lora_sweep, gpu_step_draw, gpu_step_fused, gpu_step_h200, gpu_step_cpu_small,
-  profile_step, profile_step_binary, profile_step_binary_bf16, train_gpu, train_gpu_default (.json): as
-  their bench scripts write them
-  (train_gpu*: bench/device_runs.py, from the metrics of train.py runs on a GPU machine).
+  profile_step, profile_step_binary, profile_step_binary_bf16, train_gpu, train_gpu_default
+  (.json): as their bench scripts write them (train_gpu*: bench/device_runs.py, from the metrics
+  of train.py runs on a GPU machine).
 """
 
 import os
@@ -88,6 +97,7 @@ from bench import report_tables  # noqa: E402
 from bench.common import RESULTS  # noqa: E402
 from bench.gpu_step import GpuStepConfig  # noqa: E402
 from bench.report_binary import section_binary  # noqa: E402
+from bench import report_credit_grid  # noqa: E402
 from bench.report_generalization import (
     FILE,
     generalization_summary,
@@ -138,9 +148,9 @@ def section_fidelity() -> list[str]:
     lines = [
         "## Credit measured against the true advantage (fidelity)",
         "",
-        "The true per-turn Bayesian advantage A_B(h_t, a_t) is measured by branching (draw the secret from the "
-        "exact belief b_t, replay h_t, take a_t or an alternative, play on), and every estimator's credit for the "
-        "same turns is set against it.",
+        "The true per-turn Bayesian advantage A_B(h_t, a_t) is measured by branching (draw the "
+        "secret from the exact belief b_t, replay h_t, take a_t or an alternative, play on), and "
+        "every estimator's credit for the same turns is set against it.",
         "",
     ]
     found = names("fidelity_*.json", "fidelity_floor.json")
@@ -161,11 +171,11 @@ def section_fidelity() -> list[str]:
             if (report_tables.DIR / (stem + ext)).exists()
         )
         lines += [
-            f"{label(d)}: {provenance_line(n, d)} {c['secrets']} secrets x {c['group_size']} rollouts "
-            f"({d['batch_turns']} turns) on the {c['question_set']} set; A_B of "
+            f"{label(d)}: {provenance_line(n, d)} {c['secrets']} secrets x {c['group_size']} "
+            f"rollouts ({d['batch_turns']} turns) on the {c['question_set']} set; A_B of "
             f"{next((r['n'] for r in d['rows'] if r['turns'] == 'all'), c['turns'])} drawn turns "
-            f"(K = {c['branches']} secrets per action, M = {c['alternatives']} alternatives): RMS A_B "
-            f"{num(d['a_b_rms'])}, mean branching standard error {num(d['noise_se_mean'])}."
+            f"(K = {c['branches']} secrets per action, M = {c['alternatives']} alternatives): RMS "
+            f"A_B {num(d['a_b_rms'])}, mean branching standard error {num(d['noise_se_mean'])}."
             + (f" {companions}." if companions else ""),
             "",
         ]
@@ -177,11 +187,12 @@ def section_fidelity() -> list[str]:
     if floors["files"]:
         lines += [f"The floor's interval: {provenance_line('fidelity_floor.json', floors)}", ""]
     lines += [
-        "*Protocol:* one batch per policy, every estimator's credit for the same turns; nothing here is "
-        "trained or chosen. Pearson correlation with A_B over all drawn turns [bootstrap 95% over the turns]. "
-        "The last row is Theorem 3.2 (ii)'s floor for any credit that is a function of the return alone, "
-        "E[Var(A_B | R)] / E[A_B^2], estimated on the same turns (within-return-bin variance of the measured A_B "
-        f"less the branching noise){interval}: a point estimate from that many turns, not a bound.",
+        "*Protocol:* one batch per policy, every estimator's credit for the same turns; nothing "
+        "here is trained or chosen. Pearson correlation with A_B over all drawn turns [bootstrap "
+        "95% over the turns]. The last row is Theorem 3.2 (ii)'s floor for any credit that is a "
+        "function of the return alone, E[Var(A_B | R)] / E[A_B^2], estimated on the same turns "
+        f"(within-return-bin variance of the measured A_B less the branching noise){interval}: a "
+        "point estimate from that many turns, not a bound.",
         "",
     ]
     overall = lambda d, e: next(
@@ -207,7 +218,8 @@ def names(pattern: str, *but: str) -> list[str]:
 
 
 def floor_text(d: dict, interval: dict | None) -> str:
-    """The floor of a fidelity file, with its bootstrap interval where bench/fidelity_floor.py gave one."""
+    """The floor of a fidelity file, with its bootstrap interval where bench/fidelity_floor.py
+    gave one."""
     point = num(d["floors"].get("all"))
     return (
         point
@@ -258,8 +270,8 @@ def section_table1() -> list[str]:
     lines += [
         provenance_line("eval_paper_model_summary.json", data) + tables,
         "",
-        f"*Protocol:* {how}. Policies are played as they are: nothing is chosen here. Mean ± SEM over runs; "
-        "Resolve and Zero in %.",
+        f"*Protocol:* {how}. Policies are played as they are: nothing is chosen here. Mean ± SEM "
+        "over runs; Resolve and Zero in %.",
         "",
     ]
     return lines + table(
@@ -285,7 +297,8 @@ def smollm2_flags(m: dict, data: dict) -> dict:
 
 
 def smollm2_figures(data: dict) -> dict:
-    """The first and last k steps' means (k = up to 4, at most half the steps), and the per-step range of the reward."""
+    """The first and last k steps' means (k = up to 4, at most half the steps), and the per-step
+    range of the reward."""
     steps = data["steps"]
     k = min(4, len(steps) // 2)
     mean = lambda rows, key: sum(r[key] for r in rows) / k  # noqa: E731
@@ -324,13 +337,14 @@ def section_smollm2() -> list[str]:
     lines += [
         provenance_line("smollm2_learning.json", data),
         "",
-        f"*Protocol:* LoRA on SmolLM2-135M-Instruct, the format warm-up, then ECHO on secrets 1..{c['n_max']}, "
-        f"{batch} a step, lr {c['lr']:g}, {c['minutes']:g}-minute limit; settings set for speed on this machine, "
-        f"not chosen on any score. One seed, {f['n']} steps, and no control run (no other estimator, no run "
-        "without RL), so nothing here separates what ECHO taught from what the format warm-up and the "
-        "valid-action rate changed: read it as a run of the code on a real instruct model, not as evidence "
-        f"of learning. Held-out resolve is of the step's policy{heldout}; nothing is kept. Warm-up: "
-        f"valid actions {num(w['valid_before'], 3)} -> {num(w['valid_after'], 3)} ({w['seconds']:g} s).",
+        "*Protocol:* LoRA on SmolLM2-135M-Instruct, the format warm-up, then ECHO on secrets "
+        f"1..{c['n_max']}, {batch} a step, lr {c['lr']:g}, {c['minutes']:g}-minute limit; settings "
+        f"set for speed on this machine, not chosen on any score. One seed, {f['n']} steps, and no "
+        "control run (no other estimator, no run without RL), so nothing here separates what ECHO "
+        "taught from what the format warm-up and the valid-action rate changed: read it as a run "
+        "of the code on a real instruct model, not as evidence of learning. Held-out resolve is "
+        f"of the step's policy{heldout}; nothing is kept. Warm-up: valid actions "
+        f"{num(w['valid_before'], 3)} -> {num(w['valid_after'], 3)} ({w['seconds']:g} s).",
         "",
     ]
     lines += table(
@@ -363,8 +377,8 @@ def section_smollm2() -> list[str]:
     return lines + [
         f"Mean of the first {f['k']} steps -> the last {f['k']} (training batches, sampled): "
         f"{change('reward', 'reward')}, {change('valid_action_rate', 'valid-action rate')}, "
-        f"{change('resolve_rate', 'resolve rate')}, {change('episode_length', 'episode length')}; the reward of single steps ranges {num(f['reward_min'])}-"
-        f"{num(f['reward_max'])}.",
+        f"{change('resolve_rate', 'resolve rate')}, {change('episode_length', 'episode length')}; "
+        f"the reward of single steps ranges {num(f['reward_min'])}-{num(f['reward_max'])}.",
         "",
     ]
 
@@ -393,22 +407,27 @@ def readme_summary() -> list[str]:
         shown = [e for e in ("echo", "grpo", "rloo", "onestep A1_B") if e in r]
         interval = floors["files"].get("fidelity_tiny-before-rl.json")
         floor = f"estimated at {num(fid['floors'].get('all'))} E[A_B^2]" + (
-            f" [bootstrap 95% over return bins: {num(interval['floor_lo'])}, {num(interval['floor_hi'])}]"
+            f" [bootstrap 95% over return bins: {num(interval['floor_lo'])}, "
+            f"{num(interval['floor_hi'])}]"
             if interval
             else " (a point estimate)"
         )
         lines.append(
-            f"- **Credit against the true advantage A_B** (the tiny model before RL, one batch, A_B measured "
-            f"by branching on {r['echo']['n']} turns; Pearson [bootstrap 95%]): "
+            "- **Credit against the true advantage A_B** (the tiny model before RL, one batch, "
+            f"A_B measured by branching on {r['echo']['n']} turns; Pearson [bootstrap 95%]): "
             + ", ".join(
                 f"{e} {num(r[e]['pearson'])} [{num(r[e]['pearson_lo'])}, {num(r[e]['pearson_hi'])}]"
                 for e in shown
             ).replace("onestep A1_B", "the one-step Bayesian advantage")
-            + ". Theorem 3.2 (ii): a credit that is a function of the return alone errs by at least "
-            f"E[Var(A_B | R)]; on these turns that floor is {floor}, with branching noise (mean standard "
-            f"error {num(fid['noise_se_mean'])}) of the order of A_B itself (RMS {num(fid['a_b_rms'])})."
-            + older_code("fidelity_tiny-before-rl.json", fid)
+            + ". Theorem 3.2 (ii): a credit that is a function of the return alone errs by at "
+            f"least E[Var(A_B | R)]; on these turns that floor is {floor}, with branching noise "
+            f"(mean standard error {num(fid['noise_se_mean'])}) of the order of A_B itself (RMS "
+            f"{num(fid['a_b_rms'])})." + older_code("fidelity_tiny-before-rl.json", fid)
         )
+    grid = report_credit_grid.summary_line()
+    if grid:
+        grid_file = report_credit_grid.FILE
+        lines.append(grid + older_code(grid_file, load(grid_file)))
     general = load(FILE)
     if general:
         older = code_changes(FILE, general) or any(
@@ -434,10 +453,10 @@ def readme_summary() -> list[str]:
         runs, limit = g8["runs"]["echo"], g8["train_config"]["resolved"]["time_limit_min"]
         lines.append(
             f"- **Binary question set**, older runs of up to {limit:g} minutes "
-            f"({machine_text(meta('reproduce_binary_60min_g8.json', g8).get('machine'))}): held-out resolve (%) ECHO "
-            f"{ms(per_seed(runs, RESOLVE[0]), 0)} greedy / {ms(per_seed(runs, RESOLVE[1]), 0)} sampled over "
-            f"seeds {seeds_text(g8['seeds'])}; its settings were chosen on held-out scores, so this figure is "
-            "not a clean estimate."
+            f"({machine_text(meta('reproduce_binary_60min_g8.json', g8).get('machine'))}): "
+            f"held-out resolve (%) ECHO {ms(per_seed(runs, RESOLVE[0]), 0)} greedy / "
+            f"{ms(per_seed(runs, RESOLVE[1]), 0)} sampled over seeds {seeds_text(g8['seeds'])}; "
+            "its settings were chosen on held-out scores, so this figure is not a clean estimate."
         )
     smol = load("smollm2_learning.json")
     if smol:
@@ -484,7 +503,8 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
     default = next(r for r in runs["runs"] if r["command"] == "python train.py --estimator echo")
     same = cpu_run_like(runs, default, cold)
     cpu = (
-        f", beside {same['process_wall']} s on {machine_text(meta('train_speed_cold.json', cold).get('machine'))}"
+        f", beside {same['process_wall']} s on "
+        f"{machine_text(meta('train_speed_cold.json', cold).get('machine'))}"
         if same
         else ""
     )
@@ -519,38 +539,41 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
     )
     too_big = [label(m) for m, v in modes.items() if v.get("out_of_memory")]
     timed = "; ".join(
-        f"{label(m)} {v['step_s']} s "
-        f"(rollout {v['rollout_s']} s, scoring {v['scoring_s']} s, update {v['update_s']} s; "
-        f"decode {v['decode_tokens_per_s']:,.0f} tokens/s, {v['percent_of_bandwidth_bound']:.0f}% of the "
-        f"memory-bandwidth bound; peak {v['peak_gpu_memory_gb']} GB; {paper_hours(v['step_s'])})"
+        f"{label(m)} {v['step_s']} s (rollout {v['rollout_s']} s, scoring {v['scoring_s']} s, "
+        f"update {v['update_s']} s; decode {v['decode_tokens_per_s']:,.0f} tokens/s, "
+        f"{v['percent_of_bandwidth_bound']:.0f}% of the memory-bandwidth bound; peak "
+        f"{v['peak_gpu_memory_gb']} GB; {paper_hours(v['step_s'])})"
         for m, v in modes.items()
         if not v.get("out_of_memory")
     )
     timed += "".join(f"; {m} did not fit in the GPU's memory" for m in too_big)
     return (
-        f"- **On one {step['device']}**, one run each: the tiny run `{default['command']}` ("
-        f"{default['steps']} steps{settings}; from an empty cache) reached held-out resolve {num(default['final_greedy_resolve'])} "
-        f"greedy / {num(default['final_sampled_resolve'])} sampled in {default['process_wall']:.0f} s (its "
-        f"steps and evaluations {default['rl_seconds']:.0f} s){cpu}. One step "
-        f"of the paper's batch ({step['config']['secrets']} x {step['config']['group_size']}, up to "
+        f"- **On one {step['device']}**, one run each: the tiny run `{default['command']}` "
+        f"({default['steps']} steps{settings}; from an empty cache) reached held-out resolve "
+        f"{num(default['final_greedy_resolve'])} greedy / {num(default['final_sampled_resolve'])} "
+        f"sampled in {default['process_wall']:.0f} s (its steps and evaluations "
+        f"{default['rl_seconds']:.0f} s){cpu}. One step of the paper's batch "
+        f"({step['config']['secrets']} x {step['config']['group_size']}, up to "
         f"{step['config']['max_new_tokens']} new tokens, the update in micro-batches of "
-        f"{GpuStepConfig.micro_batch} unless named) on {step['shape']}'s shape with random weights, which write "
-        f"every token and play all 10 turns: {timed}. The paper's model itself has not been trained on a GPU."
+        f"{GpuStepConfig.micro_batch} unless named) on {step['shape']}'s shape with random "
+        f"weights, which write every token and play all 10 turns: {timed}. The paper's model "
+        "itself has not been trained on a GPU."
     )
 
 
 def smollm2_summary(d: dict) -> str:
-    """The README's line for bench/smollm2_learning.py: what ran, and what moved, with no verdict."""
+    """The README's line for bench/smollm2_learning.py: what ran, and what moved, no verdict."""
     m = meta("smollm2_learning.json", d)
     flags, f, c = smollm2_flags(m, d), smollm2_figures(d), d["config"]
     group = f" x {flags['--group-size']} rollouts" if "--group-size" in flags else ""
     return (
-        f"- **SmolLM2-135M-Instruct** (LoRA, ECHO) on {machine_text(m.get('machine'))}: one seed, {f['n']} steps "
-        f"of {c['secrets_per_step']} secrets{group} on secrets 1..{c['n_max']}, no control run. Mean reward "
-        f"{num(f['reward_first'])} over its first {f['k']} steps, {num(f['reward_last'])} over its last "
-        f"{f['k']} (single steps {num(f['reward_min'])}-{num(f['reward_max'])}), while the valid-action rate went "
-        f"from {num(f['valid_action_rate_first'])} to {num(f['valid_action_rate_last'])}: a run of the code on a "
-        "real instruct model, not evidence that it learns the game."
+        f"- **SmolLM2-135M-Instruct** (LoRA, ECHO) on {machine_text(m.get('machine'))}: one seed, "
+        f"{f['n']} steps of {c['secrets_per_step']} secrets{group} on secrets 1..{c['n_max']}, no "
+        f"control run. Mean reward {num(f['reward_first'])} over its first {f['k']} steps, "
+        f"{num(f['reward_last'])} over its last {f['k']} (single steps "
+        f"{num(f['reward_min'])}-{num(f['reward_max'])}), while the valid-action rate went from "
+        f"{num(f['valid_action_rate_first'])} to {num(f['valid_action_rate_last'])}: a run of the "
+        "code on a real instruct model, not evidence that it learns the game."
     )
 
 
@@ -579,8 +602,8 @@ def split_text(final: dict, splits: dict | None) -> str:
     )
     text = f"split {seeds[0]}'s {splits['n_heldout']} held-out secrets"
     return text + (
-        f", {len(shared)} of which ({seeds_text(shared)}) are also split 0's, on whose held-out scores the "
-        "preset's passes of Eq. 2 were chosen"
+        f", {len(shared)} of which ({seeds_text(shared)}) are also split 0's, on whose held-out "
+        "scores the preset's passes of Eq. 2 were chosen"
         if shared
         else ""
     )
@@ -593,27 +616,28 @@ def binary_final_summary(final: dict, splits: dict | None = None) -> str:
         by.setdefault(r["estimator"], []).append(r)
     cell = lambda runs, k: ms([r[k] for r in runs], 0)  # noqa: E731
     parts = [
-        f"{e.upper()} {cell(rs, 'heldout_greedy')} greedy / {cell(rs, 'heldout_sampled')} sampled, 1..200 "
-        f"{cell(rs, 'n200_greedy')} / {cell(rs, 'n200_sampled')}, threshold-median correlation "
-        f"{correlation_text(rs)} sampled (seeds {seeds_text(sorted(r['seed'] for r in rs))})"
+        f"{e.upper()} {cell(rs, 'heldout_greedy')} greedy / {cell(rs, 'heldout_sampled')} sampled, "
+        f"1..200 {cell(rs, 'n200_greedy')} / {cell(rs, 'n200_sampled')}, threshold-median "
+        f"correlation {correlation_text(rs)} sampled (seeds "
+        f"{seeds_text(sorted(r['seed'] for r in rs))})"
         for e, rs in by.items()
     ]
     steps = sorted({r["steps"] for r in final["runs"]})
     minutes = sorted(r["train_seconds"] / 60 for r in final["runs"] if r.get("train_seconds"))
     threads = sorted({r["threads"] for r in final["runs"] if r.get("train_seconds")}, key=str)
     took = (
-        f", trained in {minutes[0]:.0f}-{minutes[-1]:.0f} minutes a run at {'/'.join(map(str, threads))} "
-        f"thread{'s' * (threads != [1])}"
+        f", trained in {minutes[0]:.0f}-{minutes[-1]:.0f} minutes a run at "
+        f"{'/'.join(map(str, threads))} thread{'s' * (threads != [1])}"
         if minutes
         else ""
     )
     return (
-        f"- **Binary question set** (yes/no questions), the default ({'/'.join(map(str, steps))} steps){took}; "
-        f"kept checkpoints played on {split_text(final, splits)}. Resolve (%, mean ± SEM over seeds): "
-        f"{'; '.join(parts)}."
+        f"- **Binary question set** (yes/no questions), the default ({'/'.join(map(str, steps))} "
+        f"steps){took}; kept checkpoints played on {split_text(final, splits)}. Resolve (%, mean ± "
+        f"SEM over seeds): {'; '.join(parts)}."
         + "".join(
-            f" On split {k}, bisection resolves {num(v['bisection']['heldout'], 0, 100)} and the best fixed "
-            f"sequence {num(v['fixed_sequence']['heldout'], 0, 100)}."
+            f" On split {k}, bisection resolves {num(v['bisection']['heldout'], 0, 100)} and the "
+            f"best fixed sequence {num(v['fixed_sequence']['heldout'], 0, 100)}."
             for k, v in final["references"].items()
         )
     )
@@ -635,6 +659,7 @@ def with_summary(readme: str) -> str:
 # ---------------------------------------------------------------- the file, and the check
 SECTIONS = [
     section_fidelity,
+    report_credit_grid.section_credit_grid,
     section_generalization,
     section_screens,
     section_table1,
@@ -648,13 +673,14 @@ def build() -> str:
     lines = [
         "# Results",
         "",
-        "Every table below is built by `python bench/report_results.py` from the JSON files in `bench/results/`; "
-        "no number is typed by hand, and running it again writes this file byte for byte "
-        "(`python bench/report_results.py --check` says whether it is up to date). Each table names the command "
-        "that wrote its file, the machine, the date, and how its settings were chosen: on validation secrets "
-        "carved from the training secrets, with the held-out secrets only reporting, except where its protocol "
-        "line says otherwise. Each file records the commit of the code it measured; where a file it depends on "
-        "has changed since (in what it runs: an edit of comments, docstrings or layout alone is no change), the table "
+        "Every table below is built by `python bench/report_results.py` from the JSON files in "
+        "`bench/results/`; no number is typed by hand, and running it again writes this file byte "
+        "for byte (`python bench/report_results.py --check` says whether it is up to date). Each "
+        "table names the command that wrote its file, the machine, the date, and how its settings "
+        "were chosen: on validation secrets carved from the training secrets, with the held-out "
+        "secrets only reporting, except where its protocol line says otherwise. Each file records "
+        "the commit of the code it measured; where a file it depends on has changed since (in "
+        "what it runs: an edit of comments, docstrings or layout alone is no change), the table "
         'says which ("Code changed since"), and its figures are of the older code.',
         "",
     ]
@@ -692,27 +718,38 @@ def main(argv=None):
     out, readme_path = Path(cfg.out), Path(cfg.readme)
     readme = readme_path.read_text()
     text, new_readme = render(readme)
+    drawn = report_credit_grid.figure()  # (path, the PNG its JSON draws), or None
     if cfg.check:
         have = (out.read_text() if out.exists() else "", readme)
-        if (text, new_readme) == have:
-            print(f"{out} and the README's summary are up to date")
+        stale = [
+            name
+            for name, now, want in ((out, have[0], text), (readme_path, readme, new_readme))
+            if now != want
+        ]
+        if drawn is not None and (not drawn[0].exists() or drawn[0].read_bytes() != drawn[1]):
+            stale.append(drawn[0])
+        if not stale:
+            print(f"{out}, the README's summary and the figure drawn here are up to date")
             return
         unsaid = unmarked((text, new_readme), have, render(readme, changes=False))
         if unsaid:
             print(
-                "the code of these results has changed since they were measured, and the text does not say so:",
+                "the code of these results has changed since they were measured, and the text "
+                "does not say so:",
                 *(f"  {line[:200]}" for line in unsaid),
                 sep="\n",
                 file=sys.stderr,
             )
         print(
-            f"{out} or {readme_path}'s summary is out of date: run python bench/report_results.py",
+            f"{', '.join(map(str, stale))}: out of date; run python bench/report_results.py",
             file=sys.stderr,
         )
         sys.exit(1)
     out.write_text(text)
     readme_path.write_text(new_readme)
-    print(f"wrote {out} and the README's results summary")
+    if drawn is not None:
+        drawn[0].write_bytes(drawn[1])
+    print(f"wrote {out}, the README's results summary and the figure drawn here")
 
 
 if __name__ == "__main__":
