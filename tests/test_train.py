@@ -530,16 +530,16 @@ def test_training_universes_vary_and_hold_their_secrets(tmp_path, model_dir, uni
     """--universe KIND --universe-least K --universe-share p: about a share p of a step's secrets
     start their G rollouts from one drawn universe of at least K numbers that holds the secret
     (intervals lo..hi, or subsets), the rest from 1..n_max; evaluation stays on 1..n_max."""
-    import policy
+    import rollouts
 
     seen = []
-    original = policy.CSG
+    original = rollouts.CSG
 
     def recording(secrets, cfg, oracle=None, universes=None):
         seen.append((list(secrets), universes))
         return original(secrets, cfg, oracle, universes)
 
-    policy.CSG = recording
+    rollouts.CSG = recording
     try:
         run(
             tmp_path,
@@ -566,7 +566,7 @@ def test_training_universes_vary_and_hold_their_secrets(tmp_path, model_dir, uni
             "8",
         )
     finally:
-        policy.CSG = original
+        rollouts.CSG = original
     full = frozenset(range(1, 101))
     played = [(s, [frozenset(u) for u in us]) for s, us in seen if us is not None]
     assert len(played) == 3, "every training batch says its universes"
