@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import random
 import selectors
 import shutil
@@ -204,8 +205,6 @@ def fresh_uid() -> int:
         uid = rng.randrange(200_000, 2_000_000_000)
         if uid not in taken:
             try:
-                import pwd
-
                 pwd.getpwuid(uid)
-            except KeyError:
+            except KeyError:  # no user has it either
                 return uid
