@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 MAX_BYTES = 4_000_000  # of one exercise's lines: more is cut off (the runner stops writing)
@@ -36,32 +37,24 @@ class HarnessError(Exception):
     the submission's."""
 
 
-def run(
-    root: Path,
-    jobs: dict,
-    *,
-    python: str = sys.executable,
-    uid: int | None = None,
-    test_timeout: float = 10.0,
-    exercise_timeout: float = 60.0,
-    parallel: int = 0,
-) -> dict:
-    """Run each exercise's test files {exercise: [(kind, path), ...]} in `root`; returns
-    {exercise: [line, ...]}, the lines its child wrote (parsed JSON; unreadable lines dropped)."""
-    parallel = parallel or len(os.sched_getaffinity(0))
-    pipes = {n: os.pipe() for n in jobs}
+@dataclass
+class Runner:
+    """A started exercises/runner.py: it imports torch, then waits for its jobs (`finish`)."""
+
+    process: subprocess.Popen
+    pipes: dict  # exercise -> (read end here, write end's number in the runner)
+    ready: int  # where the runner says its imports are done
+    home: Path
+    uid: int | None
+    stopped: bool = False
+
+
+def start(root: Path, numbers, *, python: str = sys.executable, uid: int | None = None) -> Runner:
+    """Start a runner in `root` for these exercises, as `uid` where given, with a scrubbed
+    environment and a home of its own. It runs no test until `finish` gives it its jobs, so it can
+    warm up while something else runs."""
+    pipes = {n: os.pipe() for n in numbers}
     ready_r, ready_w = os.pipe()
-    spec = {
-        "root": str(root),
-        "jobs": [
-            {"exercise": n, "files": [[k, str(p)] for k, p in files], "fd": pipes[n][1]}
-            for n, files in jobs.items()
-        ],
-        "ready_fd": ready_w,
-        "test_timeout": test_timeout,
-        "exercise_timeout": exercise_timeout,
-        "parallel": parallel,
-    }
     home = Path(tempfile.mkdtemp(prefix="grading-home-"))
     if uid is not None:
         os.chown(home, uid, uid)
@@ -77,8 +70,8 @@ def run(
     }
     as_user = {} if uid is None else {"user": uid, "group": uid, "extra_groups": []}
     try:
-        runner = subprocess.Popen(
-            [python, str(root / "exercises" / "runner.py")],  # the copy's own, as built
+        process = subprocess.Popen(
+            [python, str(root / "exercises" / "runner.py"), str(ready_w)],  # the copy's own
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -91,24 +84,65 @@ def run(
     finally:
         for fd in (ready_w, *(w for _, w in pipes.values())):
             os.close(fd)
+    return Runner(process, pipes, ready_r, home, uid)
+
+
+def finish(
+    runner: Runner,
+    jobs: dict,
+    *,
+    test_timeout: float = 10.0,
+    exercise_timeout: float = 60.0,
+    parallel: int = 0,
+) -> dict:
+    """Run each exercise's test files {exercise: [(kind, path), ...]}; returns {exercise: [line,
+    ...]}, the lines its child wrote (parsed JSON; unreadable lines dropped). Ends the runner."""
+    parallel = parallel or len(os.sched_getaffinity(0))
+    spec = {
+        "jobs": [
+            {"exercise": n, "files": [[k, str(p)] for k, p in files], "fd": runner.pipes[n][1]}
+            for n, files in jobs.items()
+        ],
+        "test_timeout": test_timeout,
+        "exercise_timeout": exercise_timeout,
+        "parallel": parallel,
+    }
     try:
-        runner.stdin.write(json.dumps(spec).encode())
-        runner.stdin.close()
-        if not _ready(ready_r, runner):
-            _end(runner, uid)
-            why = runner.stderr.read(4000).decode(errors="replace").strip()
+        if not _ready(runner.ready):
+            stop(runner)
+            why = runner.process.stderr.read(4000).decode(errors="replace").strip()
             raise HarnessError(f"the test runner did not start: {why[-2000:]}")
+        runner.process.stdin.write(json.dumps(spec).encode())
+        runner.process.stdin.close()
         rounds = -(-len(jobs) // parallel)  # ceil
         deadline = time.monotonic() + rounds * exercise_timeout + 30
-        return _read({n: r for n, (r, _) in pipes.items()}, deadline, runner)
+        return _read({n: runner.pipes[n][0] for n in jobs}, deadline, runner.process)
     finally:
-        for fd in (ready_r, *(r for r, _ in pipes.values())):
-            _close(fd)
-        _end(runner, uid)
-        shutil.rmtree(home, ignore_errors=True)
+        stop(runner)
 
 
-def _ready(fd: int, runner: subprocess.Popen) -> bool:
+def run(
+    root: Path,
+    jobs: dict,
+    *,
+    python: str = sys.executable,
+    uid: int | None = None,
+    test_timeout: float = 10.0,
+    exercise_timeout: float = 60.0,
+    parallel: int = 0,
+) -> dict:
+    """`start` and `finish` in one: each exercise's test files run in `root`."""
+    runner = start(root, jobs, python=python, uid=uid)
+    return finish(
+        runner,
+        jobs,
+        test_timeout=test_timeout,
+        exercise_timeout=exercise_timeout,
+        parallel=parallel,
+    )
+
+
+def _ready(fd: int) -> bool:
     """Wait for the runner's "ready" (its imports done, no test run yet)."""
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
@@ -162,15 +196,21 @@ def _close(fd: int) -> None:
         pass
 
 
-def _end(runner: subprocess.Popen, uid: int | None) -> None:
-    """End the runner and what it started: its session, and every process of `uid`."""
+def stop(runner: Runner) -> None:
+    """End the runner and what it started: its session, and every process of its uid. Once."""
+    if runner.stopped:
+        return
+    runner.stopped = True
     try:
-        os.killpg(runner.pid, signal.SIGKILL)
+        os.killpg(runner.process.pid, signal.SIGKILL)
     except OSError:
         pass
-    runner.wait()
-    if uid is not None:
-        end_all(uid)
+    runner.process.wait()
+    for fd in (runner.ready, *(r for r, _ in runner.pipes.values())):
+        _close(fd)
+    if runner.uid is not None:
+        end_all(runner.uid)
+    shutil.rmtree(runner.home, ignore_errors=True)
 
 
 def end_all(uid: int) -> None:

@@ -1,6 +1,6 @@
 """The grader's test runner: the one part of grading that runs the student's code.
 
-    python exercises/runner.py < SPEC        (exercises/harness.py starts it; SPEC is JSON)
+    python exercises/runner.py READY_FD < SPEC     (exercises/harness.py starts it in the copy)
 
 It imports torch and numpy once, then forks one child per exercise (at most `parallel` at a
 time), so that each exercise's tests run in a process of their own: a file that does not import,
@@ -14,9 +14,10 @@ and the error's first line.
 Nothing here decides a grade: the grader reads these lines (bounded in size), trusts none of
 them, and compares each computed value with the expected one itself.
 
-SPEC: {"root": the copy being graded, "jobs": [{"exercise": N, "files": [[kind, path], ...],
-"fd": the pipe to write to}], "ready_fd": where to say the imports are done, "test_timeout":
-seconds per test, "exercise_timeout": seconds per exercise, "parallel": children at a time}.
+It says "ready" on READY_FD once its imports are done, then reads SPEC (JSON): {"jobs":
+[{"exercise": N, "files": [[kind, path], ...], "fd": the pipe to write to}], "test_timeout":
+seconds per test, "exercise_timeout": seconds per exercise, "parallel": children at a time}. The
+copy being graded is its working directory.
 """
 
 from __future__ import annotations
@@ -39,18 +40,17 @@ class TestTimeout(BaseException):
     it (a loop that catches everything is ended by the exercise's own time limit)."""
 
 
-def main() -> None:
-    spec = json.load(sys.stdin)
-    root = Path(spec["root"]).resolve()
-    os.chdir(root)
+def main(ready_fd: int) -> None:
+    root = Path.cwd().resolve()
     sys.path[:0] = [str(root), str(root / "exercises" / "tests")]
     for module in ("numpy", "torch"):  # imported once here, so that each child starts warm
         try:
             __import__(module)
         except ImportError:
             pass
-    os.write(spec["ready_fd"], b"ready\n")
-    os.close(spec["ready_fd"])
+    os.write(ready_fd, b"ready\n")
+    os.close(ready_fd)
+    spec = json.load(sys.stdin)  # the jobs come once the grader has laid their files out
     fds = [job["fd"] for job in spec["jobs"]]
     pending, running = list(spec["jobs"]), {}
     while pending or running:
@@ -213,4 +213,4 @@ def _rel(filename: str, root: Path) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    main(int(sys.argv[1]))

@@ -51,6 +51,15 @@ def readable(tree: Path, mode_dirs: int = 0o755, mode_files: int = 0o644, uid: i
         os.chmod(path, mode_dirs if path.is_dir() else mode_files)
 
 
+def jobs(exercises, kind: str, folder: Path, put: Path | None = None) -> dict:
+    """{exercise: [(kind, path)]} of the test files in `folder`, at their place under `put`."""
+    return {
+        e.number: [(kind, (put or folder) / p.name)]
+        for e in exercises
+        for p in sorted(folder.glob(f"test_ex{e.number:02d}_*.py"))
+    }
+
+
 def grade_submission(args, notes: list) -> dict:
     source = Path(args.source)
     sys.path.insert(0, str(source / "student"))  # the bundle's kit, never the submission's
@@ -73,35 +82,30 @@ def grade_submission(args, notes: list) -> dict:
             else:
                 shutil.copyfile(found, work / path)
                 used.append(path)
-        shutil.copytree(secret / "visible", work / "exercises" / "held")
+        held, hidden_dir = work / "exercises" / "held", work / "exercises" / "hidden"
+        shutil.copytree(secret / "visible", held)
         if as_root:
             readable(Path(tmp))
         uids = (harness.fresh_uid(), harness.fresh_uid()) if as_root else (None, None)
-        run = dict(
-            python=args.submission_python,
-            test_timeout=args.test_timeout,
-            exercise_timeout=args.exercise_timeout,
-        )
-        visible = {
-            e.number: [("visible", p)]
-            for e in EXERCISES
-            for p in (work / "exercises" / "held").glob(f"test_ex{e.number:02d}_*.py")
-        }
-        lines = harness.run(work, visible, uid=uids[0], **run)
-        hidden_dir = work / "exercises" / "hidden"
-        shutil.copytree(secret / "hidden", hidden_dir)
-        if as_root:
-            readable(hidden_dir, 0o700, 0o600, uids[1])
-        hidden = {
-            e.number: [("hidden", p)]
-            for e in EXERCISES
-            for p in hidden_dir.glob(f"test_ex{e.number:02d}_*.py")
-        }
-        for n, more in harness.run(work, hidden, uid=uids[1], **run).items():
-            lines.setdefault(n, []).extend(more)
+        python = args.submission_python
+        timeouts = dict(test_timeout=args.test_timeout, exercise_timeout=args.exercise_timeout)
+        visible = jobs(EXERCISES, "visible", held)
+        hidden = jobs(EXERCISES, "hidden", secret / "hidden", hidden_dir)
+        # The hidden tests' runner starts now (importing torch while the visible tests run) and
+        # gets its jobs only once the visible tests' user has nothing left running.
+        later = harness.start(work, hidden, python=python, uid=uids[1])
+        try:
+            lines = harness.run(work, visible, python=python, uid=uids[0], **timeouts)
+            shutil.copytree(secret / "hidden", hidden_dir)
+            if as_root:
+                readable(hidden_dir, 0o700, 0o600, uids[1])
+            for n, more in harness.finish(later, hidden, **timeouts).items():
+                lines.setdefault(n, []).extend(more)
+        finally:
+            harness.stop(later)
     verdicts, stubs = {}, {}
     for e in EXERCISES:
-        tests = [t for t, held in expected.items() if held["exercise"] == e.number]
+        tests = [t for t, info in expected.items() if info["exercise"] == e.number]
         verdicts[e.number], stubs[e.number] = judge.judge(tests, lines.get(e.number, []), expected)
     report = judge.gradescope(EXERCISES, verdicts, stubs, args.hidden_visibility)
     notes.append(f"graded your {', '.join(used) or 'nothing'}")

@@ -11,8 +11,9 @@ they share a name, the stub's remaining positional arguments filling the rest in
 either, its result or the first item of a tuple it returns (a helper that computes the answer and
 more). Every name, in every loaded module, that held the stub then holds the candidate; the
 exercise's other stubs get the reference's code. The exercise's graded tests are called; a
-candidate that passes them all stands in; one that runs out of time is not tried other ways. OUT (JSON) receives {"tried": {function: calls tried}, "passes": [[exercise,
-function, candidate], ...], "not_imported": [module, ...]}.
+candidate that passes them all stands in; one that runs out of time is not tried other ways. OUT
+(JSON) receives {"tried": {function: calls tried}, "passes": [[exercise, function, candidate],
+...], "not_imported": [module, ...]}.
 
 The kit's own grading code (exercises/*.py, not its tests) is no candidate: it computes no part
 of the paper, and it forks, redirects and exits. The candidates are the project's own functions
