@@ -131,8 +131,9 @@ def normalize_within(
     values: torch.Tensor, groups: torch.Tensor, eps: float = 1e-6
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(v - mean) / (std + eps) within each group id (sample std), by scatter because the groups
-    are irregular; 0 in a group of one. Returns (advantages, size of each cell's group). (B, G,
-    T)"""
+    are irregular; 0 in a group of one. Returns (advantages, size of each cell's group).
+    (B, G, T)"""
+    # BEGIN SOLUTION
     m = groups >= 0
     idx, v = groups[m], values.double()[m]
     n_groups = int(idx.max()) + 1 if len(idx) else 0
@@ -140,13 +141,12 @@ def normalize_within(
     mean = torch.zeros(n_groups, dtype=torch.float64).index_add_(0, idx, v) / count
     sq = torch.zeros(n_groups, dtype=torch.float64).index_add_(0, idx, (v - mean[idx]) ** 2)
     std = (sq / (count - 1).clamp(min=1)).sqrt()
-    adv, size = (
-        torch.zeros_like(values, dtype=torch.float64),
-        torch.zeros_like(values, dtype=torch.float64),
-    )
+    adv = torch.zeros_like(values, dtype=torch.float64)
+    size = torch.zeros_like(adv)
     adv[m] = torch.where(count[idx] > 1, (v - mean[idx]) / (std[idx] + eps), 0.0)
     size[m] = count[idx]
     return adv, size
+    # END SOLUTION
 
 
 def episode_returns(c: Credit) -> torch.Tensor:

@@ -33,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from exercises.catalog import EXERCISES, stubs_by_place  # noqa: E402
+from exercises.instructor import bundle  # noqa: E402
 from exercises.instructor.code_hints import CODE_HINTS  # noqa: E402
 
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
@@ -83,7 +84,8 @@ def stub_lines(exercise, stub, indent: str, hint: str) -> list[str]:
 
 
 def stub_out(path: str, text: str, places: dict, hints: str = "paper") -> tuple[str, list]:
-    """(the file with every marked body stubbed, [(exercise number, path, function, solution lines)])."""
+    """(the file with every marked body stubbed, [(exercise number, path, function, solution
+    lines)])."""
     lines = text.split("\n")
     functions = [
         (n.lineno, n.end_lineno, n.name)
@@ -241,20 +243,23 @@ def main(argv=None) -> int:
         if args.out:
             solutions = build(Path(args.out), hints=args.hints)
         else:
-            from exercises.instructor.autograde import write_autograder
-
-            solutions = write_autograder(Path(args.autograder))
-    except BuildError as e:
+            out = Path(args.autograder)
+            if out.exists() and any(out.iterdir()):
+                raise BuildError(f"{out} is not empty: give a new or empty directory")
+            solutions = build(out / "student", hints=args.hints)
+            bundle.write(out)
+    except (BuildError, bundle.BundleError) as e:
         print(f"build.py: {e}", file=sys.stderr)
         return 2
     numbers = sorted({s[0] for s in solutions})
     stubbed = (
-        f"{len(solutions)} function bodies of exercises {', '.join(map(str, numbers))} stubbed; no solution line "
-        "survives; no function of the copy passes an exercise"
+        f"{len(solutions)} function bodies of exercises {', '.join(map(str, numbers))} stubbed; "
+        "no solution line survives; no function of the copy passes an exercise"
     )
     if args.out:
         print(
-            f"wrote the student copy to {args.out}: {stubbed}; grade it with `cd {args.out} && python exercises/grade.py`"
+            f"wrote the student copy to {args.out}: {stubbed}; grade it with "
+            f"`cd {args.out} && python exercises/grade.py`"
         )
     else:
         print(

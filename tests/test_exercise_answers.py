@@ -1,9 +1,11 @@
 """The graded tests tell right answers from wrong ones: planted in a built copy, each wrong answer
-written down in the hidden tests' files (exercises/instructor/answers.py) turns its exercise, and
-only it, to FAIL; the two right answers of every exercise, written differently from the
-reference, PASS (visible and hidden tests). The one-at-a-time check of every wrong answer is
-slow (47 gradings): `python -m pytest -m slow tests/test_exercise_answers.py`."""
+written down in exercises/instructor/answers/ turns its exercise, and only it, to FAIL, and fails
+at least one of its visible tests (the student sees every mistake the hidden tests catch); the two
+right answers of every exercise, written differently from the reference, PASS (visible and hidden
+tests, held to the values the reference computed). The one-at-a-time check of every wrong answer
+is slow (55 gradings): `python -m pytest -m slow tests/test_exercise_answers.py`."""
 
+import json
 import os
 import re
 import shutil
@@ -15,7 +17,7 @@ import pytest
 
 from exercises import build
 from exercises.catalog import EXERCISES
-from exercises.instructor import answers
+from exercises.instructor import answers, bundle
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = all(build.BEGIN in (ROOT / s.path).read_text() for e in EXERCISES for s in e.stubs)
@@ -32,24 +34,26 @@ WRONG = (
 
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory):
-    """A built copy, and the text of its stubbed files, to start each planting from."""
+    """A built copy with the hidden tests and the reference's values for them, and the text of its
+    stubbed files, to start each planting from."""
     out = tmp_path_factory.mktemp("answers") / "student"
     build.build(out, check_stand_ins=False)
-    shutil.copytree(
-        answers.HIDDEN, out / "exercises" / "instructor" / "hidden"
-    )  # where the autograder puts them
+    shutil.copytree(answers.HIDDEN, out / "exercises" / "instructor" / "hidden")
+    (out / "expected.json").write_text(json.dumps(bundle.record_expected()))
     return out, {path: (out / path).read_text() for path in EDITED}
 
 
 def graded(copy, planted: list) -> dict:
-    """Plant these answers in the copy (the other stubs stay stubs), grade it: {exercise: PASS?}.
-    An answer must fail on its values, never on a name its module lacks."""
+    """Plant these answers in the copy (the other stubs stay stubs), grade it: {exercise: (PASS?,
+    every visible test passed?)}. An answer must fail on its values, never on a name its module
+    lacks."""
     out, stubbed = copy
     for path, text in stubbed.items():
         (out / path).write_text(text)
     for answer in planted:
         answers.plant(out, answer)
-    flags = ["--hidden-tests", "exercises/instructor/hidden", "--no-train-check", "-v"]
+    flags = ["--hidden-tests", "exercises/instructor/hidden", "--expected", "expected.json"]
+    flags += ["--no-train-check", "-v", "--gradescope", "results.json"]
     done = subprocess.run(
         [sys.executable, "exercises/grade.py", *flags],
         cwd=out,
@@ -61,7 +65,12 @@ def graded(copy, planted: list) -> dict:
     lines = re.findall(r"^ ?(\d+) .* (PASS|FAIL)$", done.stdout, re.M)
     assert len(lines) == len(EXERCISES), done.stdout + done.stderr
     assert "NameError" not in done.stdout, done.stdout
-    return {int(n): verdict == "PASS" for n, verdict in lines}
+    visible = {
+        int(t["number"].split(".")[0]): t["score"] == t["max_score"]
+        for t in json.loads((out / "results.json").read_text())["tests"]
+        if t["number"].endswith(".1")
+    }
+    return {int(n): (verdict == "PASS", visible[int(n)]) for n, verdict in lines}
 
 
 def test_every_exercise_lists_three_wrong_and_two_right_answers():
@@ -95,15 +104,17 @@ def test_wrong_answers_fail_their_exercises_beside_right_answers(copy, round_, p
         for e in EXERCISES
     ]
     verdicts = graded(copy, planted)
-    assert [n for n, ok in verdicts.items() if not ok] == [
-        e.number for e in EXERCISES if e.number % 2 == parity
-    ], verdicts
+    wrong = [e.number for e in EXERCISES if e.number % 2 == parity]
+    assert [n for n, (ok, _) in verdicts.items() if not ok] == wrong, verdicts
+    assert [n for n, (_, visible) in verdicts.items() if not visible] == wrong, verdicts
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("number, answer", WRONG, ids=[a[-1].__name__ for _, a in WRONG])
 def test_a_wrong_answer_fails_its_exercise_only(copy, number, answer):
-    """One wrong answer at a time, right answers in every other exercise: only its exercise FAILs."""
+    """One wrong answer at a time, right answers in every other exercise: only its exercise FAILs,
+    and it fails a visible test."""
     planted = [answer if e.number == number else answers.right(e.number)[0] for e in EXERCISES]
     verdicts = graded(copy, planted)
-    assert [n for n, ok in verdicts.items() if not ok] == [number], verdicts
+    assert [n for n, (ok, _) in verdicts.items() if not ok] == [number], verdicts
+    assert not verdicts[number][1], f"only the hidden tests catch {answer[-1].__name__}"

@@ -49,7 +49,8 @@ def test_the_catalog_names_marked_functions_in_course_order_each_with_its_tests(
 
 
 def test_every_graded_test_takes_no_argument_and_says_what_it_checks():
-    """The stand-in search calls graded tests directly, so none takes a fixture; each has a docstring."""
+    """The runner and the stand-in search call graded tests directly, so none takes a fixture;
+    each has a docstring."""
     for path in [
         *(ROOT / "exercises" / "tests").glob("test_ex*.py"),
         *answers.HIDDEN.glob("test_ex*.py"),
@@ -119,7 +120,8 @@ def stubbed_bodies(path: Path) -> dict:
 
 def test_the_build_stubs_every_exercise_once_and_copies_the_rest(student):
     """Each stub raises 'Exercise N, ...' with its hint and shapes; other files are byte-identical;
-    the instructor's side (hidden tests, answers, build.py, the kit's tests, CI) and git stay out."""
+    the instructor's side (hidden tests, answers, build.py, the kit's tests, CI) and git stay
+    out."""
     out, solutions = student
     assert sorted((s[1], s[2]) for s in solutions) == sorted(stubs_by_place())
     for e in EXERCISES:
@@ -184,7 +186,8 @@ def test_no_line_of_a_solution_or_a_right_answer_is_in_the_copy(student):
 
 
 def test_the_build_refuses_what_it_cannot_stub_cleanly(tmp_path):
-    """Markers outside a catalogued function, unclosed or unopened; a surviving solution line; a non-empty DIR."""
+    """Markers outside a catalogued function, unclosed or unopened; a surviving solution line; a
+    non-empty DIR."""
     places = stubs_by_place()
     for text, message in (
         ("def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n", "no exercise names"),
@@ -210,21 +213,27 @@ def test_the_build_refuses_what_it_cannot_stub_cleanly(tmp_path):
 
 
 def test_the_stand_in_search_finds_a_solution_hidden_in_the_copy(student, tmp_path):
-    """The clean copy has no stand-in for exercise 3; a right answer pasted, under another name, into
-    a test module of the copy (one that imports torch) is found: it passes exercise 3's graded
-    tests in group_normalize's place."""
+    """A right answer pasted into a test module of the copy (one that imports torch), under
+    another name, behind a helper with its arguments in another order that returns a tuple: the
+    search finds it (bound by name, first item) in group_normalize's place. (The autograder's
+    build, tests/test_exercise_autograder.py, runs the search on the clean copy: it finds none.)"""
     out, _ = student
-    assert build.stand_ins(out, numbers=[3])["passes"] == []
     hidden = tmp_path / "student"
     subprocess.run(["cp", "-r", str(out), str(hidden)], check=True)
     source = answers.source(answers.right(3)[0][0]).replace(
-        "def group_normalize(", "def normalise_each_turn(", 1
+        "def group_normalize(", "def _normalise_each_turn(", 1
+    )
+    source += (
+        "\n\n\ndef normalise_and_count(active, values, eps=1e-6, dims=1):\n"
+        "    return _normalise_each_turn(values, active, dims, eps), active.sum()\n"
     )
     with open(hidden / "tests" / "test_echo.py", "a") as f:
         f.write("\n\n" + source + "\n")
     found = build.stand_ins(hidden, numbers=[3])
-    assert [3, "group_normalize", "tests.test_echo.normalise_each_turn"] in found["passes"], found
-    assert found["tried"]["group_normalize"] > 100
+    assert [3, "group_normalize", "tests.test_echo.normalise_and_count (by name, first item)"] in (
+        found["passes"]
+    ), found
+    assert found["tried"]["group_normalize"] > 200
 
 
 def grade(directory: Path, *flags, env=None) -> subprocess.CompletedProcess:
@@ -264,20 +273,22 @@ def test_each_exercise_is_graded_alone(fresh):
     scores = {}
     for t in json.loads((fresh / "results.json").read_text())["tests"]:
         scores[t["number"].split(".")[0]] = scores.get(t["number"].split(".")[0], 0) + t["score"]
-    assert scores.pop("3") == pytest.approx(15) and not any(scores.values())
+    points = next(e.points for e in EXERCISES if e.number == 3)
+    assert scores.pop("3") == pytest.approx(points) and not any(scores.values())
 
 
 def test_a_failing_test_says_why(fresh):
-    """-v on a stub prints its hint; on a wrong answer, the hand-worked case with the computed and the
-    expected values; on an answer that raises, the exception and the line of the student's file."""
+    """-v on a stub prints its hint; on a wrong answer, the hand-worked case with the computed and
+    the expected values; on an answer that raises, the exception and the line of the student's
+    file."""
     stub = grade(fresh, "3", "-v", "--no-train-check").stdout
     assert "not written yet" in stub and "Hint: Eq. 1 in exercises/paper.md" in " ".join(
         stub.split()
     )
     answers.plant(fresh, answers.wrong(3)[0])  # the population std
     wrong = grade(fresh, "3", "-v", "--no-train-check").stdout
-    assert "rewards 0 and 2 with eps = 0.5\n        computed: [-0.6667, 0.6667]" in wrong
-    assert "expected: [-0.5224, 0.5224]" in wrong
+    assert "rewards 0 and 2 with eps = 0.5\n        computed: [-0.6667, 0.6667] (shape" in wrong
+    assert "expected: [-0.5224, 0.5224] (shape (2,)" in wrong
     echo = (
         (fresh / "echo.py")
         .read_text()
@@ -294,6 +305,31 @@ def test_a_failing_test_says_why(fresh):
         "AttributeError: 'Tensor' object has no attribute 'rows'" in broken
         and f"at echo.py:{line}" in broken
     )
+
+
+def test_the_grader_never_imports_the_code_it_grades(fresh, tmp_path):
+    """env.py notes the process that imports it: grade.py's own process never does (each
+    exercise's tests run in a child of the runner)."""
+    marker = tmp_path / "imported-by"
+    with open(fresh / "env.py", "a") as f:
+        f.write(f"\nimport os as _os\nopen({str(marker)!r}, 'a').write(f'{{_os.getpid()}}\\n')\n")
+    process = subprocess.Popen(
+        [sys.executable, "exercises/grade.py", "1", "2", "--no-train-check"],
+        cwd=fresh,
+        stdout=subprocess.DEVNULL,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    process.wait(timeout=300)
+    importers = marker.read_text().split()
+    assert importers and str(process.pid) not in importers
+
+
+def test_a_type_mismatch_says_so(fresh):
+    """update_belief returning a sorted list: exercise 1 fails, and the feedback says that a
+    frozenset was expected, not a list."""
+    answers.plant(fresh, next(a for a in answers.wrong(1) if "a_list" in a[-1].__name__))
+    output = grade(fresh, "1", "-v", "--no-train-check").stdout
+    assert "FAIL" in output and "at [0]: a frozenset was expected, not a list" in output, output
 
 
 def test_train_check_runs_once_its_exercises_pass(fresh, tmp_path):

@@ -12,13 +12,21 @@ CODE_HINTS = {
         "env.py",
         "turn_reward",
     ): "an invalid turn gets only w.invalid_penalty, a redundant one only w.redundancy_penalty; "
-    "otherwise r_info = (n_before - n_after) / n_before (or float(info) when given), the arm-match and "
-    "diversity bonuses, and on resolution w.resolve_bonus plus w.efficiency_weight * (max_turns - turn)",
+    "otherwise r_info = (n_before - n_after) / n_before (or float(info) when info is not None), "
+    "the arm-match and diversity bonuses, and on resolution w.resolve_bonus plus "
+    "w.efficiency_weight * (max_turns - turn)",
     (
         "echo.py",
         "group_normalize",
-    ): "mean and sample std (divide by n - 1) over the axes `dims`, counting only the active cells; "
-    "(v - mean) / (std + eps) on active cells of groups with at least two active cells, 0 elsewhere",
+    ): "mean and sample std (divide by n - 1) over the axes `dims`, counting only the active "
+    "cells; (v - mean) / (std + eps) on active cells of groups with at least two active cells, 0 "
+    "elsewhere",
+    (
+        "baselines.py",
+        "normalize_within",
+    ): "per id >= 0: the mean and the sample std of its cells; (v - mean) / (std + eps) on them "
+    "when the group has two cells or more, else 0; the size is the group's number of cells (0 "
+    "for -1); a loop over the ids, or sums by index_add_",
     (
         "baselines.py",
         "grpo",

@@ -4,16 +4,21 @@ graded tests in the place of its stub, so that the copy would hand the student a
     python exercises/instructor/standins.py COPY SPEC OUT     (exercises/build.py runs it)
 
 SPEC (JSON) lists, per exercise, its stubs (path, function, the reference's source of that
-function) and its graded test files. For every stub, every function defined in the copy (at
-module level or in a class body) that can be called with the stub's required positional
-arguments is put in the stub's place: every name, in every loaded module, that held the stub now
-holds the candidate; the exercise's other stubs get the reference's code. Then the exercise's
-graded tests are called; a candidate that passes them all stands in. OUT (JSON) receives
-{"tried": {function: candidates tried}, "passes": [[exercise, function, candidate], ...],
-"not_imported": [module, ...]}.
+function) and its graded test files. Every function defined in the copy (at module level or in a
+class body), whatever its signature, is put in each stub's place in every way the stub could call
+it (`adapters`): with the stub's arguments as they come; bound by name to its parameters where
+they share a name, the stub's remaining positional arguments filling the rest in order; and, for
+either, its result or the first item of a tuple it returns (a helper that computes the answer and
+more). Every name, in every loaded module, that held the stub then holds the candidate; the
+exercise's other stubs get the reference's code. The exercise's graded tests are called; a
+candidate that passes them all stands in; one that runs out of time is not tried other ways. OUT
+(JSON) receives {"tried": {function: calls tried}, "passes": [[exercise, function, candidate],
+...], "not_imported": [module, ...]}.
 
-The candidates are the project's own functions called with wrong arguments, so they run in a
-scratch directory (with HOME there too), silenced, each test under a time limit.
+The kit's own grading code (exercises/*.py, not its tests) is no candidate: it computes no part
+of the paper, and it forks, redirects and exits. The candidates are the project's own functions
+called with wrong arguments, so they run in a scratch directory (with HOME there too), silenced,
+each test under a time limit, unable to start or signal a process or to end this one.
 """
 
 from __future__ import annotations
@@ -26,11 +31,12 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-SECONDS_PER_TEST = 2.0
+SECONDS_PER_TEST = 1.0  # a graded test takes milliseconds; a candidate that runs on is none
 
 
 class OutOfTime(BaseException):
@@ -41,10 +47,29 @@ def on_alarm(signum, frame):
     raise OutOfTime()
 
 
+# What a candidate may not do while it is tried: start processes (a function of bench/ would start
+# training runs), signal them, or end this one. Each is turned into an OutOfTime for the call.
+REFUSED = [(subprocess, "Popen")] + [
+    (os, name)
+    for name in ("_exit", "fork", "forkpty", "system", "popen", "kill", "killpg", "posix_spawn")
+    + ("posix_spawnp", "execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp")
+    if hasattr(os, name)
+]
+ALLOWED = {(module, name): getattr(module, name) for module, name in REFUSED}
+
+
+def refused(*args, **kwargs):
+    raise OutOfTime()
+
+
 def import_everything(copy: Path) -> tuple[list, list]:
-    """Import every module of the copy; returns (modules, names of those that would not import)."""
+    """Import every module of the copy but the kit's grading code; returns (modules, names of
+    those that would not import)."""
     modules, failed = [], []
+    kit = copy / "exercises"
     for path in sorted(copy.rglob("*.py")):
+        if path.parent == kit:
+            continue
         rel = path.relative_to(copy).with_suffix("")
         name = ".".join(rel.parts)
         try:
@@ -81,19 +106,56 @@ def functions_of(modules) -> list[tuple[str, object]]:
     return found
 
 
-def required_positional(f) -> int:
-    return sum(
-        p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        for p in inspect.signature(f).parameters.values()
-    )
-
-
-def callable_like(f, n: int) -> bool:
+def adapters(stub, f) -> list[tuple[str, object]]:
+    """The ways the stub's body could call f with its own arguments: (how, a function taking the
+    stub's arguments). Empty when f cannot take them in any of these ways."""
     try:
-        inspect.signature(f).bind(*range(n))
-        return True
+        mine, theirs = inspect.signature(stub), inspect.signature(f)
     except (TypeError, ValueError):
-        return False
+        return []
+    ways = []
+    required = [p for p in mine.parameters.values() if p.default is p.empty]
+    try:
+        theirs.bind(*range(len(required)))
+        ways.append(("as is", f))
+    except TypeError:
+        pass
+    params = list(theirs.parameters.values())
+    if all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params) and params:
+
+        def by_name(*args, **kwargs):
+            given = mine.bind(*args, **kwargs)
+            given.apply_defaults()
+            named = {k: v for k, v in given.arguments.items() if k in theirs.parameters}
+            rest = [v for k, v in given.arguments.items() if k not in theirs.parameters]
+            call = {}
+            for p in params:
+                if p.name in named:
+                    call[p.name] = named[p.name]
+                elif p.default is p.empty and rest and p.kind is not p.KEYWORD_ONLY:
+                    call[p.name] = rest.pop(0)
+                elif p.default is p.empty:
+                    raise TypeError(f"nothing of the stub's for {p.name}")
+            return f(**call)
+
+        names = [p.name for p in params]
+        if set(names) & set(mine.parameters) and names != list(mine.parameters):
+            ways.append(("by name", by_name))  # only where a name is shared: else it is "as is"
+    return [
+        (f"{how}{', first item' if first else ''}", _first(g) if first else g)
+        for how, g in ways
+        for first in (False, True)
+    ]
+
+
+def _first(g):
+    def first_item(*args, **kwargs):
+        result = g(*args, **kwargs)
+        if not isinstance(result, tuple) or len(result) < 2:
+            raise TypeError("not a tuple")
+        return result[0]
+
+    return first_item
 
 
 def holders(target) -> list[tuple[dict, str]]:
@@ -121,24 +183,39 @@ def planted(places: list[tuple[list, object]]):
             ns[name] = value
 
 
-def passes(tests, scratch: str) -> bool:
-    """Every test passes, each within SECONDS_PER_TEST; a failure ends the run early."""
+def verdict(tests, scratch: str) -> str:
+    """ "pass" if every test passes, each within SECONDS_PER_TEST; "stuck" if one ran out of time
+    or tried what the candidate may not do; else "fail". The first failure ends the run."""
     for test in tests:
         os.chdir(scratch)
-        signal.setitimer(signal.ITIMER_REAL, SECONDS_PER_TEST)
+        for module, name in REFUSED:
+            setattr(module, name, refused)
         try:
-            with (
-                contextlib.redirect_stdout(io.StringIO()),
-                contextlib.redirect_stderr(io.StringIO()),
-            ):
-                test()
-        except BaseException as e:  # the candidate failed the test, or ran out of time, or exited
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            return False
+            outcome = one_test(test)
+        except OutOfTime:  # the alarm went off as the test ended
+            outcome = "stuck"
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-    return True
+            for (module, name), allowed in ALLOWED.items():
+                setattr(module, name, allowed)
+        if outcome != "pass":
+            return outcome
+    return "pass"
+
+
+def one_test(test) -> str:
+    signal.setitimer(signal.ITIMER_REAL, SECONDS_PER_TEST)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            test()
+    except OutOfTime:
+        return "stuck"
+    except BaseException as e:  # the candidate failed the test, or exited
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        return "fail"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return "pass"
 
 
 def main(copy: str, spec_path: str, out_path: str) -> None:
@@ -177,15 +254,18 @@ def main(copy: str, spec_path: str, out_path: str) -> None:
         spots = {name: holders(stub) for name, stub in stubs.items()}
         for name, stub in stubs.items():
             others = [(spots[other], references[other]) for other in stubs if other != name]
-            n = required_positional(stub)
-            eligible = [
-                (q, f) for q, f in candidates if f not in stubs.values() and callable_like(f, n)
-            ]
-            tried[name] = len(eligible)
-            for qualname, f in eligible:
-                with planted([(spots[name], f), *others]):
-                    if passes(tests, scratch):
-                        found.append([exercise["number"], name, qualname])
+            tried[name] = 0
+            for qualname, f in candidates:
+                if f in stubs.values():
+                    continue
+                for how, g in adapters(stub, f):  # a function stuck one way is not tried others
+                    tried[name] += 1
+                    with planted([(spots[name], g), *others]):
+                        outcome = verdict(tests, scratch)
+                    if outcome == "pass":
+                        found.append([exercise["number"], name, f"{qualname} ({how})"])
+                    if outcome == "stuck":
+                        break
     Path(out_path).write_text(
         json.dumps({"tried": tried, "passes": found, "not_imported": not_imported})
     )

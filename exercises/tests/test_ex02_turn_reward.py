@@ -3,8 +3,9 @@
 and with others.
 
 Wrong answers these tests tell apart: a penalised turn that also earns information or bonuses;
-r_info relative to |C_{t+1}|; the efficiency bonus off by one turn; `info` ignored; a component
-left out of the sum; a weight written as a number instead of read from `w`."""
+r_info relative to |C_{t+1}|; the efficiency bonus off by one turn; `info` ignored, or an `info` of
+0 taken for none; a component left out of the sum; a weight written as a number instead of read
+from `w`."""
 
 from expect import check
 
@@ -94,6 +95,14 @@ def test_the_expected_information_replaces_the_realised_one_when_given():
     """info = 0.5 on a turn that eliminated nothing: r_info is 0.5."""
     check_reward(
         turn_reward(10, 10, 0, 10, info=0.5), "10 -> 10 candidates with info = 0.5", 0.5, r_info=0.5
+    )
+
+
+def test_an_expected_information_of_zero_is_given_not_absent():
+    """info = 0.0 on a turn that halved C_t: r_info is 0.0, not the realised 0.5 (only None means
+    that no expectation was given)."""
+    check_reward(
+        turn_reward(10, 5, 0, 10, info=0.0), "10 -> 5 candidates with info = 0.0", 0.0, r_info=0.0
     )
 
 

@@ -1,14 +1,17 @@
-"""Exercise 3: Eq. 1, the group normalisation over the rollouts active at each turn.
+"""Exercise 3: Eq. 1, the group normalisation over the rollouts active at each turn
+(echo.group_normalize), and over groups given by ids (baselines.normalize_within).
 
 Wrong answers these tests tell apart: the population std (divide by n); eps inside the square
 root; a mean or std that counts inactive cells; NaN (0 / 0) for a lone rollout or a group without
-spread; a group always over axis 1, whatever `dims` says."""
+spread; a group always over axis 1, whatever `dims` says; groups by id with the population std, or
+a size that counts the cells of no group (-1)."""
 
 import math
 
 import torch
 from expect import check
 
+from baselines import normalize_within
 from echo import echo_advantages, group_normalize
 
 # Secret 0: three rollouts; rollout 2 resolved at turn 0, so only 0 and 1 play turn 1.
@@ -41,7 +44,8 @@ def test_each_turn_is_normalised_over_its_active_rollouts():
 
 
 def test_no_spread_or_a_single_rollout_gives_zero_never_nan():
-    """Secret 1's equal rewards give 0; so does a rollout alone at its turn (no one to compare with)."""
+    """Secret 1's equal rewards give 0; so does a rollout alone at its turn (no one to compare
+    with)."""
     check(
         group_normalize(REWARDS, ACTIVE)[1],
         torch.zeros(3, 2),
@@ -87,4 +91,44 @@ def test_echo_advantages_is_eq1_over_the_group_axis():
         torch.tensor([[[1.0, -R2], [0.0, R2], [-1.0, 0.0]], [[0.0, 0.0]] * 3]),
         "echo_advantages of the hand-worked batch",
         tol=1e-5,
+    )
+
+
+def test_each_group_id_is_normalised_on_its_own():
+    """Ids 0, 0, 1, 1, 2, -1 over six cells: groups {1, 3} and {10, 20} each give -1/sqrt 2 and
+    +1/sqrt 2 (sample std); the lone cell of group 2 gets 0 and size 1; the cell of no group (-1)
+    gets 0 and size 0."""
+    values = torch.tensor([[[1.0], [3.0], [10.0], [20.0], [7.0], [4.0]]], dtype=torch.float64)
+    groups = torch.tensor([[[0], [0], [1], [1], [2], [-1]]])
+    case = "values 1, 3, 10, 20, 7, 4 with group ids 0, 0, 1, 1, 2, -1"
+    check(
+        normalize_within(values, groups),
+        (
+            torch.tensor([[[-R2], [R2], [-R2], [R2], [0.0], [0.0]]], dtype=torch.float64),
+            torch.tensor([[[2.0], [2.0], [2.0], [2.0], [1.0], [0.0]]], dtype=torch.float64),
+        ),
+        f"(advantages, sizes) for {case}",
+        tol=1e-5,
+    )
+
+
+def test_a_group_by_id_spans_secrets_and_turns():
+    """A (2, 2, 2) grid whose ids cross secrets and turns: group 0 holds 1, 2, 3 (mean 2, std 1,
+    so with eps = 0.5: -2/3, 0, 2/3), group 1 holds 5, 9, 9, group 2 only 4, and one cell none."""
+    values = torch.tensor([[[1.0, 5.0], [2.0, 0.0]], [[3.0, 9.0], [4.0, 9.0]]])
+    groups = torch.tensor([[[0, 1], [0, -1]], [[0, 1], [2, 1]]])
+    nine = torch.tensor([5.0, 9.0, 9.0], dtype=torch.float64)
+    a, b, c = ((nine - nine.mean()) / (nine.std() + 0.5)).tolist()
+    adv, size = normalize_within(values, groups, eps=0.5)
+    case = "values [[[1, 5], [2, 0]], [[3, 9], [4, 9]]], ids [[[0, 1], [0, -1]], [[0, 1], [2, 1]]]"
+    check(
+        adv,
+        torch.tensor([[[-2 / 3, a], [0.0, 0.0]], [[2 / 3, b], [0.0, c]]], dtype=torch.float64),
+        f"the advantages for {case}, eps = 0.5",
+        tol=1e-9,
+    )
+    check(
+        size,
+        torch.tensor([[[3.0, 3.0], [3.0, 0.0]], [[3.0, 3.0], [1.0, 3.0]]], dtype=torch.float64),
+        f"the sizes of the groups for {case}",
     )

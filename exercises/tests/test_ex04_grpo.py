@@ -78,7 +78,8 @@ def test_the_normalised_return_is_every_played_turns_credit():
     check(
         adv,
         torch.tensor([[[z[0], z[0]], [z[1], z[1]], [z[2], 0.0]]]),
-        "one secret: rollouts with rewards (1, 0.3), (0.5, 0.7), (0) (rollout 2 resolved at turn 0)",
+        "one secret: rollouts with rewards (1, 0.3), (0.5, 0.7), (0) (rollout 2 resolved at "
+        "turn 0)",
         tol=1e-5,
     )
 

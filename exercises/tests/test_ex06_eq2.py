@@ -4,7 +4,8 @@ Wrong answers these tests tell apart: max instead of min; a mean over the given 
 the division by n_terms; padding tokens counted in log rho; the token-level average over every
 position L instead of the action's real tokens; a ratio without gradient; a clip count of the
 terms whose ratio is outside [1 - eta, 1 + eta] instead of those where the clipped branch is the
-minimum."""
+minimum; a clipped branch cut from the graph (at rho = 1 both branches are the minimum, and the
+gradient must come through whole)."""
 
 import math
 
@@ -12,6 +13,11 @@ import torch
 from expect import check
 
 from echo import clipped_objective
+
+NO_GRADIENT = (
+    "Eq. 2 is what the optimizer follows, so J must be computed from logp_new with torch "
+    "operations (no .item(), .detach() or numpy)"
+)
 
 
 def two_token_actions(rho):
@@ -39,11 +45,7 @@ def test_value_clip_count_and_gradient_by_hand():
     check(float(stats["terms"]), 4.0, f'stats["terms"] for {case}')
     check(float(stats["ratio_max"]), 1.5, f'stats["ratio_max"] for {case}')
     check(float(stats["ratio_sum"]), 4.0, f'stats["ratio_sum"] for {case}')
-    if not J.requires_grad:
-        raise AssertionError(
-            f"J for {case} has no gradient: Eq. 2 is what the optimizer follows, so J must be "
-            "computed from logp_new with torch operations (no .item(), .detach() or numpy)"
-        )
+    check(J.requires_grad, True, f"J.requires_grad for {case}: {NO_GRADIENT}")
     J.backward()
     check(
         logp_new.grad,
@@ -59,7 +61,10 @@ def test_padding_tokens_do_not_count_and_n_terms_divides():
     J, stats = clipped_objective(
         logp_new, torch.zeros(1, 2), torch.tensor([[1.0, 0.0]]), torch.tensor([1.0]), 0.2, 3
     )
-    case = "one action: a real token with log-ratio log 2 and a padding token holding 7.0; A = 1, eta = 0.2, n_terms = 3"
+    case = (
+        "one action: a real token with log-ratio log 2 and a padding token holding 7.0; A = 1, "
+        "eta = 0.2, n_terms = 3"
+    )
     check(J, 1.2 / 3, f"J for {case}")
     check(float(stats["clipped"]), 1.0, f'stats["clipped"] for {case}')
 
@@ -90,18 +95,28 @@ def test_token_level_averages_over_the_real_tokens_only():
         1,
         "token",
     )
-    case = 'level="token": real tokens with ratios 2 and 1, then a padding token holding 5.0; A = 1, eta = 0.2'
+    case = (
+        'level="token": real tokens with ratios 2 and 1, then a padding token holding 5.0; '
+        "A = 1, eta = 0.2"
+    )
     check(J, 1.1, f"J for {case}")
     check(float(stats["clipped"]), 0.5, f'stats["clipped"] for {case}')
     check(float(stats["ratio_sum"]), 1.5, f'stats["ratio_sum"] for {case}')
 
 
 def test_at_rho_one_it_is_the_policy_gradient_objective():
-    """logp_new = logp_old: rho = 1, nothing clipped, J = (0.4 - 1) / 2 at either level."""
+    """logp_new = logp_old: rho = 1, nothing clipped, J = (0.4 - 1) / 2 at either level, and the
+    gradient is the policy gradient's, whole: A / n_terms on each real token of the action (token
+    level: shared among its real tokens), although both branches of the min are equal there."""
     logp = torch.tensor([[-0.3, -2.0], [-1.0, 0.0]])
     mask = torch.tensor([[1.0, 1.0], [1.0, 0.0]])
+    gradients = {"sequence": [[0.2, 0.2], [-0.5, 0.0]], "token": [[0.1, 0.1], [-0.5, 0.0]]}
     for level in ("sequence", "token"):
-        J, stats = clipped_objective(logp, logp, mask, torch.tensor([0.4, -1.0]), 0.2, 2, level)
+        logp_new = logp.clone().requires_grad_(True)
+        J, stats = clipped_objective(logp_new, logp, mask, torch.tensor([0.4, -1.0]), 0.2, 2, level)
         case = f"rho = 1 (logp_new = logp_old), A = 0.4, -1, n_terms = 2, level={level!r}"
         check(J, -0.3, f"J for {case}")
         check(float(stats["clipped"]), 0.0, f'stats["clipped"] for {case}')
+        check(J.requires_grad, True, f"J.requires_grad for {case}: {NO_GRADIENT}")
+        J.backward()
+        check(logp_new.grad, torch.tensor(gradients[level]), f"dJ / d logp_new for {case}")

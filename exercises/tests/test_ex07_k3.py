@@ -1,4 +1,5 @@
-"""Exercise 7: the k3 estimate of KL(q || p) per action, (exp(x) - 1) - x summed over the real tokens.
+"""Exercise 7: the k3 estimate of KL(q || p) per action, (exp(x) - 1) - x summed over the real
+tokens.
 
 Wrong answers these tests tell apart: the sign turned (x - (exp(x) - 1), never positive); a mean
 over the tokens instead of the sum; the mask applied after exp (inf * 0 is NaN on a padding token
@@ -13,7 +14,8 @@ from echo import approx_kl
 
 
 def test_one_token_by_hand_and_padding_ignored():
-    """x = log 2 on the real token: 2 - 1 - log 2 = 1 - log 2; the padded token's 5.0 counts nothing."""
+    """x = log 2 on the real token: 2 - 1 - log 2 = 1 - log 2; the padded token's 5.0 counts
+    nothing."""
     kl = approx_kl(torch.tensor([[math.log(2), 5.0]]), torch.tensor([[1.0, 0.0]]))
     check(
         kl,
@@ -53,10 +55,11 @@ def test_the_gradient_reaches_the_log_ratios():
     x = torch.tensor([[math.log(2), 0.5, math.inf]], requires_grad=True)
     kl = approx_kl(x, torch.tensor([[1.0, 1.0, 0.0]]))
     case = "one action: real tokens x = log 2 and 0.5, a padding token holding inf"
-    if not kl.requires_grad:
-        raise AssertionError(
-            f"{case}: the result has no gradient; compute it from log_ratio with torch operations "
-            "(no .item(), .detach() or numpy)"
-        )
+    check(
+        kl.requires_grad,
+        True,
+        f"kl.requires_grad for {case}: compute it from log_ratio with torch operations "
+        "(no .item(), .detach() or numpy)",
+    )
     kl.sum().backward()
     check(x.grad, torch.tensor([[1.0, math.exp(0.5) - 1, 0.0]]), f"d kl / d log_ratio for {case}")

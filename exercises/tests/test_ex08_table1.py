@@ -3,7 +3,8 @@ relative to an exact halving, capped at 1; wasted turns count 0 in the mean).
 
 Wrong answers these tests tell apart: Qual. without the cap, or relative to |C_t| instead of a
 halving; a wasted (redundant or invalid) turn counted as a zero turn, or in Zero's denominator;
-wasted turns left out of Qual.'s mean; 0 instead of NaN when no turn was answered."""
+wasted turns left out of Qual.'s mean; 0 instead of NaN for Zero when no turn was answered, or NaN
+instead of 0 for Qual. then (a wasted turn counts 0 in Qual.'s mean)."""
 
 import math
 
@@ -63,10 +64,10 @@ def test_rates_over_episodes():
     check(float(quality(episodes)), 1.5 / 5, f"Qual. of {case}")
 
 
-def test_zero_without_answered_turns_is_nan():
-    """Zero's denominator is the answered turns: with none, the rate is undefined (NaN), not 0."""
-    check(
-        float(zero([[turn(10, 0, invalid=True), turn(10, 0, redundant=True)]])),
-        math.nan,
-        "Zero of one episode of an invalid and a redundant turn",
-    )
+def test_without_answered_turns_zero_is_nan_and_qual_is_zero():
+    """Zero's denominator is the answered turns: with none, the rate is undefined (NaN), not 0.
+    Qual.'s is every turn, and a wasted turn counts 0: so Qual. is 0, not NaN."""
+    episodes = [[turn(10, 0, invalid=True), turn(10, 0, redundant=True)]]
+    case = "one episode of an invalid and a redundant turn"
+    check(float(zero(episodes)), math.nan, f"Zero of {case}")
+    check(float(quality(episodes)), 0.0, f"Qual. of {case}")

@@ -1,43 +1,32 @@
 """The answers the graded tests must tell apart, and how to plant one in a built copy.
 
-Each hidden test file (exercises/instructor/hidden/test_exNN_*_random.py) ends with WRONG, the
-mistakes a student is likely to make in that exercise, and RIGHT, two correct answers written
-differently from the reference. An answer is a function named STUB__what (e.g.
-`group_normalize__population_std`); planting it replaces the stub's whole definition in the
-built copy with the answer's, renamed to STUB, followed by any other answer of the same file it
-calls. For an exercise of several stubs (exercise 8) a right answer is a tuple of functions, one
-per stub, and a wrong answer replaces one of them in RIGHT[0].
+Each exercise has a file here, exNN.py, with WRONG, the mistakes a student is likely to make in
+it, and RIGHT, two correct answers written differently from the reference. An answer is a
+function named STUB__what (e.g. `group_normalize__population_std`); planting it replaces the
+stub's whole definition in the built copy with the answer's, renamed to STUB, followed by any other
+answer of the same file it calls. For an exercise of several stubs (exercises 3 and 8) a right
+answer is a tuple of functions, one per stub, and a wrong answer replaces one of them in RIGHT[0].
 
 tests/test_exercise_answers.py plants each: a wrong answer must turn its exercise, and only it,
-to FAIL; a right one must PASS.
+to FAIL, and fail one of its visible tests; a right one must PASS.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib.util
+import importlib
 import inspect
-import sys
 import textwrap
 from pathlib import Path
 
 from exercises.catalog import EXERCISES
 
-HIDDEN = Path(__file__).resolve().parent / "hidden"
-GRADED = (
-    HIDDEN.parent.parent / "tests"
-)  # the hidden tests import expect.py and test_ex04_grpo.py from there
+HIDDEN = Path(__file__).resolve().parent.parent / "hidden"
 
 
 def answers_of(number: int):
-    """The hidden test module of an exercise (it holds WRONG and RIGHT)."""
-    (path,) = HIDDEN.glob(f"test_ex{number:02d}_*.py")
-    if str(GRADED) not in sys.path:
-        sys.path.append(str(GRADED))
-    spec = importlib.util.spec_from_file_location(f"answers_ex{number:02d}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The module of an exercise's answers (it holds WRONG and RIGHT)."""
+    return importlib.import_module(f"exercises.instructor.answers.ex{number:02d}")
 
 
 def right(number: int) -> list[tuple]:
@@ -58,7 +47,7 @@ def stub_of(answer) -> str:
 
 def source(answer) -> str:
     """The answer's definition renamed to its stub, then the other answers it calls."""
-    namespace = answer.__globals__  # the hidden test file's
+    namespace = answer.__globals__  # its exNN.py
     needed, queue = [], [answer]
     while queue:
         f = queue.pop(0)
