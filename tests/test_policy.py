@@ -5,7 +5,6 @@ from dataclasses import replace
 import pytest
 import torch
 
-import experiment
 import tinylm
 import warmup
 from env import CSG, GameConfig
@@ -381,11 +380,10 @@ def test_the_warm_up_is_played_on_the_prompts_the_run_will_read(monkeypatch):
     assert keys["list"] != keys["runs"]
     seen = []
     monkeypatch.setattr(
-        experiment, "prepared", lambda spec, qs, warm, *a: seen.append(warm) or (None, {})
+        warmup, "prepared", lambda spec, qs, warm, *a: seen.append(warm) or (None, {})
     )
-    with pytest.raises(
-        AttributeError
-    ):  # the stand-in returns no model: only the request is looked at
+    # the stand-in returns no model: only the request is looked at
+    with pytest.raises(AttributeError):
         warmup.starting_policy(replace(TrainConfig(), candidate_format="padded"), quiet=True)
     assert seen[0].candidate_format == "padded"
 
