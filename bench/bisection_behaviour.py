@@ -23,19 +23,19 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-import torch  # noqa: E402
+from bench.common import RESULTS, save_results
+import torch
 
-import models  # noqa: E402
-from cli import arg, parse_config  # noqa: E402
-from env import CSG, GameConfig, play, secret_split  # noqa: E402
-from evaluate import evaluate_policy  # noqa: E402
-from metrics import repeat_ratio  # noqa: E402
-from oracle import RuleOracle  # noqa: E402
-from policy import SampleConfig  # noqa: E402
-from rollouts import play_rollouts  # noqa: E402
-from questions import parse_question  # noqa: E402
-from reference import BayesPolicy, RandomPolicy  # noqa: E402
+import models
+from cli import arg, parse_config
+from env import CSG, GameConfig, play, secret_split
+from evaluate import evaluate_policy
+from metrics import repeat_ratio
+from oracle import RuleOracle
+from policy import SampleConfig
+from rollouts import play_rollouts
+from questions import parse_question
+from reference import BayesPolicy, RandomPolicy
 
 COMPARISONS = {"gt", "ge", "lt", "le"}
 
@@ -69,9 +69,8 @@ def turns_of(records_with_beliefs):
             x = float(query.predicate.args[0]) + (
                 0.5 if query.predicate.test in ("gt", "le") else -0.5
             )
-            comparisons.append(
-                (x, statistics.median(belief), len(belief), eliminated[-1])
-            )  # the cut point
+            # the cut point
+            comparisons.append((x, statistics.median(belief), len(belief), eliminated[-1]))
     return comparisons, eliminated
 
 

@@ -26,17 +26,17 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, parse_config, use_threads  # noqa: E402
-import torch  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, parse_config, use_threads
+import torch
 
-import models  # noqa: E402
-import tinylm  # noqa: E402
-import warmup  # noqa: E402
-from bench.bisection_behaviour import halving_share, heldout_and_n200  # noqa: E402
-from env import GameConfig, secret_split  # noqa: E402
-from episodes import random_interval  # noqa: E402
-from reference import BayesPolicy  # noqa: E402
+import models
+import tinylm
+import warmup
+from bench.bisection_behaviour import halving_share, heldout_and_n200
+from env import GameConfig, secret_split
+from episodes import random_interval
+from reference import BayesPolicy
 
 
 @dataclass

@@ -24,9 +24,9 @@ import sys
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, command_line, save_results  # noqa: E402
-from bench.train_speed import first_reaching  # noqa: E402
-from cli import arg, fail, parse_config  # noqa: E402
+from bench.common import RESULTS, command_line, save_results
+from bench.train_speed import first_reaching
+from cli import arg, fail, parse_config
 
 
 @dataclass
@@ -107,12 +107,13 @@ def main(argv=None):
     here = os.path.relpath(
         os.path.abspath(__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     )
+    # the runs' code is the commit's; the figures are also this script's
     summariser = {
         here: subprocess.run(
             ["git", "hash-object", __file__], capture_output=True, text=True
         ).stdout.strip()
         or None
-    }  # the runs' code is the commit's; the figures are also this script's
+    }
     save_results(
         {
             "runs": runs,

@@ -15,10 +15,10 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, parse_config  # noqa: E402
-from env import CSG, GameConfig  # noqa: E402
-from reference import action_text, random_query  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, parse_config
+from env import CSG, GameConfig
+from reference import action_text, random_query
 
 
 @dataclass

@@ -22,12 +22,12 @@ import sys
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, fail, parse_config  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, fail, parse_config
 
-import torch  # noqa: E402
+import torch
 
-from fidelity import return_only_floor  # noqa: E402
+from fidelity import return_only_floor
 
 BIN_SIZE = 6  # fidelity.return_only_floor's bins
 

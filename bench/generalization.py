@@ -59,19 +59,19 @@ from bench.bisection_behaviour import (
     greedy_turns,
     heldout_and_n200,
     sampled_batch,
-)  # noqa: E402
-from bench.common import RESULTS, code_version, save_results, today  # noqa: E402
-from bench.report_generalization import by_flags, flags_of  # noqa: E402
-from bench.reproduce import PER_RUN_FIELDS  # noqa: E402
-from cli import arg, fail, parse_config, use_threads  # noqa: E402
+)
+from bench.common import RESULTS, code_version, save_results, today
+from bench.report_generalization import by_flags, flags_of
+from bench.reproduce import PER_RUN_FIELDS
+from cli import arg, fail, parse_config, use_threads
 
-import models  # noqa: E402
-from experiment import eval_seed  # noqa: E402
-from env import GameConfig, play, secret_split  # noqa: E402
-from metrics import repeat_ratio  # noqa: E402
-from reference import BayesPolicy, FixedSequencePolicy, RandomPolicy  # noqa: E402
-from stats import paired_by_seed  # noqa: E402
-from train import config_from_flags  # noqa: E402
+import models
+from experiment import eval_seed
+from env import GameConfig, play, secret_split
+from metrics import repeat_ratio
+from reference import BayesPolicy, FixedSequencePolicy, RandomPolicy
+from stats import paired_by_seed
+from train import config_from_flags
 
 COMPARED = ("heldout_greedy", "heldout_sampled", "gen200_greedy", "gen200_sampled")
 REFERENCES = {
@@ -242,7 +242,7 @@ def with_later_figures(run_dir: Path, row: dict) -> dict:
     seed = eval_seed(config["seed"], config["steps"])
     ratio = lambda secrets, g: repeat_ratio(
         *again_probabilities(policy, sampled_batch(policy, secrets, g, row["samples"], seed))
-    )  # noqa: E731
+    )
     return {
         **row,
         "heldout_repeat_ratio": ratio(heldout_of(config), game),
@@ -274,9 +274,8 @@ def same_run(facts: dict, row: dict) -> bool:
     """Whether an earlier output's row is of this finished run: the same run, kept step and samples
     (its train_seconds, to the digit, tell one training of a seed from another). Not "changed": that
     is taken against the defaults of the day it was written."""
-    same = {
-        k: v for k, v in json.loads(json.dumps(facts)).items() if k != "changed"
-    }  # as the file holds it
+    # as the file holds it
+    same = {k: v for k, v in json.loads(json.dumps(facts)).items() if k != "changed"}
     return {k: row.get(k) for k in same} == same
 
 
@@ -319,9 +318,8 @@ def main(argv=None):
     if not run_dirs and not before["runs"]:
         fail("generalization.py", f"no finished runs (ESTIMATOR-seedS/summary.json) in {cfg.runs}")
     then = before.get("defaults", {})
-    previous = [
-        retaken(r, then.get(r["question_set"])) for r in before["runs"]
-    ]  # flags against today's defaults
+    # flags against today's defaults
+    previous = [retaken(r, then.get(r["question_set"])) for r in before["runs"]]
     rows, scored = [], []
     for run_dir in run_dirs:  # a run scored before is not played again
         facts = run_facts(run_dir, cfg.samples)

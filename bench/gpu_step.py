@@ -55,21 +55,21 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, code_version, command_line, save_results  # noqa: E402
-import torch  # noqa: E402
+from bench.common import RESULTS, code_version, command_line, save_results
+import torch
 
-import engine  # noqa: E402
-import models  # noqa: E402
-import tinylm  # noqa: E402
-import train  # noqa: E402
-from baselines import ESTIMATORS, EstimatorContext, credit_from_batch  # noqa: E402
-from bench.rollouts import hf_generate_per_episode  # noqa: E402
-from cli import arg, fail, parse_config  # noqa: E402
-from env import GameConfig  # noqa: E402
-from policy import LMPolicy, SampleConfig  # noqa: E402
-from rollouts import play_rollouts  # noqa: E402
-from ranks import Ranks  # noqa: E402
-from update import old_logprobs, ppo_update, sampled_logprobs_are_old  # noqa: E402
+import engine
+import models
+import tinylm
+import train
+from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
+from bench.rollouts import hf_generate_per_episode
+from cli import arg, fail, parse_config
+from env import GameConfig
+from policy import LMPolicy, SampleConfig
+from rollouts import play_rollouts
+from ranks import Ranks
+from update import old_logprobs, ppo_update, sampled_logprobs_are_old
 
 QWEN25_15B = dict(  # Qwen/Qwen2.5-1.5B-Instruct config.json, as published
     vocab_size=151936,
@@ -180,9 +180,8 @@ def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
 
 def make_sampler(policy: LMPolicy, engine_name: str) -> LMPolicy:
     """What samples for an engine of ENGINES."""
-    if (
-        engine_name == "fast-stock"
-    ):  # the static caches and graphs alone: stock attention, no read lengths, no lookahead
+    # the static caches and graphs alone: stock attention, no read lengths, no lookahead
+    if engine_name == "fast-stock":
         return engine.rollout_policy(
             policy,
             torch.bfloat16,
@@ -412,18 +411,16 @@ def one_step(
                 list(range(1, cfg.secrets + 1)),
                 cfg.group_size,
                 GameConfig(max_turns=turns),
-                SampleConfig(
-                    tcfg.temperature, tcfg.top_p, cfg.max_new_tokens
-                ),  # as train.py samples
+                # as train.py samples
+                SampleConfig(tcfg.temperature, tcfg.top_p, cfg.max_new_tokens),
                 seeds=list(range(cfg.secrets * cfg.group_size)),
             )
         sync()
         played = time.perf_counter()
         timed.restore()
         with update_context:
-            drift = action_drift(
-                policy, batch, tcfg
-            )  # not part of the step: a scoring pass of its own
+            # not part of the step: a scoring pass of its own
+            drift = action_drift(policy, batch, tcfg)
         scoring["old"] = 0.0
         sync()
         resumed = time.perf_counter()
@@ -500,9 +497,8 @@ def timed_setting(
     warm_s = time.perf_counter() - began
     r = one_step(policy, sampler, cfg, mode, bytes_per_s, micro_batch, update_context)
     r["warm_up_step_s"] = round(warm_s, 2)
-    if (
-        sampler.decoder is not None
-    ):  # engine.StaticDecoder, both steps together (and earlier micro-batches')
+    # engine.StaticDecoder, both steps together (and earlier micro-batches')
+    if sampler.decoder is not None:
         r["decode_shapes"] = len(sampler.decoder.shapes)
         r["graphs_captured"] = len(sampler.decoder.shapes) if sampler.decoder.compiled else 0
         r["compile_and_capture_s"] = round(sampler.decoder.compile_seconds, 2)
@@ -519,9 +515,8 @@ def timed_setting(
             cfg.profile_turns,
             r["profile"],
         )
-    if (
-        cfg.generate_episodes and name == "eager"
-    ):  # the paper's way of playing: one episode at a time
+    # the paper's way of playing: one episode at a time
+    if cfg.generate_episodes and name == "eager":
         sync()
         with policy.autocast():
             one = hf_generate_per_episode(
@@ -587,9 +582,8 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as directory:
         for mode in cfg.modes.split(","):
             policy = build(cfg, mode, directory)
-            compiled_layers = engine.CompiledLayers(
-                policy, on="on" in compile_update
-            )  # compiles on first use
+            # compiles on first use
+            compiled_layers = engine.CompiledLayers(policy, on="on" in compile_update)
             for name in cfg.engines.split(","):
                 sampler = make_sampler(policy, name)
                 for micro_batch, compiled in [
@@ -607,9 +601,8 @@ def main(argv=None):
                             bytes_per_s,
                             compiled_layers if compiled else nullcontext(),
                         )
-                    except (
-                        torch.OutOfMemoryError
-                    ):  # the largest micro-batch that fits is what a sweep looks for
+                    # the largest micro-batch that fits is what a sweep looks for
+                    except torch.OutOfMemoryError:
                         for p in policy.model.parameters():
                             p.grad = None
                         policy.model.eval()
@@ -617,9 +610,8 @@ def main(argv=None):
                         r = {"out_of_memory": True, "micro_batch": micro_batch}
                     results["modes"][key] = r
                     print(f"{results['device']}, {cfg.shape}, {key}: {json.dumps(r)}", flush=True)
-                    save_results(
-                        results | code, cfg.out, command
-                    )  # after each setting: a run cut short keeps what it timed
+                    # after each setting: a run cut short keeps what it timed
+                    save_results(results | code, cfg.out, command)
                 del sampler
             del policy
             if device == "cuda":

@@ -43,7 +43,7 @@ def section_binary() -> list[str]:
         "Only yes/no questions are answered, so the right question depends on the candidates left."
     ]
     for split, ref in (final or {}).get("references", {}).items():
-        cell = lambda k: f"{num(ref[k]['heldout'], 1, 100)}% / {num(ref[k]['n200'], 1, 100)}%"  # noqa: E731
+        cell = lambda k: f"{num(ref[k]['heldout'], 1, 100)}% / {num(ref[k]['n200'], 1, 100)}%"
         lines += [
             f"For reference (`binary_final.json`, greedy, held-out secrets of split {split} / 1..200): bisection "
             f"resolves {cell('bisection')}, the best belief-agnostic fixed sequence (fitted to each universe) "
@@ -197,7 +197,7 @@ def section_capacity() -> list[str]:
         )
     both = lambda r, k: (
         f"{num(r['behaviour_greedy'].get(k))} / {num(r['behaviour_sampled'].get(k))}"
-    )  # noqa: E731
+    )
     rows = [
         [
             f"{d['config']['layers']} x {d['config']['width']} ({d['parameters']:,})",
@@ -293,11 +293,11 @@ def section_belief() -> list[str]:
             "bisection_behaviour_NAME.json",
             "python bench/bisection_behaviour.py --checkpoint RUN/best",
         )
-    share = lambda x: "n/a" if nan(x) else num(x, 0, 100) + "%"  # noqa: E731
-    count = lambda x: "n/a" if x is None else str(x)  # noqa: E731
+    share = lambda x: "n/a" if nan(x) else num(x, 0, 100) + "%"
+    count = lambda x: "n/a" if x is None else str(x)
     cells = lambda r: [
         num(r["mean_fraction_eliminated"]),
-        count(r["comparisons"]),  # noqa: E731
+        count(r["comparisons"]),
         num(r.get("threshold_median_corr")),
         share(r["zero_share"]),
     ]
@@ -316,9 +316,8 @@ def section_belief() -> list[str]:
         + [code_cell(n, d)]
         for n, d in files
     ]
-    for split in sorted(
-        {split_of(*f) for f in files}
-    ):  # the reference policies on each split's secrets
+    # the reference policies on each split's secrets
+    for split in sorted({split_of(*f) for f in files}):
         mine = [(n, d) for n, d in files if split_of(n, d) == split]
         for k in ("bisection (Bayes)", "random"):
             same = all(cells(d[k]) == cells(mine[0][1][k]) for _, d in mine)
@@ -372,7 +371,7 @@ def section_defaults() -> list[str]:
     rules = list(d["rules"])
     setting = lambda r: (
         ", ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in r["settings"].items()) or "none"
-    )  # noqa: E731
+    )
     rows = [
         [
             r["name"],

@@ -84,19 +84,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench import report_tables  # noqa: E402
-from bench.common import RESULTS  # noqa: E402
-from bench.gpu_step import GpuStepConfig  # noqa: E402
-from bench.report_binary import section_binary  # noqa: E402
+from bench import report_tables
+from bench.common import RESULTS
+from bench.gpu_step import GpuStepConfig
+from bench.report_binary import section_binary
 from bench.report_generalization import (
     FILE,
     generalization_summary,
     row_changes,
     section_generalization,
-)  # noqa: E402
-from bench.report_screens import section_screens  # noqa: E402
-from bench.report_speed import paper_hours, section_speed  # noqa: E402
-import train  # noqa: E402
+)
+from bench.report_screens import section_screens
+from bench.report_speed import paper_hours, section_speed
+import train
 from bench.report_tables import (
     RESOLVE,
     code_changes,
@@ -105,7 +105,7 @@ from bench.report_tables import (
     meta,
     missing,
     ms,
-    named,  # noqa: E402
+    named,
     nan,
     num,
     per_seed,
@@ -113,7 +113,7 @@ from bench.report_tables import (
     seeds_text,
     table,
 )
-from cli import arg, parse_config  # noqa: E402
+from cli import arg, parse_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -152,7 +152,7 @@ def section_fidelity() -> list[str]:
     floors = load("fidelity_floor.json") or {"files": {}}
     label = lambda d: (
         "before RL" if d["config"]["policy"] == "tiny" else f"`{d['config']['policy']}`"
-    )  # noqa: E731
+    )
     for n, d in files:
         c, stem = d["config"], n[: -len(".json")]
         companions = "; ".join(
@@ -186,11 +186,10 @@ def section_fidelity() -> list[str]:
     ]
     overall = lambda d, e: next(
         (r for r in d["rows"] if r["estimator"] == e and r["turns"] == "all"), None
-    )  # noqa: E731
+    )
     cell = lambda r: (
         "n/a"
         if r is None
-        # noqa: E731
         else f"{num(r['pearson'])} [{num(r['pearson_lo'])}, {num(r['pearson_hi'])}]"
     )
     estimators = dict.fromkeys(r["estimator"] for _, d in files for r in d["rows"])
@@ -227,9 +226,8 @@ def section_table1() -> list[str]:
         )
     by_key = {r["model_key"]: r for r in (data["rows"] if isinstance(data, dict) else data)}
 
-    def pair(
-        r, key, digits, scale
-    ):  # mean +- SEM over runs; blank where the policy has no such row
+    # mean +- SEM over runs; blank where the policy has no such row
+    def pair(r, key, digits, scale):
         if r is None:
             return ""
         sem = (
@@ -288,7 +286,7 @@ def smollm2_figures(data: dict) -> dict:
     """The first and last k steps' means (k = up to 4, at most half the steps), and the per-step range of the reward."""
     steps = data["steps"]
     k = min(4, len(steps) // 2)
-    mean = lambda rows, key: sum(r[key] for r in rows) / k  # noqa: E731
+    mean = lambda rows, key: sum(r[key] for r in rows) / k
     return {
         "k": k,
         "n": len(steps),
@@ -314,7 +312,7 @@ def section_smollm2() -> list[str]:
         meta("smollm2_learning.json", data),
     )
     flags, f = smollm2_flags(m, data), smollm2_figures(data)
-    change = lambda key, label: f"{label} {num(f[key + '_first'], 3)} -> {num(f[key + '_last'], 3)}"  # noqa: E731
+    change = lambda key, label: f"{label} {num(f[key + '_first'], 3)} -> {num(f[key + '_last'], 3)}"
     batch = (
         f"{c['secrets_per_step']} secrets x {flags['--group-size']} rollouts"
         if "--group-size" in flags
@@ -411,9 +409,8 @@ def readme_summary() -> list[str]:
         )
     general = load(FILE)
     if general:
-        older = code_changes(FILE, general) or any(
-            row_changes(r) for r in general["runs"]
-        )  # a row's own code too
+        # a row's own code too
+        older = code_changes(FILE, general) or any(row_changes(r) for r in general["runs"])
         lines.append(generalization_summary(general) + (OLDER if older else ""))
     final = load("binary_final.json")
     if final:
@@ -428,9 +425,8 @@ def readme_summary() -> list[str]:
             )
         )
     g8 = load("reproduce_binary_60min_g8.json")
-    if (
-        g8 and not final
-    ):  # the older runs' settings were chosen on held-out scores: shown only until the finals exist
+    # the older runs' settings were chosen on held-out scores: shown only until the finals exist
+    if g8 and not final:
         runs, limit = g8["runs"]["echo"], g8["train_config"]["resolved"]["time_limit_min"]
         lines.append(
             f"- **Binary question set**, older runs of up to {limit:g} minutes "
@@ -503,18 +499,15 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
         if k in then and then[k] != today[k]
     ]
     settings = f" with {' '.join(moved)}, the defaults of the code it ran" if moved else ""
-    modes = {
-        m: v for m, v in step["modes"].items() if m.split("/")[1] == "fast"
-    }  # MODE/fast[/micro-batch-K][/compiled-update]
-    label = (
-        lambda m: (
-            m.split("/")[0].replace("full", "full fine-tuning").replace("lora", "LoRA")  # noqa: E731
-            + "".join(
-                f" (update micro-batch {k.removeprefix('micro-batch-')})"
-                if k.startswith("micro-batch-")
-                else " (update's layers compiled)"
-                for k in m.split("/")[2:]
-            )
+    # MODE/fast[/micro-batch-K][/compiled-update]
+    modes = {m: v for m, v in step["modes"].items() if m.split("/")[1] == "fast"}
+    label = lambda m: (
+        m.split("/")[0].replace("full", "full fine-tuning").replace("lora", "LoRA")
+        + "".join(
+            f" (update micro-batch {k.removeprefix('micro-batch-')})"
+            if k.startswith("micro-batch-")
+            else " (update's layers compiled)"
+            for k in m.split("/")[2:]
         )
     )
     too_big = [label(m) for m, v in modes.items() if v.get("out_of_memory")]
@@ -591,7 +584,7 @@ def binary_final_summary(final: dict, splits: dict | None = None) -> str:
     by = {}
     for r in final["runs"]:
         by.setdefault(r["estimator"], []).append(r)
-    cell = lambda runs, k: ms([r[k] for r in runs], 0)  # noqa: E731
+    cell = lambda runs, k: ms([r[k] for r in runs], 0)
     parts = [
         f"{e.upper()} {cell(rs, 'heldout_greedy')} greedy / {cell(rs, 'heldout_sampled')} sampled, 1..200 "
         f"{cell(rs, 'n200_greedy')} / {cell(rs, 'n200_sampled')}, threshold-median correlation "

@@ -153,7 +153,7 @@ def train_speed_figure(d: dict) -> str:
         else "the RL phase, warm-up cached"
     )
     side = lambda r: (
-        f"{r['process_wall'] if d.get('cold') else r['rl_seconds']} s, held-out resolve greedy "  # noqa: E731
+        f"{r['process_wall'] if d.get('cold') else r['rl_seconds']} s, held-out resolve greedy "
         f"{num(r['final_greedy_resolve'])}, sampled {num(r['final_sampled_resolve'])}"
     )
     same = (
@@ -204,11 +204,12 @@ def section_speed() -> list[str]:
         if data:
             m = meta(name, data)
             note = f" ({m['note']})" if m.get("note") else ""
+            # named in the file (and in the last column's check)
             command = re.sub(
                 r"--(baseline|commit) \S+",
                 lambda c: f"--{c[1]} {'REVISION' if c[1] == 'baseline' else 'HASH'}",
                 m.get("command", "not recorded"),
-            )  # named in the file (and in the last column's check)
+            )
             rows.append(
                 [
                     f"`{command}`{note}",

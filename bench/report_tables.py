@@ -221,9 +221,8 @@ def code_of(repo: Path, obj: str) -> str | None:
 def same_code(before: str | None, path: str) -> bool:
     """Whether `path` at HEAD runs what it ran at the git object `before` (a Python file whose
     edits since touched only comments, docstrings or layout can change no figure)."""
-    now = (head_blobs(REPO) or {}).get(
-        path
-    )  # a blob, as `before` is or names: neither changes with HEAD
+    # a blob, as `before` is or names: neither changes with HEAD
+    now = (head_blobs(REPO) or {}).get(path)
     if before is None or now is None or not path.endswith(".py"):
         return False
     old = code_of(REPO, before)
@@ -244,8 +243,8 @@ def code_changes(name: str, data) -> list[str] | None:
     if IGNORE_CHANGES:
         return []
     uncommitted = m.get("uncommitted") or {}
-    differs = lambda f: blobs.get(f) != uncommitted[f] if f in uncommitted else f in since  # noqa: E731
-    before = lambda f: uncommitted[f] if f in uncommitted else f"{m['commit']}:{f}"  # noqa: E731
+    differs = lambda f: blobs.get(f) != uncommitted[f] if f in uncommitted else f in since
+    before = lambda f: uncommitted[f] if f in uncommitted else f"{m['commit']}:{f}"
     return [f for f in depends_on(name) if differs(f) and not same_code(before(f), f)]
 
 
@@ -407,8 +406,8 @@ def reproduction_table(data: dict) -> list[str]:
     """Mean +- SEM over seeds of what every run has; per-seed steps; paired t-tests of the first
     estimator against each other."""
     runs, first = data["runs"], data["estimators"][0]
-    every = lambda ok: all(ok(r) for rs in runs.values() for r in rs)  # noqa: E731
-    listed = lambda rs, f: ", ".join(str(f(r)) for r in rs)  # noqa: E731
+    every = lambda ok: all(ok(r) for rs in runs.values() for r in rs)
+    listed = lambda rs, f: ", ".join(str(f(r)) for r in rs)
     cols = [
         c for c in COLUMNS if every(lambda r: (r.get("final_eval") or {}).get(c[0]) is not None)
     ]

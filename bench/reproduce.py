@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, code_version, command_line, machine, today  # noqa: E402
-from cli import arg, fail, parse_config  # noqa: E402
-from stats import mean_sem, paired_t_test  # noqa: E402
+from bench.common import RESULTS, code_version, command_line, machine, today
+from cli import arg, fail, parse_config
+from stats import mean_sem, paired_t_test
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -105,9 +105,8 @@ def train_one(cfg: ReproduceConfig, estimator: str, seed: int, threads: int) -> 
     name = f"{estimator}-seed{seed}"
     resume = ["--resume"] if (base / name / "checkpoint" / "trainer_state.pt").exists() else []
     if not resume and (base / name).exists():
-        shutil.rmtree(
-            base / name
-        )  # stopped before its first checkpoint: nothing to resume, start over
+        # stopped before its first checkpoint: nothing to resume, start over
+        shutil.rmtree(base / name)
     cmd = [
         sys.executable,
         "train.py",
@@ -187,7 +186,7 @@ def train_config_summary(configs: dict) -> dict:
     import train
 
     defaults = dataclasses.asdict(train.TrainConfig())
-    fields = lambda c: {k: v for k, v in c.items() if k not in PER_RUN_FIELDS and k != "presets"}  # noqa: E731
+    fields = lambda c: {k: v for k, v in c.items() if k not in PER_RUN_FIELDS and k != "presets"}
     saved = {name: fields(c) for name, c in configs.items() if c is not None}
     diffs = {
         name: {k: v for k, v in c.items() if k not in defaults or defaults[k] != v}
@@ -236,7 +235,9 @@ def results_json(
     cfg: ReproduceConfig, results: dict, train_config: dict, how: dict, window: int, argv
 ) -> dict:
     """Everything bench/report_results.py needs to rebuild the tables (its docstring gives the schema)."""
-    kept = lambda k: {"step": k["step"], "dir": Path(k["path"]).name} if k else None  # noqa: E731  (best or checkpoint)
+    kept = lambda k: (
+        {"step": k["step"], "dir": Path(k["path"]).name} if k else None
+    )  # best or checkpoint
     runs = {
         est: [
             {
@@ -268,7 +269,7 @@ def results_json(
 
 def config_header(tc: dict) -> str:
     """The runs' configuration in words, from their saved train_config.json."""
-    flags = lambda d: " ".join(f"--{k.replace('_', '-')} {v}" for k, v in d.items()) or "none"  # noqa: E731
+    flags = lambda d: " ".join(f"--{k.replace('_', '-')} {v}" for k, v in d.items()) or "none"
     text = (
         "train.py configuration read from the runs' train_config.json; fields that differ from train.py's "
         f"defaults: {flags(tc['differs_from_default'])}"

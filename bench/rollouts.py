@@ -23,15 +23,15 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-import torch  # noqa: E402
+from bench.common import RESULTS, save_results
+import torch
 
-from cli import arg, parse_config  # noqa: E402
-from env import CSG, GameConfig  # noqa: E402
-from policy import SampleConfig  # noqa: E402
-from rollouts import play_rollouts  # noqa: E402
-from warmup import warmed_up  # noqa: E402
-import models  # noqa: E402
+from cli import arg, parse_config
+from env import CSG, GameConfig
+from policy import SampleConfig
+from rollouts import play_rollouts
+from warmup import warmed_up
+import models
 
 
 def secrets_for(n: int) -> list[int]:
@@ -143,9 +143,8 @@ def hf_generate_per_episode(
                     eos_token_id=sorted(policy.stop_ids),
                 )
             new = out[0, ids.shape[1] :]
-            game.step(
-                [policy.tokenizer.decode(new, skip_special_tokens=True)]
-            )  # env reads the first JSON
+            # env reads the first JSON
+            game.step([policy.tokenizer.decode(new, skip_special_tokens=True)])
             turns, tokens = turns + 1, tokens + len(new)
     return {"seconds": time.perf_counter() - start, "episodes": n, "turns": turns, "tokens": tokens}
 

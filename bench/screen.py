@@ -30,24 +30,24 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.bisection_behaviour import behaviour, greedy_turns  # noqa: E402
-from bench.common import RESULTS, save_results  # noqa: E402
+from bench.bisection_behaviour import behaviour, greedy_turns
+from bench.common import RESULTS, save_results
 from bench.generalization import (
     heldout_of,
     kept_checkpoint,
     measured,
     retaken,
     run_config,
-    run_facts,  # noqa: E402
+    run_facts,
     set_defaults,
 )
-from bench.report_generalization import flags_of  # noqa: E402
-from cli import arg, fail, parse_config, use_threads  # noqa: E402
+from bench.report_generalization import flags_of
+from cli import arg, fail, parse_config, use_threads
 
-import models  # noqa: E402
-from env import GameConfig  # noqa: E402
-from evaluate import evaluate_policy  # noqa: E402
-from oracle import RuleOracle  # noqa: E402
+import models
+from env import GameConfig
+from evaluate import evaluate_policy
+from oracle import RuleOracle
 
 PROBE = {"secrets": [201, 300], "n_max": 300}  # first and last secret, and the universe 1..n_max
 

@@ -23,9 +23,9 @@ import sys
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, parse_config  # noqa: E402
-from experiment import run_directory  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, parse_config
+from experiment import run_directory
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -107,9 +107,8 @@ def main(argv=None):
         else []
     )
     subprocess.run([sys.executable, "train.py", *flags, *resume], cwd=ROOT, check=True)
-    run_dir = str(
-        run_directory(os.path.join(ROOT, cfg.out), "smollm2-echo", resume=True)
-    )  # the run just written
+    # the run just written
+    run_dir = str(run_directory(os.path.join(ROOT, cfg.out), "smollm2-echo", resume=True))
     rows = [json.loads(line) for line in open(os.path.join(run_dir, "metrics.jsonl"))]
     warm = (
         json.load(open(os.path.join(run_dir, "warmup.json")))

@@ -13,10 +13,10 @@ import sys
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, parse_config  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, parse_config
 
-import train  # noqa: E402
+import train
 
 
 @dataclass

@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, fail, parse_config  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, fail, parse_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -70,14 +70,12 @@ def run(code_dir: str, out_dir: str, cfg: TrainSpeedConfig) -> dict:
         if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
     }
     if cfg.cold:
-        env["ECHO_CACHE_DIR"] = os.path.join(
-            out_dir, "cache"
-        )  # empty: this run builds its own warm-up
+        # empty: this run builds its own warm-up
+        env["ECHO_CACHE_DIR"] = os.path.join(out_dir, "cache")
     else:
         warm = cmd + ["--steps", "1", "--run-name", "warm"]  # last, so they win over --train-flags
-        subprocess.run(
-            warm, cwd=code_dir, env=env, check=True, capture_output=True
-        )  # builds the warm-up cache
+        # builds the warm-up cache
+        subprocess.run(warm, cwd=code_dir, env=env, check=True, capture_output=True)
     start = time.perf_counter()
     subprocess.run(cmd, cwd=code_dir, env=env, check=True, capture_output=True)
     wall = time.perf_counter() - start
@@ -160,9 +158,8 @@ def main(argv=None):
     results["config_differences"] = config_differences(
         results["baseline"]["train_config"], results["current"]["train_config"]
     )
-    results["like_for_like"] = (
-        results["config_differences"] == {}
-    )  # the same settings, so a speed-up of the code
+    # the same settings, so a speed-up of the code
+    results["like_for_like"] = results["config_differences"] == {}
     results["speedup"] = round(
         results["baseline"]["rl_seconds"] / results["current"]["rl_seconds"], 2
     )

@@ -43,7 +43,7 @@ def credit(rollouts, n_before=None, n_after=None, max_turns=None, belief=None, p
                 )
     fill = lambda x, default: (
         torch.tensor(x, dtype=torch.float64) if x is not None else torch.full((B, G, T), default)
-    )  # noqa: E731
+    )
     return Credit(
         rewards=rewards,
         active=active,
@@ -123,9 +123,8 @@ def test_grpo_broadcasts_the_normalised_episode_return():
     assert torch.allclose(adv[0, :, 0], z, atol=1e-5) and torch.allclose(
         adv[0, :2, 1], z[:2], atol=1e-5
     )
-    assert (
-        adv[0, 2, 1] == 0 and adv[1].abs().sum() == 0
-    )  # one value per rollout, on its played turns only
+    # one value per rollout, on its played turns only
+    assert adv[0, 2, 1] == 0 and adv[1].abs().sum() == 0
 
 
 def test_rloo_per_turn_leave_one_out():
@@ -184,9 +183,8 @@ def test_echo_zeropad_reproduces_the_released_code():
     adv = echo_zeropad(c, EstimatorContext())
     r1 = torch.tensor([0.3, 0.7, 0.0], dtype=torch.float64)
     expected_t1 = (r1 - r1.mean()) / r1.std()
-    assert (
-        torch.allclose(adv[0, :2, 1], expected_t1[:2]) and adv[0, 2, 1] == 0
-    )  # the pad gets no credit
+    # the pad gets no credit
+    assert torch.allclose(adv[0, :2, 1], expected_t1[:2]) and adv[0, 2, 1] == 0
     assert adv[0, 0, 1] == pytest.approx(
         (0.3 - 1 / 3) / math.sqrt(((0.3 - 1 / 3) ** 2 + (0.7 - 1 / 3) ** 2 + (1 / 3) ** 2) / 2)
     )
@@ -224,9 +222,8 @@ def test_turn_groups_are_per_secret_and_turn():
     c = credit([[[1.0, 1.0], [1.0]], [[1.0], [1.0]]], belief=[[[3, 3], [3]], [[3], [4]]])
     ids = turn_groups(c, c.belief)
     assert ids[0, 0, 0] == ids[0, 1, 0] != ids[0, 0, 1]  # same secret, turn and belief; other turn
-    assert (
-        ids[1, 0, 0] != ids[1, 1, 0] and ids[1, 0, 0] != ids[0, 0, 0]
-    )  # other belief; other secret
+    # other belief; other secret
+    assert ids[1, 0, 0] != ids[1, 1, 0] and ids[1, 0, 0] != ids[0, 0, 0]
     assert ids[0, 1, 1] == -1  # not played
 
 

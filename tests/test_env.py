@@ -401,9 +401,8 @@ def test_branch_carries_an_episode_on_for_other_secrets_of_its_belief():
     )
     assert branch.messages() == game.messages() * 3  # the same history, the same prompt
     records = branch.step([json.dumps({"arm": 3, "question": "What is the last digit?"})] * 3)
-    assert (
-        all(r.redundant for r in records) and game.episodes[0].turn == 1
-    )  # the original is untouched
+    # the original is untouched
+    assert all(r.redundant for r in records) and game.episodes[0].turn == 1
     with pytest.raises(ValueError):
         game.branch(0, [43])  # 43 is not in C_t
 
@@ -417,14 +416,12 @@ def test_random_interval_holds_its_secret_inside_the_range():
     draws = [
         (s, random_interval(s, 100, 5, rng)) for s in [rng.randint(1, 100) for _ in range(500)]
     ]
-    assert all(
-        u == frozenset(range(min(u), max(u) + 1)) for _, u in draws
-    )  # each an interval lo..hi
+    # each an interval lo..hi
+    assert all(u == frozenset(range(min(u), max(u) + 1)) for _, u in draws)
     assert all(1 <= min(u) and s in u and max(u) <= 100 and len(u) >= 5 for s, u in draws)
     assert len({len(u) for _, u in draws}) > 50 and len({min(u) for _, u in draws}) > 50
-    assert random_interval(7, 10, 50, rng) == frozenset(
-        range(1, 11)
-    )  # a universe wider than the game is all of it
+    # a universe wider than the game is all of it
+    assert random_interval(7, 10, 50, rng) == frozenset(range(1, 11))
 
 
 def test_random_subset_holds_its_secret_and_small_universes_are_common():
@@ -473,9 +470,8 @@ def test_random_class_is_the_secrets_digit_class_where_one_digit_question_tells_
             if answer_parts(q, universe, cfg) == [len(universe)]
         ]
         if len(universe) < 100:
-            assert (
-                len(shared) == 1 and 2 <= len(universe) <= 10
-            )  # exactly the drawn question tells nothing
+            # exactly the drawn question tells nothing
+            assert len(shared) == 1 and 2 <= len(universe) <= 10
             seen.add(shared[0])
             f = {
                 "digit_sum": lambda n: sum(map(int, str(n))),
@@ -489,9 +485,8 @@ def test_random_class_is_the_secrets_digit_class_where_one_digit_question_tells_
         {*range(1, 10), 100},
         set(range(1, 92, 10)),
     )
-    assert all(
-        random_class(s, 100, 11, rng) == set(range(1, 101)) for s in range(1, 101)
-    )  # no class has 11
+    # no class has 11
+    assert all(random_class(s, 100, 11, rng) == set(range(1, 101)) for s in range(1, 101))
 
 
 def test_episodes_start_from_their_own_universe_and_bisection_resolves_each():
@@ -581,9 +576,8 @@ def test_a_refused_family_is_deflected_without_the_oracle_and_the_refusal_carrie
     (r,) = game.step([act(2, "What is the last digit?"), act(3, "What is the sum of the digits?")])[
         :1
     ]
-    assert (
-        r.hint == DEFLECTION and not r.redundant and len(calls) == 3
-    )  # to another arm: refused again
+    # to another arm: refused again
+    assert r.hint == DEFLECTION and not r.redundant and len(calls) == 3
     start = explored(42, GameConfig(), RandomPolicy(0), 0, refused=frozenset({"digit_sum"}))
     assert start.refused == {"digit_sum"} and start.carried_on(7).refused == {"digit_sum"}
     (r,) = CSG([42], GameConfig(expected_info=True), refused=[{"parity"}]).step(
@@ -609,9 +603,8 @@ def test_an_explored_start_is_a_reachable_state_that_has_not_ended():
         start = explored(secret, cfg, RandomPolicy(k), 4, universe=universe)
         assert not start.resolved and start.turn <= 4 and not start.records
         assert secret in start.candidates <= universe
-        assert (
-            sum(len(h) for h in start.arm_histories) == start.turn
-        )  # each turn in its arm's history
+        # each turn in its arm's history
+        assert sum(len(h) for h in start.arm_histories) == start.turn
     start = explored(57, cfg, RandomPolicy(1), 3)
     assert start.turn == 3 and len(start.candidates) > 1
 

@@ -35,9 +35,8 @@ def copy(tmp_path_factory):
     """A built copy, and the text of its stubbed files, to start each planting from."""
     out = tmp_path_factory.mktemp("answers") / "student"
     build.build(out, check_stand_ins=False)
-    shutil.copytree(
-        answers.HIDDEN, out / "exercises" / "instructor" / "hidden"
-    )  # where the autograder puts them
+    # where the autograder puts them
+    shutil.copytree(answers.HIDDEN, out / "exercises" / "instructor" / "hidden")
     return out, {path: (out / path).read_text() for path in EDITED}
 
 

@@ -50,9 +50,8 @@ def test_a_repeated_question_counts_as_redundant():
     while game.active:
         beliefs = [game.episodes[i].candidates for i in game.active]
         pairs += list(zip(game.step([text] * len(game.active)), beliefs))
-    assert behaviour(pairs)["redundant_rate"] == pytest.approx(
-        18 / 20
-    )  # 2 episodes x 10 turns, 1 new each
+    # 2 episodes x 10 turns, 1 new each
+    assert behaviour(pairs)["redundant_rate"] == pytest.approx(18 / 20)
     game = CSG([7, 88], cfg)
     policy = FixedSequencePolicy()
     fixed = []
@@ -87,10 +86,8 @@ def test_the_opening_is_the_most_common_pair_of_first_question_families():
             [ask[plays[game.episodes[i].secret][game.episodes[i].turn]] for i in game.active]
         )
     assert opening(records) == ("tens_digit, last_digit", 0.5)
-    assert opening([r for r in records if r.episode >= 2]) == (
-        "digit_sum, tens_digit",
-        0.5,
-    )  # a tie: the first met
+    # a tie: the first met
+    assert opening([r for r in records if r.episode >= 2]) == ("digit_sum, tens_digit", 0.5)
     assert opening(
         [r for r in records if r.episode == 3] + [r for r in records if r.episode == 2]
     ) == ("last_digit, tens_digit", 0.5)
@@ -129,7 +126,7 @@ def test_rows_of_runs_not_scored_now_are_carried_over_and_a_run_scored_now_is_no
         "question_set": q,
         "estimator": "echo",
         "seed": 0,
-        "split_seed": 3,  # noqa: E731
+        "split_seed": 3,
         "steps": 80,
         "kept_step": 80,
         "train_seconds": secs,
@@ -140,12 +137,10 @@ def test_rows_of_runs_not_scored_now_are_carried_over_and_a_run_scored_now_is_no
         {**run("binary", 20.0), "v": 2},
         {**run("paper", 30.0, refusal_rate=0.3), "v": 3},
     ]
-    assert (
-        carried_over(before, [run("paper", 10.0, steps=80)]) == before[1:]
-    )  # flags now named against new defaults
-    assert (
-        carried_over(before, [run("paper", 11.0)]) == before[1:]
-    )  # the same command trained again
+    # flags now named against new defaults
+    assert carried_over(before, [run("paper", 10.0, steps=80)]) == before[1:]
+    # the same command trained again
+    assert carried_over(before, [run("paper", 11.0)]) == before[1:]
     assert (
         carried_over(before, [{**run("paper", 11.0), "seed": 1}, run("paper", 11.0, steps=120)])
         == before
@@ -166,11 +161,8 @@ def test_a_carried_row_names_the_defaults_it_ran_at_after_they_move():
 
     today = set_defaults("paper")
     assert "seed" not in today and "threads" not in today and today["steps"] == TrainConfig().steps
-    then = {
-        **today,
-        "ppo_epochs": today["ppo_epochs"] + 1,
-        "top_p": 0.5,
-    }  # the defaults of an earlier day
+    # the defaults of an earlier day
+    then = {**today, "ppo_epochs": today["ppo_epochs"] + 1, "top_p": 0.5}
     row = {
         "question_set": "paper",
         "estimator": "echo",
@@ -250,9 +242,8 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     import bench.generalization as gen
 
     played = []
-    scored = (
-        behaviour_bench.scored
-    )  # 1..200 thinned to 20 secrets: the row's plumbing is tested, not the policy
+    # 1..200 thinned to 20 secrets: the row's plumbing is tested, not the policy
+    scored = behaviour_bench.scored
     monkeypatch.setattr(
         behaviour_bench,
         "scored",
@@ -315,9 +306,8 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     assert (
         row["gen200_threshold_points_greedy"] >= 0 and row["gen200_threshold_points_sampled"] >= 0
     )
-    assert {"heldout_repeat_ratio", "gen200_repeat_ratio"} <= set(
-        row
-    )  # NaN here: a random model reads no action
+    # NaN here: a random model reads no action
+    assert {"heldout_repeat_ratio", "gen200_repeat_ratio"} <= set(row)
     # the row names the code that trained the run (its summary's) and the code that scored it, today
     assert (
         summary["code"] == code_version() == row["measured"]["scored"]
@@ -477,9 +467,8 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
         "| ECHO | - | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 | 50.0 ± 0.0 | 25.0 ± 0.0 | 0.80 ± 0.10 |"
         in text
     )
-    assert (
-        "| GRPO | - | 0 | 100.0 | 90.0 | 10.0 | 50.0 | 25.0 | n/a |" in text
-    )  # scored before the ratio was
+    # scored before the ratio was
+    assert "| GRPO | - | 0 | 100.0 | 90.0 | 10.0 | 50.0 | 25.0 | n/a |" in text
     assert "| 30.0 / 50.0 | 25.0 / 0.0 | n/a / n/a | 0.80 / n/a | 0.40 |" in text
     counted = {
         **row("binary", "rloo", 0, 0.3),
@@ -531,9 +520,8 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     with report_tables.reading(str(tmp_path), str(repo)):
         text = "\n".join(section_generalization())
     assert "| 2026-01-02 (1 file changed since) |" in text
-    with report_tables.reading(
-        str(tmp_path), str(repo)
-    ):  # what the README's line says "older code" by
+    # what the README's line says "older code" by
+    with report_tables.reading(str(tmp_path), str(repo)):
         assert (
             row_changes(measured[0]) == ["env.py"]
             and row_changes(measured[1]) is None
@@ -603,11 +591,8 @@ def test_the_repeat_ratio_scores_each_action_under_its_own_episodes_next_prompt(
     b.prompt_ids = [[0], [0], [0, 10, 11], [0, 20, 21], [0, 10, 11, 12, 13], [0, 20, 21, 22, 23]]
     b.logprobs = [[math.log(0.5)] * 2] * 3 + [[math.log(0.25)] * 2] * 3
     before, after = again_probabilities(Stub(reads=True), b)
-    assert before == pytest.approx([0.25, 0.25, 0.25**2]) and after == [
-        0.0,
-        0.0,
-        0.0,
-    ]  # (0,2) (1,3) (3,5); not (2,4)
+    # (0,2) (1,3) (3,5); not (2,4)
+    assert before == pytest.approx([0.25, 0.25, 0.25**2]) and after == [0.0, 0.0, 0.0]
     before, after = again_probabilities(Stub(reads=False), b)
     assert after == pytest.approx([0.25] * 3) and repeat_ratio(before, after) == pytest.approx(
         0.75 / (2 * 0.25 + 0.0625)

@@ -83,9 +83,8 @@ def test_top_p_set_read_from_the_largest_few_is_the_set_a_sort_gives():
             )
             got = process_logits(logits, 1.0, top_p) > float("-inf")
             assert torch.equal(got, kept)
-            assert torch.equal(
-                nucleus_floor(logp, top_p), nucleus_floor(logp, top_p, 300)
-            )  # the sort alone: compiled
+            # the sort alone: compiled
+            assert torch.equal(nucleus_floor(logp, top_p), nucleus_floor(logp, top_p, 300))
             assert all(sizes(n) for n in got.sum(-1).flatten().tolist())
 
 
@@ -254,7 +253,7 @@ def test_per_row_generators_make_a_row_independent_of_its_batch(tokenizer):
     (what makes a run's rollouts the same on any number of ranks)."""
     policy = random_policy(tokenizer, "llama")
     prompts = mixed_prompts(policy)
-    gens = lambda seeds: [torch.Generator().manual_seed(s) for s in seeds]  # noqa: E731
+    gens = lambda seeds: [torch.Generator().manual_seed(s) for s in seeds]
     together = policy.generate(prompts, SampleConfig(max_new_tokens=12), gens([11, 12, 13, 14, 15]))
     for i, prompt in enumerate(prompts):
         (alone,) = policy.generate([prompt], SampleConfig(max_new_tokens=12), gens([11 + i]))
@@ -383,9 +382,8 @@ def test_the_warm_up_is_played_on_the_prompts_the_run_will_read(monkeypatch):
     monkeypatch.setattr(
         experiment, "prepared", lambda spec, qs, warm, *a: seen.append(warm) or (None, {})
     )
-    with pytest.raises(
-        AttributeError
-    ):  # the stand-in returns no model: only the request is looked at
+    # the stand-in returns no model: only the request is looked at
+    with pytest.raises(AttributeError):
         warmup.starting_policy(replace(TrainConfig(), candidate_format="padded"), quiet=True)
     assert seen[0].candidate_format == "padded"
 

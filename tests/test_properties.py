@@ -106,7 +106,7 @@ def between(draw):
     return template.format(a=a, b=b), meaning
 
 
-DS = lambda n: sum(digits(n))  # noqa: E731
+DS = lambda n: sum(digits(n))
 CASES = {
     "parity": fixed(
         ("Is the number even?", lambda n: n % 2 == 0),

@@ -110,7 +110,6 @@ def test_two_ranks_take_the_same_steps_as_one(tmp_path, estimator):
             "train/group_return_std",
         ):
             assert x[key] == pytest.approx(y[key], rel=1e-6), key
-        assert x["train/loss"] == pytest.approx(
-            y["train/loss"], rel=1e-4, abs=1e-6
-        )  # a sum that nearly cancels
+        # a sum that nearly cancels
+        assert x["train/loss"] == pytest.approx(y["train/loss"], rel=1e-4, abs=1e-6)
     assert not list(two.glob("*rank1*")) and len(rows[1]) == 2

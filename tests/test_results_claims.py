@@ -162,7 +162,7 @@ def test_every_result_kind_lists_the_code_it_measured():
             at = lambda rev: (
                 subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{rev}:{f}"]).returncode
                 == 0
-            )  # noqa: E731
+            )
             assert at(commit) or at("HEAD") or (ROOT / f).is_file(), (path.name, f)
     with pytest.raises(KeyError):
         report_tables.depends_on("a_new_kind_of_result.json")
@@ -180,7 +180,7 @@ def test_means_are_not_rounded_onto_0_or_100():
 def commit_all(repo: Path, message: str) -> str:
     run = lambda *a: subprocess.run(
         ["git", "-C", str(repo), *a], capture_output=True, text=True, check=True
-    )  # noqa: E731
+    )
     run("add", "-A")
     run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", message)
     return run("rev-parse", "HEAD").stdout.strip()

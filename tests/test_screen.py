@@ -63,9 +63,8 @@ def test_a_trained_run_is_screened_on_its_split_and_on_201_to_300(tmp_path, mode
         1,
     )
     assert row["changed"]["refusal_rate"] == 0.5 and "seed" not in row["changed"]
-    assert (
-        row["heldout_greedy"] == summary["final_eval"]["eval/resolve_rate"]
-    )  # the run's own greedy figure
+    # the run's own greedy figure
+    assert row["heldout_greedy"] == summary["final_eval"]["eval/resolve_rate"]
     resolved = {r.episode for r, _ in turns if r.turn_resolved}
     assert (
         row["probe_greedy"] == len(resolved) / 100
@@ -159,9 +158,8 @@ def test_the_section_sets_each_group_against_the_default_by_seed(tmp_path):
         and "| -35.0 (t = -2.33, p = 0.26; seeds 0, 1) |" in text
     )
     assert "| 0 | ECHO-BELIEF | - | 0 | 1 of 1 |" in text  # one seed in common: no paired figure
-    assert (
-        "| 1 | ECHO | - | 0 | 0 of 1 | 100.0 | 20.0 | 50.0 | 0.0 | - | - |" in text
-    )  # another split: its own default
+    # another split: its own default
+    assert "| 1 | ECHO | - | 0 | 0 of 1 | 100.0 | 20.0 | 50.0 | 0.0 | - | - |" in text
     assert (
         "split 0's held-out secrets that split 1's reported runs also hold out: 13, 18, 33, 50, 63, 98"
         in text

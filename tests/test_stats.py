@@ -61,7 +61,7 @@ def test_final_window_table_by_hand():
     p = 1 - 2 atan(3) / pi = 0.2048."""
     from bench.reproduce import final_window_table
 
-    rows = lambda *rewards: [{"step": i + 1, "clue/reward": r} for i, r in enumerate(rewards)]  # noqa: E731
+    rows = lambda *rewards: [{"step": i + 1, "clue/reward": r} for i, r in enumerate(rewards)]
     results = {
         "echo": [({}, rows(0, 1, 3)), ({}, rows(0, 2, 4))],
         "grpo": [({}, rows(1, 1, 1)), ({}, rows(5, 0, 2))],

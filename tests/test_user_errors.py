@@ -60,9 +60,8 @@ def run(monkeypatch, capsys):
         return subprocess.CompletedProcess(args, status, *capsys.readouterr())
 
     yield run_here
-    torch.set_num_threads(
-        threads
-    )  # train.py and evaluate.py set it, as a process of their own would
+    # train.py and evaluate.py set it, as a process of their own would
+    torch.set_num_threads(threads)
 
 
 def one_sentence(result, *must_say):
