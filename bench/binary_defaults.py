@@ -13,9 +13,10 @@ cross-validated score, and the current default is kept unless another setting sc
 
 Paper: App. C (hyperparameters). Writes {"runs_dir", "rules", "criterion", "runs": [{"name",
 "settings" (the train.py fields that differ between the runs), "seed", "split_seed", "steps",
-"evaluations", "train_seconds" (the steps' seconds summed), "kept_step", "kept_validation", "last_validation",
-"cross_validated": {RULE: score}}], "rule_means": {RULE: mean}, "chosen_rule", "ranking" (names,
-best first), "chosen"} (scores as fractions: resolve greedy and sampled, averaged).
+"evaluations", "train_seconds" (the steps' seconds summed), "kept_step", "kept_validation",
+"last_validation", "cross_validated": {RULE: score}}], "rule_means": {RULE: mean}, "chosen_rule",
+"ranking" (names, best first), "chosen"} (scores as fractions: resolve greedy and sampled,
+averaged).
 """
 
 import json
@@ -151,7 +152,8 @@ def main(argv=None):
             + ", ".join(f"{k} {v:.3f}" for k, v in r["cross_validated"].items())
         )
     print(
-        f"rule: {out['chosen_rule']} ({', '.join(f'{k} {v:.3f}' for k, v in out['rule_means'].items())}); "
+        f"rule: {out['chosen_rule']} "
+        f"({', '.join(f'{k} {v:.3f}' for k, v in out['rule_means'].items())}); "
         f"ranking: {', '.join(out['ranking'])}"
     )
     save_results(

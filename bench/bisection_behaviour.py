@@ -96,7 +96,8 @@ def replayed_turns(policy, secrets, cfg):
 
 
 def sampled_batch(policy, secrets, cfg, samples: int, seed: int):
-    """`samples` episodes per secret at T = 1, seeds seed, seed + 1, ... (a rollouts.RolloutBatch)."""
+    """`samples` episodes per secret at T = 1, seeds seed, seed + 1, ... (a
+    rollouts.RolloutBatch)."""
     return play_rollouts(
         policy,
         secrets,
@@ -235,7 +236,7 @@ def heldout_and_n200(
 
 
 def checkpoint_played(path: str) -> dict:
-    """{path, played: kept | last | None, step | None} of a checkpoint directory of a train.py run."""
+    """{path, played: kept | last | None, step | None} of a train.py run's checkpoint directory."""
     run_dir, name = os.path.split(os.path.abspath(path))
     played = {"best": "kept", "checkpoint": "last"}.get(name)
     step = None
@@ -282,7 +283,8 @@ def main(argv=None):
     figure(results, os.path.join(cfg.out, f"bisection_behaviour_{name}.png"), name)
     played = checkpoint_played(cfg.checkpoint)
     print(
-        f"checkpoint {played['path']}: {played['played'] or 'not a run directory'}, step {played['step']}"
+        f"checkpoint {played['path']}: {played['played'] or 'not a run directory'}, "
+        f"step {played['step']}"
     )
     save_results(
         {

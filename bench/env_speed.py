@@ -58,8 +58,9 @@ def main(argv=None):
             "seconds_each": args.seconds / 2,
         }
         print(
-            f"{question_set:7s} {statistics.median(rates):9.0f} turns/s on one core, median of {args.repeats} windows "
-            f"of {args.seconds / 2:g} s (range {min(rates):.0f}-{max(rates):.0f}; goal 20000)"
+            f"{question_set:7s} {statistics.median(rates):9.0f} turns/s on one core, "
+            f"median of {args.repeats} windows of {args.seconds / 2:g} s "
+            f"(range {min(rates):.0f}-{max(rates):.0f}; goal 20000)"
         )
     save_results(results, args.out)
 

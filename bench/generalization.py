@@ -27,21 +27,22 @@ scored beside them (--runs ...,runs/OTHER/paper) and shown as their own group.
 Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "kept_step",
 "changed" (train.py settings that differ from the question set's defaults), "train_seconds",
 "threads", "samples", "heldout_greedy", "heldout_sampled", "gen200_greedy", "gen200_sampled",
-"gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled", "gen200_eliminated_fraction_greedy",
-"gen200_threshold_median_corr_greedy", "gen200_threshold_median_corr_sampled",
-"gen200_threshold_points_greedy", "gen200_threshold_points_sampled" (the distinct (threshold,
-median) pairs each correlation rests on; bisection_behaviour.summary), "gen200_opening_greedy",
-"gen200_opening_share_greedy" (the most common families of the first two questions on 1..200, and
-the share of secrets opened so; bisection_behaviour.opening), "heldout_repeat_ratio",
-"gen200_repeat_ratio" (sampled play; metrics.repeat_ratio), "measured" ({"date", "scored",
-"trained"}: cli.code_version of the scoring and of the training)}, ...],
+"gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled",
+"gen200_eliminated_fraction_greedy", "gen200_threshold_median_corr_greedy",
+"gen200_threshold_median_corr_sampled", "gen200_threshold_points_greedy",
+"gen200_threshold_points_sampled" (the distinct (threshold, median) pairs each correlation rests on;
+bisection_behaviour.summary), "gen200_opening_greedy", "gen200_opening_share_greedy" (the most
+common families of the first two questions on 1..200, and the share of secrets opened so;
+bisection_behaviour.opening), "heldout_repeat_ratio", "gen200_repeat_ratio" (sampled play;
+metrics.repeat_ratio), "measured" ({"date", "scored", "trained"}: cli.code_version of the scoring
+and of the training)}, ...],
 "references": [{"question_set", "policy", "split_seed", "heldout", "gen200"}, ...],
 "defaults": {question_set: train.py's defaults the rows' "changed" is taken against},
-"paired": {question_set: {flags: {other estimator: {figure: {mean_difference, t, p, seeds}}}}}}, rates
-as fractions; flags: the train.py settings beyond the split that a run changed (runs are paired only
-with runs of the same flags; "-": none). A run whose directory is gone keeps its row from the output
-file, so runs can be trained and scored a few at a time, unless a run scored now is the same
-training again (set, estimator, seed, split, steps, flags): its row replaces the older one.
+"paired": {question_set: {flags: {other estimator: {figure: {mean_difference, t, p, seeds}}}}}},
+rates as fractions; flags: the train.py settings beyond the split that a run changed (runs are
+paired only with runs of the same flags; "-": none). A run whose directory is gone keeps its row
+from the output file, so runs can be trained and scored a few at a time, unless a run scored now is
+the same training again (set, estimator, seed, split, steps, flags): its row replaces the older one.
 Delete the file to drop the rest.
 """
 
@@ -131,7 +132,8 @@ def changed_from(config: dict, defaults: dict) -> dict:
 def retaken(row: dict, then: dict | None) -> dict:
     """A carried row with "changed" taken again against today's defaults, from the defaults it was
     taken against (`then`, as the output file recorded them; a setting added since, at
-    BEFORE_THE_FIELD's value or today's default): a run made at an earlier default keeps naming it."""
+    BEFORE_THE_FIELD's value or today's default): a run made at an earlier default keeps naming
+    it."""
     if then is None:  # a file written before the defaults were recorded: its rows stand as they are
         return row
     played = {**BEFORE_THE_FIELD, **then, **row["changed"]}
@@ -287,7 +289,7 @@ def scored_before(facts: dict, previous: list[dict]) -> dict | None:
 
 
 def identity(row: dict) -> tuple:
-    """What names a run among the rows: its question set, flags beyond the split, estimator, seed."""
+    """What names a run among the rows: question set, flags beyond the split, estimator, seed."""
     return row["question_set"], flags_of(row), row["estimator"], row["seed"]
 
 
@@ -336,8 +338,8 @@ def main(argv=None):
         )
     for row in carried_over(previous, scored):
         print(
-            f"{row['question_set']} {row['estimator']}-seed{row['seed']}: no directory under {cfg.runs}, "
-            f"its row kept from {cfg.out}"
+            f"{row['question_set']} {row['estimator']}-seed{row['seed']}: "
+            f"no directory under {cfg.runs}, its row kept from {cfg.out}"
         )
         rows.append(row)
     rows.sort(key=identity)

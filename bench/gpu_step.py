@@ -34,14 +34,18 @@ versions of torch, transformers, peft and accelerate.
 
 The paper's batch (its train_echo.py with TRL): 16 groups of G = 4 rollouts per generation,
 one pass, 4 optimizer steps; completions up to 128 tokens.
-    python bench/gpu_step.py [--modes lora,full] [--engines fast-stock,fast] [--tokenizer DIR] [--shape qwen2.5-1.5b|small]
-    python bench/gpu_step.py --modes full --merge    # adds full fine-tuning to the figures of an earlier call
-    python bench/gpu_step.py --commit HASH ...       # where the code runs in a copy without git's history
+    python bench/gpu_step.py [--modes lora,full] [--engines fast-stock,fast] [--tokenizer DIR] \\
+        [--shape qwen2.5-1.5b|small]
+    # adds full fine-tuning to the figures of an earlier call
+    python bench/gpu_step.py --modes full --merge
+    # where the code runs in a copy without git's history
+    python bench/gpu_step.py --commit HASH ...
 
 On a GPU machine: install the pinned transformers, peft and accelerate with `pip install --no-deps`
 (from wheels fetched elsewhere with `pip download --no-deps` where it has no network), and save
 SmolLM2's tokenizer to a folder git ignores, here or there:
-    python -c "import models; from transformers import AutoTokenizer; d, f = models.smollm2_gguf(); \
+    python -c "import models; from transformers import AutoTokenizer; \
+        d, f = models.smollm2_gguf(); \
         AutoTokenizer.from_pretrained(d, gguf_file=f).save_pretrained('runs/smollm2-tokenizer')"
 then run one mode per call (`--modes lora`, then `--modes full --merge`) to keep each call short.
 """
@@ -110,7 +114,8 @@ class GpuStepConfig:
     )
     tokenizer: str = arg(
         "",
-        "a tokenizer directory (e.g. SmolLM2's, a ChatML BPE like Qwen's); empty: a BPE trained here",
+        "a tokenizer directory (e.g. SmolLM2's, a ChatML BPE like Qwen's); "
+        "empty: a BPE trained here",
     )
     secrets: int = arg(16, "B: secrets per step (the paper's generation batch: 16 groups)")
     group_size: int = arg(4, "G (the paper: 4)")
@@ -361,8 +366,9 @@ def one_step(
     profile: dict | None = None,
 ) -> dict:
     """One step of train.py's code (play on `sampler`, credit, Eq. 2 on `policy` in passes of
-    `micro_batch` turns inside `update_context`, refresh), timed by part; episodes of at most `turns`
-    turns; `profile`: a dict to hold the profiles of the rollout and the update (`profiled`)."""
+    `micro_batch` turns inside `update_context`, refresh), timed by part; episodes of at most
+    `turns` turns; `profile`: a dict to hold the profiles of the rollout and the update
+    (`profiled`)."""
     tcfg = train.config_from_flags(
         [
             "--model",
@@ -543,12 +549,14 @@ def main(argv=None):
     if len(micro_batches) != len(cfg.micro_batch.split(",")):
         fail(
             "gpu_step.py",
-            f"--micro-batch takes positive whole numbers separated by commas, not {cfg.micro_batch!r}.",
+            "--micro-batch takes positive whole numbers separated by commas, "
+            f"not {cfg.micro_batch!r}.",
         )
     if not set(compile_update := cfg.compile_update.split(",")) <= {"off", "on"}:
         fail(
             "gpu_step.py",
-            f"--compile-update takes off and/or on, separated by commas, not {cfg.compile_update!r}.",
+            "--compile-update takes off and/or on, separated by commas, "
+            f"not {cfg.compile_update!r}.",
         )
     results = {
         "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
@@ -573,8 +581,8 @@ def main(argv=None):
         }:
             fail(
                 "gpu_step.py",
-                f"{cfg.out} holds figures of another device, shape, code or library versions: leave "
-                "out --merge, or give another --out.",
+                f"{cfg.out} holds figures of another device, shape, code or library versions: "
+                "leave out --merge, or give another --out.",
             )
         results["modes"], command = earlier["modes"], f"{earlier['command']}; {command}"
     bytes_per_s = bandwidth(device, 1.0 if device == "cuda" else 0.25)
@@ -601,8 +609,8 @@ def main(argv=None):
                             bytes_per_s,
                             compiled_layers if compiled else nullcontext(),
                         )
-                    # the largest micro-batch that fits is what a sweep looks for
                     except torch.OutOfMemoryError:
+                        # the largest micro-batch that fits is what a sweep looks for
                         for p in policy.model.parameters():
                             p.grad = None
                         policy.model.eval()

@@ -45,7 +45,8 @@ class ProfileConfig:
     )
     model: str = arg(
         "tiny",
-        "tiny (the warmed-up model of step 1, as the flags build it) or a checkpoint directory (a late step)",
+        "tiny (the warmed-up model of step 1, as the flags build it) or a checkpoint directory "
+        "(a late step)",
     )
     threads: int = arg(0, "torch threads (0: the default train.py chooses)")
     cprofile_lines: int = arg(25, "functions listed from cProfile, by own time")
@@ -165,8 +166,9 @@ def main(argv=None):
     profiler.disable()
     total = time.perf_counter() - start
     print(
-        f"{pcfg.steps} step(s) of train.py {pcfg.train_flags or '(the default config)'} from step 1: {turns} turns, {total:.1f} s "
-        f"with {torch.get_num_threads()} threads (cProfile on: about 10-20% slower than train.py)"
+        f"{pcfg.steps} step(s) of train.py {pcfg.train_flags or '(the default config)'} "
+        f"from step 1: {turns} turns, {total:.1f} s with {torch.get_num_threads()} threads "
+        "(cProfile on: about 10-20% slower than train.py)"
     )
     rows = sorted(SECONDS.items(), key=lambda kv: (not kv[0].endswith("(total)"), kv[0]))
     for name, s in rows:

@@ -108,8 +108,8 @@ def main(argv=None):
             r = run(ranks, device, cfg.steps, out)
             results["runs"].append(r)
             print(
-                f"{device} x {ranks} rank(s): {r['steps']} steps, {r['play_and_update_seconds']} s of play and update: "
-                f"{r['steps_per_minute']} steps/min",
+                f"{device} x {ranks} rank(s): {r['steps']} steps, {r['play_and_update_seconds']} s "
+                f"of play and update: {r['steps_per_minute']} steps/min",
                 flush=True,
             )
     if torch.cuda.is_available():

@@ -27,13 +27,14 @@ them ({"files": {FILE: {"command", "machine", "date", "commit", "commit_from", "
 that file.
 
 - reproduce_binary_60min_*.json (bench/reproduce.py): {"question_set", "tag", "estimators",
-  "seeds", "window" (final-window steps), "jobs", "threads", "train_config": {"differs_from_default",
-  "same_across_runs", "per_run", "presets", "resolved" (every train.py field on which all runs
-  agree)}, "runs": {ESTIMATOR: [one per seed: {"run_name", "seed", "steps", "kept": {"step", "dir":
-  best|checkpoint}, "final_eval" (held-out evaluation of the kept checkpoint: "eval/resolve_rate",
-  "eval/sampled_resolve_rate", "eval/zero_rate", "eval/eliminated_mean", "eval/episode_length",
-  ...), "last_eval", "steps_to_90", "steps_to_90_greedy", "train_seconds", "final_window": {METRIC:
-  mean over the last `window` steps}}]}}. Converted files lack what their source did not print.
+  "seeds", "window" (final-window steps), "jobs", "threads", "train_config":
+  {"differs_from_default", "same_across_runs", "per_run", "presets", "resolved" (every train.py
+  field on which all runs agree)}, "runs": {ESTIMATOR: [one per seed: {"run_name", "seed", "steps",
+  "kept": {"step", "dir": best|checkpoint}, "final_eval" (held-out evaluation of the kept
+  checkpoint: "eval/resolve_rate", "eval/sampled_resolve_rate", "eval/zero_rate",
+  "eval/eliminated_mean", "eval/episode_length", ...), "last_eval", "steps_to_90",
+  "steps_to_90_greedy", "train_seconds", "final_window": {METRIC: mean over the last `window`
+  steps}}]}}. Converted files lack what their source did not print.
 - fidelity_NAME.json (fidelity.py's fidelity.json plus command, machine, date), beside its
   fidelity_NAME.csv (the drawn turns) and .png: {"config": {"policy": "tiny" (before RL) or a
   checkpoint directory, "question_set", "secrets", "group_size", "turns", "branches",
@@ -55,26 +56,27 @@ that file.
   "mean_fraction_eliminated", "zero_share", ...}, "checkpoint": {"path", "played": kept|last,
   "step"}}.
 - capacity_check_NAME.json (bench/capacity_check.py): {"config", "parameters", "training_states",
-  "epoch_losses", "heldout", "n200": {"greedy", "sampled", "behaviour_greedy", "behaviour_sampled"}}.
+  "epoch_losses", "heldout", "n200": {"greedy", "sampled", "behaviour_greedy",
+  "behaviour_sampled"}}.
 - generalization.json (bench/generalization.py): its docstring gives the schema.
 - screens.json (bench/screen.py): its docstring gives the schema.
-- binary_final.json, binary_scores_NAME.json (by a script bench/generalization.py replaced): {"runs": [{"estimator",
-  "seed", "steps", "changed", "kept_step", "split_seed", "universe_least", "train_seconds", "threads",
-  "samples",
-  "heldout_greedy", "heldout_sampled", "n200_greedy", "n200_sampled", "threshold_median_corr_greedy",
-  "threshold_median_corr_sampled", "eliminated_fraction_per_turn"}], "paired": {ESTIMATOR: {FIGURE:
-  {"mean_difference", "t", "p", "seeds"}}}}.
-- binary_defaults.json (bench/binary_defaults.py): {"runs_dir", "rules": {RULE: window}, "criterion",
-  "runs": [{"name", "settings", "seed", "split_seed", "steps", "evaluations", "train_seconds",
-  "kept_step", "kept_validation", "last_validation", "cross_validated": {RULE: score}}],
-  "rule_means": {RULE: score}, "chosen_rule", "ranking", "chosen"}.
+- binary_final.json, binary_scores_NAME.json (by a script bench/generalization.py replaced):
+  {"runs": [{"estimator", "seed", "steps", "changed", "kept_step", "split_seed", "universe_least",
+  "train_seconds", "threads", "samples",
+  "heldout_greedy", "heldout_sampled", "n200_greedy", "n200_sampled",
+  "threshold_median_corr_greedy", "threshold_median_corr_sampled", "eliminated_fraction_per_turn"}],
+  "paired": {ESTIMATOR: {FIGURE: {"mean_difference", "t", "p", "seeds"}}}}.
+- binary_defaults.json (bench/binary_defaults.py): {"runs_dir", "rules": {RULE: window},
+  "criterion", "runs": [{"name", "settings", "seed", "split_seed", "steps", "evaluations",
+  "train_seconds", "kept_step", "kept_validation", "last_validation", "cross_validated": {RULE:
+  score}}], "rule_means": {RULE: score}, "chosen_rule", "ranking", "chosen"}.
 - smollm2_learning.json (bench/smollm2_learning.py): {"warmup", "config", "train_flags", "steps":
   [{"step", "seconds", "valid_action_rate", "reward", ...}]}; where "train_flags" is missing,
   provenance.json's note gives the flags the script passed to train.py.
 - the speed files env_speed, eval_speed, rollouts, threads, ranks_speed, ranks_speed_gpu,
   gpu_step, gpu_step_lora_sweep, gpu_step_draw, gpu_step_fused, gpu_step_h200, gpu_step_cpu_small,
-  profile_step, profile_step_binary, profile_step_binary_bf16, train_gpu, train_gpu_default (.json): as
-  their bench scripts write them
+  profile_step, profile_step_binary, profile_step_binary_bf16, train_gpu, train_gpu_default (.json):
+  as their bench scripts write them
   (train_gpu*: bench/device_runs.py, from the metrics of train.py runs on a GPU machine).
 """
 
@@ -138,9 +140,9 @@ def section_fidelity() -> list[str]:
     lines = [
         "## Credit measured against the true advantage (fidelity)",
         "",
-        "The true per-turn Bayesian advantage A_B(h_t, a_t) is measured by branching (draw the secret from the "
-        "exact belief b_t, replay h_t, take a_t or an alternative, play on), and every estimator's credit for the "
-        "same turns is set against it.",
+        "The true per-turn Bayesian advantage A_B(h_t, a_t) is measured by branching "
+        "(draw the secret from the exact belief b_t, replay h_t, take a_t or an alternative, "
+        "play on), and every estimator's credit for the same turns is set against it.",
         "",
     ]
     found = names("fidelity_*.json", "fidelity_floor.json")
@@ -150,9 +152,10 @@ def section_fidelity() -> list[str]:
         ((n, load(n)) for n in found), key=lambda f: (f[1]["config"]["policy"] != "tiny", f[0])
     )
     floors = load("fidelity_floor.json") or {"files": {}}
-    label = lambda d: (
-        "before RL" if d["config"]["policy"] == "tiny" else f"`{d['config']['policy']}`"
-    )
+
+    def label(d):
+        return "before RL" if d["config"]["policy"] == "tiny" else f"`{d['config']['policy']}`"
+
     for n, d in files:
         c, stem = d["config"], n[: -len(".json")]
         companions = "; ".join(
@@ -161,12 +164,12 @@ def section_fidelity() -> list[str]:
             if (report_tables.DIR / (stem + ext)).exists()
         )
         lines += [
-            f"{label(d)}: {provenance_line(n, d)} {c['secrets']} secrets x {c['group_size']} rollouts "
-            f"({d['batch_turns']} turns) on the {c['question_set']} set; A_B of "
-            f"{next((r['n'] for r in d['rows'] if r['turns'] == 'all'), c['turns'])} drawn turns "
-            f"(K = {c['branches']} secrets per action, M = {c['alternatives']} alternatives): RMS A_B "
-            f"{num(d['a_b_rms'])}, mean branching standard error {num(d['noise_se_mean'])}."
-            + (f" {companions}." if companions else ""),
+            f"{label(d)}: {provenance_line(n, d)} {c['secrets']} secrets x {c['group_size']} "
+            f"rollouts ({d['batch_turns']} turns) on the {c['question_set']} set; "
+            f"A_B of {next((r['n'] for r in d['rows'] if r['turns'] == 'all'), c['turns'])} drawn "
+            f"turns (K = {c['branches']} secrets per action, M = {c['alternatives']} "
+            f"alternatives): RMS A_B {num(d['a_b_rms'])}, mean branching standard error "
+            f"{num(d['noise_se_mean'])}." + (f" {companions}." if companions else ""),
             "",
         ]
     interval = (
@@ -177,21 +180,23 @@ def section_fidelity() -> list[str]:
     if floors["files"]:
         lines += [f"The floor's interval: {provenance_line('fidelity_floor.json', floors)}", ""]
     lines += [
-        "*Protocol:* one batch per policy, every estimator's credit for the same turns; nothing here is "
-        "trained or chosen. Pearson correlation with A_B over all drawn turns [bootstrap 95% over the turns]. "
-        "The last row is Theorem 3.2 (ii)'s floor for any credit that is a function of the return alone, "
-        "E[Var(A_B | R)] / E[A_B^2], estimated on the same turns (within-return-bin variance of the measured A_B "
-        f"less the branching noise){interval}: a point estimate from that many turns, not a bound.",
+        "*Protocol:* one batch per policy, every estimator's credit for the same turns; "
+        "nothing here is trained or chosen. Pearson correlation with A_B over all drawn turns "
+        "[bootstrap 95% over the turns]. The last row is Theorem 3.2 (ii)'s floor for any credit "
+        "that is a function of the return alone, E[Var(A_B | R)] / E[A_B^2], "
+        "estimated on the same turns (within-return-bin variance of the measured A_B less the "
+        f"branching noise){interval}: a point estimate from that many turns, not a bound.",
         "",
     ]
-    overall = lambda d, e: next(
-        (r for r in d["rows"] if r["estimator"] == e and r["turns"] == "all"), None
-    )
-    cell = lambda r: (
-        "n/a"
-        if r is None
-        else f"{num(r['pearson'])} [{num(r['pearson_lo'])}, {num(r['pearson_hi'])}]"
-    )
+
+    def overall(d, e):
+        return next((r for r in d["rows"] if r["estimator"] == e and r["turns"] == "all"), None)
+
+    def cell(r):
+        if r is None:
+            return "n/a"
+        return f"{num(r['pearson'])} [{num(r['pearson_lo'])}, {num(r['pearson_hi'])}]"
+
     estimators = dict.fromkeys(r["estimator"] for _, d in files for r in d["rows"])
     rows = [[e] + [cell(overall(d, e)) for _, d in files] for e in estimators]
     rows.append(
@@ -206,7 +211,8 @@ def names(pattern: str, *but: str) -> list[str]:
 
 
 def floor_text(d: dict, interval: dict | None) -> str:
-    """The floor of a fidelity file, with its bootstrap interval where bench/fidelity_floor.py gave one."""
+    """The floor of a fidelity file, with its bootstrap interval where bench/fidelity_floor.py gave
+    one."""
     point = num(d["floors"].get("all"))
     return (
         point
@@ -256,8 +262,8 @@ def section_table1() -> list[str]:
     lines += [
         provenance_line("eval_paper_model_summary.json", data) + tables,
         "",
-        f"*Protocol:* {how}. Policies are played as they are: nothing is chosen here. Mean ± SEM over runs; "
-        "Resolve and Zero in %.",
+        f"*Protocol:* {how}. Policies are played as they are: nothing is chosen here. "
+        "Mean ± SEM over runs; Resolve and Zero in %.",
         "",
     ]
     return lines + table(
@@ -283,7 +289,8 @@ def smollm2_flags(m: dict, data: dict) -> dict:
 
 
 def smollm2_figures(data: dict) -> dict:
-    """The first and last k steps' means (k = up to 4, at most half the steps), and the per-step range of the reward."""
+    """The first and last k steps' means (k = up to 4, at most half the steps), and the per-step
+    range of the reward."""
     steps = data["steps"]
     k = min(4, len(steps) // 2)
     mean = lambda rows, key: sum(r[key] for r in rows) / k
@@ -322,13 +329,16 @@ def section_smollm2() -> list[str]:
     lines += [
         provenance_line("smollm2_learning.json", data),
         "",
-        f"*Protocol:* LoRA on SmolLM2-135M-Instruct, the format warm-up, then ECHO on secrets 1..{c['n_max']}, "
-        f"{batch} a step, lr {c['lr']:g}, {c['minutes']:g}-minute limit; settings set for speed on this machine, "
-        f"not chosen on any score. One seed, {f['n']} steps, and no control run (no other estimator, no run "
-        "without RL), so nothing here separates what ECHO taught from what the format warm-up and the "
-        "valid-action rate changed: read it as a run of the code on a real instruct model, not as evidence "
-        f"of learning. Held-out resolve is of the step's policy{heldout}; nothing is kept. Warm-up: "
-        f"valid actions {num(w['valid_before'], 3)} -> {num(w['valid_after'], 3)} ({w['seconds']:g} s).",
+        "*Protocol:* LoRA on SmolLM2-135M-Instruct, the format warm-up, "
+        f"then ECHO on secrets 1..{c['n_max']}, {batch} a step, lr {c['lr']:g}, "
+        f"{c['minutes']:g}-minute limit; settings set for speed on this machine, "
+        f"not chosen on any score. One seed, {f['n']} steps, and no control run "
+        "(no other estimator, no run without RL), so nothing here separates what ECHO taught from "
+        "what the format warm-up and the valid-action rate changed: "
+        "read it as a run of the code on a real instruct model, not as evidence of learning. "
+        f"Held-out resolve is of the step's policy{heldout}; nothing is kept. "
+        f"Warm-up: valid actions {num(w['valid_before'], 3)} -> {num(w['valid_after'], 3)} "
+        f"({w['seconds']:g} s).",
         "",
     ]
     lines += table(
@@ -361,8 +371,8 @@ def section_smollm2() -> list[str]:
     return lines + [
         f"Mean of the first {f['k']} steps -> the last {f['k']} (training batches, sampled): "
         f"{change('reward', 'reward')}, {change('valid_action_rate', 'valid-action rate')}, "
-        f"{change('resolve_rate', 'resolve rate')}, {change('episode_length', 'episode length')}; the reward of single steps ranges {num(f['reward_min'])}-"
-        f"{num(f['reward_max'])}.",
+        f"{change('resolve_rate', 'resolve rate')}, {change('episode_length', 'episode length')}; "
+        f"the reward of single steps ranges {num(f['reward_min'])}-{num(f['reward_max'])}.",
         "",
     ]
 
@@ -391,20 +401,22 @@ def readme_summary() -> list[str]:
         shown = [e for e in ("echo", "grpo", "rloo", "onestep A1_B") if e in r]
         interval = floors["files"].get("fidelity_tiny-before-rl.json")
         floor = f"estimated at {num(fid['floors'].get('all'))} E[A_B^2]" + (
-            f" [bootstrap 95% over return bins: {num(interval['floor_lo'])}, {num(interval['floor_hi'])}]"
+            f" [bootstrap 95% over return bins: {num(interval['floor_lo'])}, "
+            f"{num(interval['floor_hi'])}]"
             if interval
             else " (a point estimate)"
         )
         lines.append(
-            f"- **Credit against the true advantage A_B** (the tiny model before RL, one batch, A_B measured "
-            f"by branching on {r['echo']['n']} turns; Pearson [bootstrap 95%]): "
+            "- **Credit against the true advantage A_B** (the tiny model before RL, one batch, "
+            f"A_B measured by branching on {r['echo']['n']} turns; Pearson [bootstrap 95%]): "
             + ", ".join(
                 f"{e} {num(r[e]['pearson'])} [{num(r[e]['pearson_lo'])}, {num(r[e]['pearson_hi'])}]"
                 for e in shown
             ).replace("onestep A1_B", "the one-step Bayesian advantage")
-            + ". Theorem 3.2 (ii): a credit that is a function of the return alone errs by at least "
-            f"E[Var(A_B | R)]; on these turns that floor is {floor}, with branching noise (mean standard "
-            f"error {num(fid['noise_se_mean'])}) of the order of A_B itself (RMS {num(fid['a_b_rms'])})."
+            + ". Theorem 3.2 (ii): a credit that is a function of the return alone errs by at "
+            f"least E[Var(A_B | R)]; on these turns that floor is {floor}, "
+            f"with branching noise (mean standard error {num(fid['noise_se_mean'])}) "
+            f"of the order of A_B itself (RMS {num(fid['a_b_rms'])})."
             + older_code("fidelity_tiny-before-rl.json", fid)
         )
     general = load(FILE)
@@ -430,10 +442,10 @@ def readme_summary() -> list[str]:
         runs, limit = g8["runs"]["echo"], g8["train_config"]["resolved"]["time_limit_min"]
         lines.append(
             f"- **Binary question set**, older runs of up to {limit:g} minutes "
-            f"({machine_text(meta('reproduce_binary_60min_g8.json', g8).get('machine'))}): held-out resolve (%) ECHO "
-            f"{ms(per_seed(runs, RESOLVE[0]), 0)} greedy / {ms(per_seed(runs, RESOLVE[1]), 0)} sampled over "
-            f"seeds {seeds_text(g8['seeds'])}; its settings were chosen on held-out scores, so this figure is "
-            "not a clean estimate."
+            f"({machine_text(meta('reproduce_binary_60min_g8.json', g8).get('machine'))}): "
+            f"held-out resolve (%) ECHO {ms(per_seed(runs, RESOLVE[0]), 0)} greedy / "
+            f"{ms(per_seed(runs, RESOLVE[1]), 0)} sampled over seeds {seeds_text(g8['seeds'])}; "
+            "its settings were chosen on held-out scores, so this figure is not a clean estimate."
         )
     smol = load("smollm2_learning.json")
     if smol:
@@ -480,7 +492,8 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
     default = next(r for r in runs["runs"] if r["command"] == "python train.py --estimator echo")
     same = cpu_run_like(runs, default, cold)
     cpu = (
-        f", beside {same['process_wall']} s on {machine_text(meta('train_speed_cold.json', cold).get('machine'))}"
+        f", beside {same['process_wall']} s on "
+        f"{machine_text(meta('train_speed_cold.json', cold).get('machine'))}"
         if same
         else ""
     )
@@ -501,49 +514,55 @@ def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
     settings = f" with {' '.join(moved)}, the defaults of the code it ran" if moved else ""
     # MODE/fast[/micro-batch-K][/compiled-update]
     modes = {m: v for m, v in step["modes"].items() if m.split("/")[1] == "fast"}
-    label = lambda m: (
-        m.split("/")[0].replace("full", "full fine-tuning").replace("lora", "LoRA")
-        + "".join(
+
+    def label(m):
+        parts = m.split("/")
+        mode = parts[0].replace("full", "full fine-tuning").replace("lora", "LoRA")
+        return mode + "".join(
             f" (update micro-batch {k.removeprefix('micro-batch-')})"
             if k.startswith("micro-batch-")
             else " (update's layers compiled)"
-            for k in m.split("/")[2:]
+            for k in parts[2:]
         )
-    )
+
     too_big = [label(m) for m, v in modes.items() if v.get("out_of_memory")]
     timed = "; ".join(
-        f"{label(m)} {v['step_s']} s "
-        f"(rollout {v['rollout_s']} s, scoring {v['scoring_s']} s, update {v['update_s']} s; "
-        f"decode {v['decode_tokens_per_s']:,.0f} tokens/s, {v['percent_of_bandwidth_bound']:.0f}% of the "
-        f"memory-bandwidth bound; peak {v['peak_gpu_memory_gb']} GB; {paper_hours(v['step_s'])})"
+        f"{label(m)} {v['step_s']} s (rollout {v['rollout_s']} s, scoring {v['scoring_s']} s, "
+        f"update {v['update_s']} s; decode {v['decode_tokens_per_s']:,.0f} tokens/s, "
+        f"{v['percent_of_bandwidth_bound']:.0f}% of the memory-bandwidth bound; "
+        f"peak {v['peak_gpu_memory_gb']} GB; {paper_hours(v['step_s'])})"
         for m, v in modes.items()
         if not v.get("out_of_memory")
     )
     timed += "".join(f"; {m} did not fit in the GPU's memory" for m in too_big)
     return (
-        f"- **On one {step['device']}**, one run each: the tiny run `{default['command']}` ("
-        f"{default['steps']} steps{settings}; from an empty cache) reached held-out resolve {num(default['final_greedy_resolve'])} "
-        f"greedy / {num(default['final_sampled_resolve'])} sampled in {default['process_wall']:.0f} s (its "
-        f"steps and evaluations {default['rl_seconds']:.0f} s){cpu}. One step "
-        f"of the paper's batch ({step['config']['secrets']} x {step['config']['group_size']}, up to "
-        f"{step['config']['max_new_tokens']} new tokens, the update in micro-batches of "
-        f"{GpuStepConfig.micro_batch} unless named) on {step['shape']}'s shape with random weights, which write "
-        f"every token and play all 10 turns: {timed}. The paper's model itself has not been trained on a GPU."
+        f"- **On one {step['device']}**, one run each: the tiny run `{default['command']}` "
+        f"({default['steps']} steps{settings}; from an empty cache) "
+        f"reached held-out resolve {num(default['final_greedy_resolve'])} greedy / "
+        f"{num(default['final_sampled_resolve'])} sampled in {default['process_wall']:.0f} s "
+        f"(its steps and evaluations {default['rl_seconds']:.0f} s){cpu}. "
+        f"One step of the paper's batch ({step['config']['secrets']} x "
+        f"{step['config']['group_size']}, up to {step['config']['max_new_tokens']} new tokens, "
+        f"the update in micro-batches of {GpuStepConfig.micro_batch} unless named) "
+        f"on {step['shape']}'s shape with random weights, which write every token and play all 10 "
+        f"turns: {timed}. The paper's model itself has not been trained on a GPU."
     )
 
 
 def smollm2_summary(d: dict) -> str:
-    """The README's line for bench/smollm2_learning.py: what ran, and what moved, with no verdict."""
+    """The README's line for bench/smollm2_learning.py: what ran and what moved, with no verdict."""
     m = meta("smollm2_learning.json", d)
     flags, f, c = smollm2_flags(m, d), smollm2_figures(d), d["config"]
     group = f" x {flags['--group-size']} rollouts" if "--group-size" in flags else ""
     return (
-        f"- **SmolLM2-135M-Instruct** (LoRA, ECHO) on {machine_text(m.get('machine'))}: one seed, {f['n']} steps "
-        f"of {c['secrets_per_step']} secrets{group} on secrets 1..{c['n_max']}, no control run. Mean reward "
-        f"{num(f['reward_first'])} over its first {f['k']} steps, {num(f['reward_last'])} over its last "
-        f"{f['k']} (single steps {num(f['reward_min'])}-{num(f['reward_max'])}), while the valid-action rate went "
-        f"from {num(f['valid_action_rate_first'])} to {num(f['valid_action_rate_last'])}: a run of the code on a "
-        "real instruct model, not evidence that it learns the game."
+        f"- **SmolLM2-135M-Instruct** (LoRA, ECHO) on {machine_text(m.get('machine'))}: "
+        f"one seed, {f['n']} steps of {c['secrets_per_step']} secrets{group} on secrets "
+        f"1..{c['n_max']}, no control run. Mean reward {num(f['reward_first'])} over its first "
+        f"{f['k']} steps, {num(f['reward_last'])} over its last {f['k']} "
+        f"(single steps {num(f['reward_min'])}-{num(f['reward_max'])}), "
+        f"while the valid-action rate went from {num(f['valid_action_rate_first'])} to "
+        f"{num(f['valid_action_rate_last'])}: a run of the code on a real instruct model, "
+        "not evidence that it learns the game."
     )
 
 
@@ -572,8 +591,8 @@ def split_text(final: dict, splits: dict | None) -> str:
     )
     text = f"split {seeds[0]}'s {splits['n_heldout']} held-out secrets"
     return text + (
-        f", {len(shared)} of which ({seeds_text(shared)}) are also split 0's, on whose held-out scores the "
-        "preset's passes of Eq. 2 were chosen"
+        f", {len(shared)} of which ({seeds_text(shared)}) are also split 0's, "
+        "on whose held-out scores the preset's passes of Eq. 2 were chosen"
         if shared
         else ""
     )
@@ -586,27 +605,28 @@ def binary_final_summary(final: dict, splits: dict | None = None) -> str:
         by.setdefault(r["estimator"], []).append(r)
     cell = lambda runs, k: ms([r[k] for r in runs], 0)
     parts = [
-        f"{e.upper()} {cell(rs, 'heldout_greedy')} greedy / {cell(rs, 'heldout_sampled')} sampled, 1..200 "
-        f"{cell(rs, 'n200_greedy')} / {cell(rs, 'n200_sampled')}, threshold-median correlation "
-        f"{correlation_text(rs)} sampled (seeds {seeds_text(sorted(r['seed'] for r in rs))})"
+        f"{e.upper()} {cell(rs, 'heldout_greedy')} greedy / {cell(rs, 'heldout_sampled')} sampled, "
+        f"1..200 {cell(rs, 'n200_greedy')} / {cell(rs, 'n200_sampled')}, "
+        f"threshold-median correlation {correlation_text(rs)} sampled "
+        f"(seeds {seeds_text(sorted(r['seed'] for r in rs))})"
         for e, rs in by.items()
     ]
     steps = sorted({r["steps"] for r in final["runs"]})
     minutes = sorted(r["train_seconds"] / 60 for r in final["runs"] if r.get("train_seconds"))
     threads = sorted({r["threads"] for r in final["runs"] if r.get("train_seconds")}, key=str)
     took = (
-        f", trained in {minutes[0]:.0f}-{minutes[-1]:.0f} minutes a run at {'/'.join(map(str, threads))} "
-        f"thread{'s' * (threads != [1])}"
+        f", trained in {minutes[0]:.0f}-{minutes[-1]:.0f} minutes a run at "
+        f"{'/'.join(map(str, threads))} thread{'s' * (threads != [1])}"
         if minutes
         else ""
     )
     return (
-        f"- **Binary question set** (yes/no questions), the default ({'/'.join(map(str, steps))} steps){took}; "
-        f"kept checkpoints played on {split_text(final, splits)}. Resolve (%, mean ± SEM over seeds): "
-        f"{'; '.join(parts)}."
+        "- **Binary question set** (yes/no questions), the default "
+        f"({'/'.join(map(str, steps))} steps){took}; kept checkpoints played on "
+        f"{split_text(final, splits)}. Resolve (%, mean ± SEM over seeds): {'; '.join(parts)}."
         + "".join(
-            f" On split {k}, bisection resolves {num(v['bisection']['heldout'], 0, 100)} and the best fixed "
-            f"sequence {num(v['fixed_sequence']['heldout'], 0, 100)}."
+            f" On split {k}, bisection resolves {num(v['bisection']['heldout'], 0, 100)} and the "
+            f"best fixed sequence {num(v['fixed_sequence']['heldout'], 0, 100)}."
             for k, v in final["references"].items()
         )
     )
@@ -641,14 +661,16 @@ def build() -> str:
     lines = [
         "# Results",
         "",
-        "Every table below is built by `python bench/report_results.py` from the JSON files in `bench/results/`; "
-        "no number is typed by hand, and running it again writes this file byte for byte "
-        "(`python bench/report_results.py --check` says whether it is up to date). Each table names the command "
-        "that wrote its file, the machine, the date, and how its settings were chosen: on validation secrets "
-        "carved from the training secrets, with the held-out secrets only reporting, except where its protocol "
-        "line says otherwise. Each file records the commit of the code it measured; where a file it depends on "
-        "has changed since (in what it runs: an edit of comments, docstrings or layout alone is no change), the table "
-        'says which ("Code changed since"), and its figures are of the older code.',
+        "Every table below is built by `python bench/report_results.py` from the JSON files in "
+        "`bench/results/`; no number is typed by hand, and running it again writes this file byte "
+        "for byte (`python bench/report_results.py --check` says whether it is up to date). "
+        "Each table names the command that wrote its file, the machine, the date, "
+        "and how its settings were chosen: on validation secrets carved from the training "
+        "secrets, with the held-out secrets only reporting, except where its protocol line says "
+        "otherwise. Each file records the commit of the code it measured; "
+        "where a file it depends on has changed since (in what it runs: "
+        "an edit of comments, docstrings or layout alone is no change), the table says which "
+        '("Code changed since"), and its figures are of the older code.',
         "",
     ]
     for section in SECTIONS:
@@ -693,7 +715,8 @@ def main(argv=None):
         unsaid = unmarked((text, new_readme), have, render(readme, changes=False))
         if unsaid:
             print(
-                "the code of these results has changed since they were measured, and the text does not say so:",
+                "the code of these results has changed since they were measured, "
+                "and the text does not say so:",
                 *(f"  {line[:200]}" for line in unsaid),
                 sep="\n",
                 file=sys.stderr,

@@ -39,7 +39,8 @@ def use(results: str, repo: str | None = None) -> None:
 
 @contextmanager
 def reading(results: str, repo: str | None = None):
-    """Read the result files from this folder inside the block, from bench/results again after it."""
+    """Read the result files from this folder inside the block, from bench/results again after
+    it."""
     use(results, repo)
     try:
         yield
@@ -161,7 +162,8 @@ def depends_on(name: str) -> list[str]:
         if fnmatch.fnmatch(name, pattern):
             return sorted(set(files))
     raise KeyError(
-        f"bench/report_tables.py: DEPENDS has no line for {name}: add the source files its figures depend on"
+        f"bench/report_tables.py: DEPENDS has no line for {name}: "
+        "add the source files its figures depend on"
     )
 
 
@@ -270,8 +272,8 @@ def code_note(name: str, data) -> str:
     if not changed:
         return ""
     return (
-        f" *Code changed since:* {', '.join(removed(f'`{f}`', f) for f in changed)} (the figures are of the older "
-        "code)."
+        f" *Code changed since:* {', '.join(removed(f'`{f}`', f) for f in changed)} "
+        "(the figures are of the older code)."
     )
 
 
@@ -287,9 +289,9 @@ def provenance_line(name: str, data) -> str:
     source = f", converted from {named(m['source'].rsplit('/', 1)[-1])}" if "source" in m else ""
     note = f" *Note:* {m['note']}." if m.get("note") else ""
     return (
-        f"*Command:* `{m.get('command', 'not recorded')}`. *Machine:* {machine_text(m.get('machine'))}. "
-        f"*Date:* {m.get('date', 'not recorded')}. *File:* `bench/results/{name}`{source}.{note}"
-        + code_note(name, data)
+        f"*Command:* `{m.get('command', 'not recorded')}`. *Machine:* "
+        f"{machine_text(m.get('machine'))}. *Date:* {m.get('date', 'not recorded')}. "
+        f"*File:* `bench/results/{name}`{source}.{note}" + code_note(name, data)
     )
 
 
@@ -385,7 +387,10 @@ def played(resolved: dict) -> str:
         return "each run's last checkpoint (no choice made on any secrets)"
     w = resolved.get("validation_window", 1)
     rule = "its best single evaluation" if w == 1 else f"the best mean of {w} evaluations in a row"
-    return f"each run's kept checkpoint, chosen on {n} validation secrets carved from the training secrets ({rule})"
+    return (
+        f"each run's kept checkpoint, chosen on {n} validation secrets carved from the training "
+        f"secrets ({rule})"
+    )
 
 
 def protocol(data: dict, chosen: str) -> str:
@@ -396,9 +401,10 @@ def protocol(data: dict, chosen: str) -> str:
         else " and sampled"
     )
     return (
-        f"*Protocol:* settings: {chosen}. Reported: {played(r)}, played on the {r.get('n_heldout', 'held-out')} "
-        f"held-out secrets greedily{sampled}; the held-out secrets only report. Mean ± SEM over seeds "
-        f"{seeds_text(data['seeds'])}, rates in %."
+        f"*Protocol:* settings: {chosen}. Reported: {played(r)}, "
+        f"played on the {r.get('n_heldout', 'held-out')} held-out secrets greedily{sampled}; "
+        f"the held-out secrets only report. Mean ± SEM over seeds {seeds_text(data['seeds'])}, "
+        "rates in %."
     )
 
 
@@ -486,8 +492,8 @@ def final_window(data: dict, first: str, second: str) -> list[str]:
             ]
         )
     return [
-        f"Final window (tab:echo_grpo_final_window_stats): per seed the mean of each training metric over the last "
-        f"{data['window']} of {data['runs'][first][0].get('steps')} steps (sampled training batches), then mean ± "
-        "SEM over seeds; paired t-test over seeds.",
+        "Final window (tab:echo_grpo_final_window_stats): per seed the mean of each training "
+        f"metric over the last {data['window']} of {data['runs'][first][0].get('steps')} steps "
+        "(sampled training batches), then mean ± SEM over seeds; paired t-test over seeds.",
         "",
     ] + table(["Metric", first, second, "Difference", "Paired t-test p"], rows)

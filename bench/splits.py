@@ -64,8 +64,8 @@ def main(argv=None) -> dict:
     result = splits([int(s) for s in cfg.seeds.split(",")])
     for pair in result["shared"]:
         print(
-            f"split {pair['from']}'s held-out secrets that split {pair['to']} holds out: {pair['heldout']}; "
-            f"validates on: {pair['validation']}; trains on: {pair['training']}"
+            f"split {pair['from']}'s held-out secrets that split {pair['to']} holds out: "
+            f"{pair['heldout']}; validates on: {pair['validation']}; trains on: {pair['training']}"
         )
     save_results(result, cfg.out)
     return result

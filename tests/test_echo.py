@@ -41,9 +41,12 @@ def credit(rollouts, n_before=None, n_after=None, max_turns=None, belief=None, p
                 ids[name][b, g, : len(r)] = (
                     torch.tensor(given[b][g]) if given else 1000 + 100 * g + torch.arange(len(r))
                 )
-    fill = lambda x, default: (
-        torch.tensor(x, dtype=torch.float64) if x is not None else torch.full((B, G, T), default)
-    )
+
+    def fill(x, default):
+        if x is None:
+            return torch.full((B, G, T), default)
+        return torch.tensor(x, dtype=torch.float64)
+
     return Credit(
         rewards=rewards,
         active=active,
@@ -178,7 +181,8 @@ def test_echo_belief_groups_by_belief_and_falls_back_for_a_belief_held_alone():
 def test_echo_zeropad_reproduces_the_released_code():
     """The released advantages.py pads each finished episode with reward 0 to T turns and takes
     mean and std (unbiased, floored at 1e-4) over all G at each turn. G = 3: rollout 2 resolved
-    at turn 0. Turn 1 by hand, with the pad: rewards (0.3, 0.7, 0) -> mean 1/3, std sqrt(0.1233..)."""
+    at turn 0. Turn 1 by hand, with the pad: rewards (0.3, 0.7, 0) -> mean 1/3, std
+    sqrt(0.1233..)."""
     c = credit([[[1.0, 0.3], [0.5, 0.7], [0.0]]])
     adv = echo_zeropad(c, EstimatorContext())
     r1 = torch.tensor([0.3, 0.7, 0.0], dtype=torch.float64)
@@ -209,7 +213,8 @@ def test_gigpo_adds_an_anchor_state_advantage_to_the_episode_one():
     rtg0 = torch.tensor([2.0, 0.5, 3.0], dtype=torch.float64)
     a_step0 = (rtg0 - rtg0.mean()) / rtg0.std()
     assert torch.allclose(adv[0, :, 0], a_ep + a_step0, atol=1e-5)
-    # turn 1: rollouts 0 and 1 share state 5 (returns-to-go 2, 1 -> +-1/sqrt 2); rollout 2 is alone: 0
+    # turn 1: rollouts 0 and 1 share state 5 (returns-to-go 2, 1 -> +-1/sqrt 2);
+    # rollout 2 is alone: 0
     assert torch.allclose(
         adv[0, :, 1],
         a_ep + torch.tensor([1 / math.sqrt(2), -1 / math.sqrt(2), 0.0], dtype=torch.float64),

@@ -1,6 +1,7 @@
 """The fast rollout engine (engine.py) against the eager reference (policy.py): same tokens, same
 log-probs, the eager attention's logits from the grouped one, the adapted model's logits from the
-rollout copy, and train.py's Eq. 2 unchanged by it (or weighted by the truncated importance ratio)."""
+rollout copy, and train.py's Eq. 2 unchanged by it (or weighted by the truncated importance
+ratio)."""
 
 import json
 import math
@@ -33,7 +34,7 @@ from policy import LMPolicy, SampleConfig, inverse_cdf, process_logits
 from rollouts import play_rollouts
 from ranks import Ranks
 from test_lora import qwen_dir  # noqa: F401  (a fixture: a random Qwen2 and a BPE tokenizer, saved)
-from test_policy import mixed_prompts, random_policy, tokenizer  # noqa: F401  (tokenizer: a fixture)
+from test_policy import mixed_prompts, random_policy, tokenizer  # noqa: F401  (tokenizer: fixture)
 from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
 
 
@@ -57,7 +58,8 @@ def test_read_length_reads_at_most_a_quarter_more_in_four_lengths_per_doubling()
 
 @pytest.fixture
 def gqa_policy(tokenizer):  # noqa: F811
-    """A small random Qwen2 whose 6 query heads share 2 key/value heads, 3 to a group (Qwen2.5-1.5B: 6)."""
+    """A small random Qwen2 whose 6 query heads share 2 key/value heads, 3 to a group (Qwen2.5-1.5B:
+    6)."""
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(0)
@@ -130,7 +132,8 @@ def test_reading_the_cache_only_as_far_as_filled_never_changes_a_sampled_token(g
 def test_blocked_inverse_cdf_hand_worked():
     """probs 0.1, 0.2, 0.3, 0.4 in blocks of 2 (cumulative 0.1, 0.3 | 0.6, 1.0): each uniform takes
     the first token whose cumulative probability reaches it, across the block boundary too; a
-    vocabulary that is no multiple of the block (3 tokens in blocks of 2) never yields the padding."""
+    vocabulary that is no multiple of the block (3 tokens in blocks of 2) never yields the
+    padding."""
     probs = torch.tensor([[0.1, 0.2, 0.3, 0.4]]).expand(6, 4)
     u = torch.tensor([0.05, 0.2, 0.29, 0.31, 0.7, 0.999])
     assert (
@@ -294,7 +297,8 @@ def test_rollout_copy_with_lora_folded_in_gives_the_adapted_logits(adapted):
 
 
 def test_refresh_copies_the_trained_weights_in_place(adapted):
-    """After an update the copy follows the adapter, at the same addresses (captured graphs stay valid)."""
+    """After an update the copy follows the adapter, at the same addresses (captured graphs stay
+    valid)."""
     copy = rollout_policy(adapted, torch.float32)
     addresses = [p.data_ptr() for p in copy.model.parameters()]
     with torch.no_grad():
@@ -315,7 +319,8 @@ def test_folded_state_dict_of_a_plain_model_is_its_own(tokenizer):  # noqa: F811
 
 def test_fused_state_dict_stacks_q_k_v_and_gate_up_by_rows():
     """Hand-worked: a layer's q (2 rows), k and v (1 row each) stack into qkv_proj in that order,
-    weights and biases alike; gate then up into gate_up_proj; every other entry is left as it was."""
+    weights and biases alike; gate then up into gate_up_proj; every other entry is left as it
+    was."""
     w = {
         name: torch.full((rows, 2), float(i))
         for i, (name, rows) in enumerate([("q", 2), ("k", 1), ("v", 1), ("gate", 3), ("up", 3)])
@@ -382,7 +387,11 @@ def test_fused_projections_give_the_stock_logits(tokenizer, gqa_policy, arch):  
 
 
 @pytest.mark.parametrize("rollout", ["eager", "fast"])
-def test_training_on_the_rollout_copy_keeps_eq2_first_ratio_one(tmp_path, model_dir, rollout):  # noqa: F811
+def test_training_on_the_rollout_copy_keeps_eq2_first_ratio_one(
+    tmp_path,
+    model_dir,  # noqa: F811
+    rollout,
+):
     """train.py --rollout fast samples from the bf16 copy: pi_old is still scored on the trained
     model, so Eq. 2's first ratio is exactly 1; what sampling and scoring differ by is logged
     (zero-ish for eager, the bf16 copy's rounding for fast)."""
@@ -680,9 +689,9 @@ def test_gpu_step_records_a_micro_batch_that_does_not_fit(tmp_path, monkeypatch)
 @pytest.mark.parametrize("sampler", ["trained", "copy"])
 def test_compiled_static_decoder_gives_the_eager_tokens(tokenizer, sampler):  # noqa: F811
     """torch.compile of the decode step and of the fast draw (inductor on a CPU; on CUDA the same
-    call captures CUDA graphs): the same tokens as eager, across batch sizes (a recompile, then shapes reused), on
-    the trained model's stock attention and on the rollout copy's grouped attention with its
-    read lengths (float32), which the compiled graph takes as an argument."""
+    call captures CUDA graphs): the same tokens as eager, across batch sizes (a recompile, then
+    shapes reused), on the trained model's stock attention and on the rollout copy's grouped
+    attention with its read lengths (float32), which the compiled graph takes as an argument."""
     eager = random_policy(tokenizer, "qwen2")
     decoder = StaticDecoder(compile_graphs=True, min_positions=1024)
     fast = rollout_policy(eager, None if sampler == "trained" else torch.float32, decoder)

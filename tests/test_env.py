@@ -1,4 +1,5 @@
-"""The game: hand-worked rewards (App. C "CSG Reward Composition"), the action reader, the batch, and hostile input."""
+"""The game: hand-worked rewards (App. C "CSG Reward Composition"), the action reader, the batch,
+and hostile input."""
 
 import json
 import random
@@ -106,7 +107,8 @@ def test_the_redundancy_penalty_is_the_games():
     ],
 )
 def test_unreadable_actions_are_invalid_turns(text, reason):
-    """No silent fallback question: an invalid turn has a penalty, no oracle call, no belief change."""
+    """No silent fallback question: an invalid turn has a penalty, no oracle call, no belief
+    change."""
     assert read_action(text, 5) == (None, reason)
     game = CSG([42], GameConfig(), oracle=None)
     (r,) = game.step([text])
@@ -119,7 +121,8 @@ def test_unreadable_actions_are_invalid_turns(text, reason):
     "text",
     [
         '```json\n{"arm": 2, "question": "Is it divisible by 3?"}\n```',
-        'Thought: parity splits evenly.\nAction: {"arm": 2, "question": "Is it divisible by 3?"} done',
+        'Thought: parity splits evenly.\nAction: {"arm": 2, "question": '
+        '"Is it divisible by 3?"} done',
         '{"note": {"x": 1}} then {"arm": "2", "question": " Is it divisible by 3? "}',
         '{"arm": 2.0, "question": "Is it divisible by 3?"}',
     ],
@@ -132,7 +135,8 @@ def test_action_reader_tolerates_fences_and_prose(text):
 
 
 def test_belief_update_refuses_a_fact_that_eliminates_the_secret():
-    """Lemma 'Exact posterior in CSG' holds only for true hints: a false one is refused, not used."""
+    """Lemma 'Exact posterior in CSG' holds only for true hints: a false one is refused, not
+    used."""
     universe = frozenset(range(1, 101))
     even = Fact(Predicate("n", "even"))
     assert update_belief(universe, even, 7, 100) == (universe, True)
@@ -156,7 +160,8 @@ def test_lying_oracle_turns_are_marked_inconsistent():
 
 
 def test_binary_question_set_deflects_value_questions_only():
-    """binary: 'what is the last digit?' is deflected without an oracle; yes/no and odd-or-even are answered."""
+    """binary: 'what is the last digit?' is deflected without an oracle; yes/no and odd-or-even are
+    answered."""
     cfg = GameConfig(question_set="binary")
     game = CSG([42, 42, 42], cfg)
     r = game.step(
@@ -297,7 +302,10 @@ def hostile_strings(count, seed=0):
         "is it " + "not " * 200 + "even",
     ]
     alphabet = "abcdefghijklmnopqrstuvwxyz 0123456789?.,-+<>=≥≤{}[]\":'\\/\n\t\x00\x07é漢🙂\u200b"
-    words = "is the number it greater less than between and or not divisible by digit sum last even odd prime".split()
+    words = (
+        "is the number it greater less than between and or not divisible by digit sum last even "
+        "odd prime".split()
+    )
     out = list(fixed)
     while len(out) < count:
         kind = rng.random()
@@ -591,7 +599,8 @@ def test_a_refused_family_is_deflected_without_the_oracle_and_the_refusal_carrie
 def test_an_explored_start_is_a_reachable_state_that_has_not_ended():
     """env.explored: up to K turns of random questions from the universe, never the turn that
     would end the episode; the state's history shows them, its belief holds the secret, and a
-    learner's rollouts carried on from it (rollouts.play_rollouts starts=) play from that turn on."""
+    learner's rollouts carried on from it (rollouts.play_rollouts starts=) play from that turn
+    on."""
     from episodes import explored, random_subset
     from rollouts import play_rollouts
     from reference import RandomPolicy

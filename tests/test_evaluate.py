@@ -124,7 +124,7 @@ def test_reference_policies_end_to_end_and_from_logs(tmp_path, capsys):
 
 
 def test_bayes_resolves_every_secret_on_both_question_sets():
-    """The belief-only Bayes policy resolves all 100 secrets within T = 10 (paper and binary sets)."""
+    """The belief-only Bayes policy resolves all 100 secrets in T = 10 (paper and binary sets)."""
     for question_set in ("paper", "binary"):
         game = play(
             BayesPolicy(),
@@ -273,7 +273,8 @@ def test_language_models_are_also_played_sampled_beside_greedy(tmp_path, capsys,
 
 
 def test_sampled_decoding_passes_temperature_and_per_run_seeds(tmp_path, capsys, monkeypatch):
-    """--temperature > 0 samples with the given temperature / top-p, and run r's seeds differ from run r+1's."""
+    """--temperature > 0 samples with the given temperature / top-p, and run r's seeds differ from
+    run r+1's."""
     lm = FakeLM()
     monkeypatch.setattr(
         evaluate, "load_lm", lambda base, question_set="paper", candidate_format="list": lm
@@ -354,7 +355,8 @@ def test_unknown_flags_and_wrong_types_are_errors(capsys):
 
 
 def test_missing_weights_and_missing_oracle_key_stop_early(tmp_path, monkeypatch, capsys):
-    """models.load_policy's ModelNotFoundError and the LLM oracle's missing key become one sentence."""
+    """models.load_policy's ModelNotFoundError and the LLM oracle's missing key become one
+    sentence."""
     with pytest.raises(SystemExit) as e:
         evaluate.main(["--policies", "bayes,owner/absent", "--out", str(tmp_path)])
     assert e.value.code == 2 and "'owner/absent' is not on disk" in capsys.readouterr().err

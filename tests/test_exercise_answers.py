@@ -102,7 +102,7 @@ def test_wrong_answers_fail_their_exercises_beside_right_answers(copy, round_, p
 @pytest.mark.slow
 @pytest.mark.parametrize("number, answer", WRONG, ids=[a[-1].__name__ for _, a in WRONG])
 def test_a_wrong_answer_fails_its_exercise_only(copy, number, answer):
-    """One wrong answer at a time, right answers in every other exercise: only its exercise FAILs."""
+    """One wrong answer at a time, right ones in every other exercise: only its exercise FAILs."""
     planted = [answer if e.number == number else answers.right(e.number)[0] for e in EXERCISES]
     verdicts = graded(copy, planted)
     assert [n for n, ok in verdicts.items() if not ok] == [number], verdicts

@@ -88,9 +88,9 @@ def with_answer(tmp_path: Path, answer) -> dict:
 
 
 def test_the_bundle_holds_what_gradescope_runs(bundle):
-    """setup.sh and run_autograder at the zip's root, executable; setup.sh installs CPU-only torch at
-    requirements.txt's pin, then the pins; the student copy inside holds no instructor file and the
-    hidden tests leave out their answers."""
+    """setup.sh and run_autograder at the zip's root, executable; setup.sh installs CPU-only torch
+    at requirements.txt's pin, then the pins; the student copy inside holds no instructor file and
+    the hidden tests leave out their answers."""
     with zipfile.ZipFile(bundle / "autograder.zip") as z:
         names = set(z.namelist())
     assert {"setup.sh", "run_autograder", "autograde.py", "student/exercises/grade.py"} <= names
@@ -112,8 +112,8 @@ def test_the_bundle_holds_what_gradescope_runs(bundle):
 
 
 def test_a_reference_submission_scores_full_points(bundle, tmp_path):
-    """The reference's files, uploaded in a folder (return_aliasing.py flat beside them): 100 of 100,
-    every exercise full, visible and hidden entries with their visibility."""
+    """The reference's files, uploaded in a folder (return_aliasing.py flat beside them): 100 of
+    100, every exercise full, visible and hidden entries with their visibility."""
     files = reference_files("echo-main/")
     files["return_aliasing.py"] = files.pop("echo-main/theory/return_aliasing.py")
     report = submit(bundle, tmp_path, files)
@@ -128,7 +128,8 @@ def test_a_reference_submission_scores_full_points(bundle, tmp_path):
 
 def test_edited_tests_change_nothing(bundle, tmp_path):
     """Exercise 3 wrong (population std) and its tests, conftest.py and grade.py edited to pass
-    everything: scored exactly as the same exercise files without the edits (exercise 3 short of full)."""
+    everything: scored exactly as the same exercise files without the edits (exercise 3 short of
+    full)."""
     files = with_answer(tmp_path / "planted", answers.wrong(3)[0])
     plain = submit(bundle, tmp_path / "plain", files)
     edited = submit(
@@ -151,8 +152,8 @@ def test_edited_tests_change_nothing(bundle, tmp_path):
 
 
 def test_an_endless_loop_costs_only_its_exercise(bundle, tmp_path):
-    """group_normalize never returns: its test runs out of time, exercise 3 scores 0 with the reason,
-    every other exercise scores full, and results.json is written."""
+    """group_normalize never returns: its test runs out of time, exercise 3 scores 0 with the
+    reason, every other exercise scores full, and results.json is written."""
     files = reference_files()
     files["echo.py"] = files["echo.py"].replace(
         "    v, m = values.double(), active.bool()\n", "    while True:\n        pass\n", 1

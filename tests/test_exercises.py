@@ -49,7 +49,8 @@ def test_the_catalog_names_marked_functions_in_course_order_each_with_its_tests(
 
 
 def test_every_graded_test_takes_no_argument_and_says_what_it_checks():
-    """The stand-in search calls graded tests directly, so none takes a fixture; each has a docstring."""
+    """The stand-in search calls graded tests directly, so none takes a fixture; each has a
+    docstring."""
     for path in [
         *(ROOT / "exercises" / "tests").glob("test_ex*.py"),
         *answers.HIDDEN.glob("test_ex*.py"),
@@ -119,7 +120,8 @@ def stubbed_bodies(path: Path) -> dict:
 
 def test_the_build_stubs_every_exercise_once_and_copies_the_rest(student):
     """Each stub raises 'Exercise N, ...' with its hint and shapes; other files are byte-identical;
-    the instructor's side (hidden tests, answers, build.py, the kit's tests, CI) and git stay out."""
+    the instructor's side (hidden tests, answers, build.py, the kit's tests, CI) and git stay
+    out."""
     out, solutions = student
     assert sorted((s[1], s[2]) for s in solutions) == sorted(stubs_by_place())
     for e in EXERCISES:
@@ -184,7 +186,8 @@ def test_no_line_of_a_solution_or_a_right_answer_is_in_the_copy(student):
 
 
 def test_the_build_refuses_what_it_cannot_stub_cleanly(tmp_path):
-    """Markers outside a catalogued function, unclosed or unopened; a surviving solution line; a non-empty DIR."""
+    """Markers outside a catalogued function, unclosed or unopened; a surviving solution line; a
+    non-empty DIR."""
     places = stubs_by_place()
     for text, message in (
         ("def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n", "no exercise names"),
@@ -210,8 +213,8 @@ def test_the_build_refuses_what_it_cannot_stub_cleanly(tmp_path):
 
 
 def test_the_stand_in_search_finds_a_solution_hidden_in_the_copy(student, tmp_path):
-    """The clean copy has no stand-in for exercise 3; a right answer pasted, under another name, into
-    a test module of the copy (one that imports torch) is found: it passes exercise 3's graded
+    """The clean copy has no stand-in for exercise 3; a right answer pasted, under another name,
+    into a test module of the copy (one that imports torch) is found: it passes exercise 3's graded
     tests in group_normalize's place."""
     out, _ = student
     assert build.stand_ins(out, numbers=[3])["passes"] == []
@@ -268,8 +271,9 @@ def test_each_exercise_is_graded_alone(fresh):
 
 
 def test_a_failing_test_says_why(fresh):
-    """-v on a stub prints its hint; on a wrong answer, the hand-worked case with the computed and the
-    expected values; on an answer that raises, the exception and the line of the student's file."""
+    """-v on a stub prints its hint; on a wrong answer, the hand-worked case with the computed and
+    the expected values; on an answer that raises, the exception and the line of the student's
+    file."""
     stub = grade(fresh, "3", "-v", "--no-train-check").stdout
     assert "not written yet" in stub and "Hint: Eq. 1 in exercises/paper.md" in " ".join(
         stub.split()

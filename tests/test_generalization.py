@@ -117,7 +117,7 @@ def test_pairing_is_by_seed_within_the_rows_given():
     assert (g["t"], g["p"]) == pytest.approx(paired_t_test([0.5, 0.7, 0.9], [0.4, 0.5, 0.6]))
 
 
-def test_rows_of_runs_not_scored_now_are_carried_over_and_a_run_scored_now_is_not_whatever_its_flags():
+def test_rows_of_runs_not_scored_now_carry_over_and_a_run_scored_now_does_not_whatever_its_flags():
     """An earlier row is carried over only where no run scored now is that run (same set, estimator,
     seed, split, steps, kept step, train seconds): its "changed" was taken against the defaults of
     its day, so a run scored again after the defaults moved replaces its row, not adds a second;
@@ -154,9 +154,9 @@ def test_rows_of_runs_not_scored_now_are_carried_over_and_a_run_scored_now_is_no
 
 def test_a_carried_row_names_the_defaults_it_ran_at_after_they_move():
     """A row whose run directory is gone keeps its flags true when train.py's defaults move: its
-    "changed" is taken again from the defaults the file recorded with it. A setting it ran at the old
-    default is named now, one it gave that is today's default is no longer named, and a file that
-    recorded no defaults leaves its rows as they were."""
+    "changed" is taken again from the defaults the file recorded with it. A setting it ran at the
+    old default is named now, one it gave that is today's default is no longer named, and a file
+    that recorded no defaults leaves its rows as they were."""
     from bench.generalization import retaken, set_defaults
 
     today = set_defaults("paper")
@@ -184,7 +184,8 @@ def test_a_carried_row_names_the_defaults_it_ran_at_after_they_move():
 def test_a_run_that_predates_a_setting_is_scored_as_it_played(tmp_path):
     """A run made before train.py had --refusal-rate and --candidate-format played without refusals
     and with every candidate listed: it is scored so, and its flags (what it changed from today's
-    defaults) are taken again at each scoring, so a run that gave a default explicitly shows none."""
+    defaults) are taken again at each scoring, so a run that gave a default explicitly shows
+    none."""
     from bench.generalization import BEFORE_THE_FIELD, run_config, run_facts
     import train
 
@@ -221,7 +222,11 @@ def test_a_run_that_predates_a_setting_is_scored_as_it_played(tmp_path):
     }
 
 
-def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, model_dir, monkeypatch):  # noqa: F811
+def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(
+    tmp_path,
+    model_dir,  # noqa: F811
+    monkeypatch,
+):
     (summary,) = run(
         tmp_path / "runs",
         model_dir,
@@ -276,7 +281,8 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     )
     out = tmp_path / "generalization.json"
     generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
-    # FAST: --n-heldout 4; the run's --eval-samples, the seed of its final evaluation (step 1), its prompts
+    # FAST: --n-heldout 4; the run's --eval-samples, the seed of its final evaluation (step 1),
+    # its prompts
     assert played == [(secret_split(100, 4, seed=3)[1], 3, eval_seed(5, 1), "paper", OTHER_FORMAT)]
     written = json.loads(out.read_text())
     assert referenced == [("paper", 3)] and written["references"][0]["split_seed"] == 3
@@ -314,7 +320,8 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
         and row["measured"]["trained"] == summary["code"]
     )
     assert row["measured"]["date"] == written["date"]
-    # a row written before the points and the repeat ratios were counted gets them, the same as a full scoring
+    # a row written before the points and the repeat ratios were counted gets them,
+    # the same as a full scoring
     assert (
         row["gen200_opening_greedy"].count(", ") <= 1
         and 0.0 < row["gen200_opening_share_greedy"] <= 1.0
@@ -460,12 +467,12 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_generalization())
     assert (
-        "| echo | 1 | 9 | `--split-seed 9` | 40 (35) | 2 (1) | 100.0 / 90.0 | 70.0 / 50.0 | 25.0 / 0.0 | 0.50 / 0.90 |"
-        in text
+        "| echo | 1 | 9 | `--split-seed 9` | 40 (35) | 2 (1) | 100.0 / 90.0 | 70.0 / 50.0 | "
+        "25.0 / 0.0 | 0.50 / 0.90 |" in text
     )
     assert (
-        "| ECHO | - | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 | 50.0 ± 0.0 | 25.0 ± 0.0 | 0.80 ± 0.10 |"
-        in text
+        "| ECHO | - | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 | 50.0 ± 0.0 | 25.0 ± 0.0 | "
+        "0.80 ± 0.10 |" in text
     )
     # scored before the ratio was
     assert "| GRPO | - | 0 | 100.0 | 90.0 | 10.0 | 50.0 | 25.0 | n/a |" in text

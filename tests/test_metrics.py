@@ -67,7 +67,8 @@ def numbered(episode):
     return episode
 
 
-# Three episodes (positions in the comments are 1-based, as the paper counts: turn = position - 1). Qual = min(elim / max(before / 2, 1), 1).
+# Three episodes (positions in the comments are 1-based, as the paper counts: turn = position - 1).
+# Qual = min(elim / max(before / 2, 1), 1).
 EP1 = numbered(
     [  # resolves at position 4
         row(
@@ -76,7 +77,10 @@ EP1 = numbered(
             arm=0,
             qtype="comparison",
             arm_match=True,  # Qual 1, grounded
-            raw='Thought: halve the range.\nAction: {"arm": 0, "question": "Is it greater than 50?"}',
+            raw=(
+                'Thought: halve the range.\nAction: {"arm": 0, "question": '
+                '"Is it greater than 50?"}'
+            ),
         ),
         row(50, 0, arm=0, qtype="parity", arm_match=True),  # zero, Qual 0
         row(50, 20, arm=2, qtype="divisibility", arm_match=True),  # Qual 20/25 = 0.8, grounded
@@ -138,7 +142,8 @@ def test_table1_metrics_on_hand_built_run():
 
 
 def test_recovery_after_zero_events_by_hand():
-    """Three ZeroEvents: EP1 t2 -> t3 (grounded, Qual 0.8), EP2 t3 -> t4 (zero), EP2 t4 -> t5 (Qual 1)."""
+    """Three ZeroEvents: EP1 t2 -> t3 (grounded, Qual 0.8), EP2 t3 -> t4 (zero), EP2 t4 -> t5 (Qual
+    1)."""
     rec = M.recovery(RUN, "zero")
     assert rec["N"] == 3
     assert rec["Rec1"] == pytest.approx(2 / 3) and rec["GRec1"] == pytest.approx(2 / 3)
@@ -173,7 +178,8 @@ def test_recovery_after_bad_low_and_late_bad_events():
 
 
 def test_episodes_of_length_one_and_no_zero_events():
-    """No ZeroEvents (a zero on the last turn does not count): recovery metrics and ResAfterZero are NaN."""
+    """No ZeroEvents (a zero on the last turn does not count): recovery metrics and ResAfterZero are
+    NaN."""
     single = [[row(100, 0)], [row(100, 50)]]
     assert M.zero_events(single[0]) == []
     assert (

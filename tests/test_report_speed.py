@@ -94,8 +94,8 @@ def test_device_runs_summarise_a_metrics_file_and_fill_one_speed_row(tmp_path):
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_speed())
     assert (
-        "(default): 3 steps, 20 s the whole command, RL phase 15.0 s (median step 3.0 s, fastest 2.0 s)"
-        in text
+        "(default): 3 steps, 20 s the whole command, RL phase 15.0 s (median step 3.0 s, "
+        "fastest 2.0 s)" in text
     )
     assert (
         "held-out resolve greedy 1.00, sampled 1.00" in text
@@ -147,8 +147,8 @@ def test_the_gpu_line_names_the_settings_its_default_run_had_that_are_no_longer_
     with report_tables.reading(str(tmp_path)):
         line = gpu_summary(step, run(40), cold)
         assert (
-            f"40 steps with `--secrets-per-step {older['secrets_per_step']}` `--candidate-format list`"
-            in line
+            f"40 steps with `--secrets-per-step {older['secrets_per_step']}` "
+            "`--candidate-format list`" in line
         )
         assert "beside 150.0 s on" in line and "in 200 s (its steps and evaluations 180 s)" in line
         line = gpu_summary(step, run(today["steps"]), cold)

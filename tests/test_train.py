@@ -1,4 +1,5 @@
-"""train.py end to end with a tiny budget: no NaN, checkpoints, exact resume, clear config errors."""
+"""train.py end to end with a tiny budget: no NaN, checkpoints, exact resume, clear config
+errors."""
 
 import json
 import math
@@ -84,9 +85,10 @@ def test_two_step_run_has_no_nan_and_writes_logs_and_a_checkpoint(tmp_path, mode
 def test_compile_update_wraps_every_update_and_nothing_else(
     tmp_path, model_dir, monkeypatch, compile_update
 ):
-    """--compile-update: Eq. 2's passes, and not the rollouts, run inside engine.CompiledLayers, built
-    once a run over every decoder layer of the trained model; without it nothing is compiled.
-    (torch.compile is recorded, not run: tests/test_engine.py checks the compiled layers' numbers.)"""
+    """--compile-update: Eq. 2's passes, and not the rollouts, run inside engine.CompiledLayers,
+    built once a run over every decoder layer of the trained model; without it nothing is compiled.
+    (torch.compile is recorded, not run: tests/test_engine.py checks the compiled layers'
+    numbers.)"""
     compiled, built, inside, calls = [], [], [False], []
     init, enter, leave = (
         engine.CompiledLayers.__init__,
@@ -361,7 +363,8 @@ def test_validation_secrets_choose_the_kept_checkpoint(tmp_path, model_dir):
 
 
 def test_validation_halves_are_alternate_secrets():
-    """Secrets 0 and 2 make half a, 1 and 3 half b; each half averages greedy and sampled resolve."""
+    """Secrets 0 and 2 make half a, 1 and 3 half b; each half averages greedy and sampled
+    resolve."""
     a, b = experiment.validation_halves([1.0, 0.0, 1.0, 0.0], [0.5, 0.5, 1.0, 0.0])
     assert (a, b) == ((1 + 1 + 0.5 + 1) / 4, (0 + 0 + 0.5 + 0) / 4)
 
@@ -663,8 +666,8 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
 
 
 def test_hidden_beliefs_are_drawn_per_secret_and_the_credit_probe_replays_them(tmp_path, model_dir):
-    """--hidden-share p: a training secret's G rollouts all leave C_t out of their prompts or none do
-    (one draw per secret); the credit probe replays a turn with the same prompt; p = 0 draws
+    """--hidden-share p: a training secret's G rollouts all leave C_t out of their prompts or none
+    do (one draw per secret); the credit probe replays a turn with the same prompt; p = 0 draws
     nothing (episodes.episode_starts), p = 1 hides every secret's."""
     from episodes import episode_starts
 
@@ -761,8 +764,8 @@ def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them
 
 def test_an_action_outside_the_scoring_nucleus_still_has_a_ratio(model_dir):  # noqa: F811
     """Actions sampled from a wider distribution than the update scores under (here top-p 1 against
-    0.5; on a GPU, the bf16 copy at a nucleus edge): pi_old is scored again on the trained model, and
-    every action keeps a finite log-ratio, so Eq. 2's first ratio is 1 and no optimizer step is
+    0.5; on a GPU, the bf16 copy at a nucleus edge): pi_old is scored again on the trained model,
+    and every action keeps a finite log-ratio, so Eq. 2's first ratio is 1 and no optimizer step is
     skipped as not finite."""
     policy = models.load_policy(model_dir, "cpu", "fp32")
     batch = play_rollouts(
