@@ -13,9 +13,10 @@ cross-validated score, and the current default is kept unless another setting sc
 
 Paper: App. C (hyperparameters). Writes {"runs_dir", "rules", "criterion", "runs": [{"name",
 "settings" (the train.py fields that differ between the runs), "seed", "split_seed", "steps",
-"evaluations", "train_seconds" (the steps' seconds summed), "kept_step", "kept_validation", "last_validation",
-"cross_validated": {RULE: score}}], "rule_means": {RULE: mean}, "chosen_rule", "ranking" (names,
-best first), "chosen"} (scores as fractions: resolve greedy and sampled, averaged).
+"evaluations", "train_seconds" (the steps' seconds summed), "kept_step", "kept_validation",
+"last_validation", "cross_validated": {RULE: score}}], "rule_means": {RULE: mean}, "chosen_rule",
+"ranking" (names, best first), "chosen"} (scores as fractions: resolve greedy and sampled,
+averaged).
 """
 
 import json
@@ -25,24 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, fail, parse_config  # noqa: E402
-from experiment import kept_evaluation  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, fail, parse_config
+from experiment import kept_evaluation
 
-RULES = {
-    "last": 0,
-    "best single": 1,
-    "best 3 in a row": 3,
-    "best 5 in a row": 5,
-}  # name: window (0: the last)
-NOT_SETTINGS = {
-    "out",
-    "run_name",
-    "resume",
-    "threads",
-    "device",
-    "seeds",
-}  # how a run was run, not what
+# name: window (0: the last)
+RULES = {"last": 0, "best single": 1, "best 3 in a row": 3, "best 5 in a row": 5}
+# how a run was run, not what
+NOT_SETTINGS = {"out", "run_name", "resume", "threads", "device", "seeds"}
 
 
 @dataclass
@@ -92,13 +83,14 @@ def read_run(run_dir: Path) -> dict:
             "binary_defaults.py",
             f"{run_dir} logged no validation halves: train it with --validation-secrets 2 or more",
         )
+    # a resumed run's steps too
     return {
         "name": run_dir.name,
         "config": json.loads((run_dir / "train_config.json").read_text()),
         "summary": json.loads((run_dir / "summary.json").read_text()),
         "evals": evals,
         "seconds": sum(r.get("train/seconds_per_step", 0.0) for r in rows),
-    }  # a resumed run's steps too
+    }
 
 
 def compare(runs: list[dict], default: str) -> dict:
@@ -129,9 +121,8 @@ def compare(runs: list[dict], default: str) -> dict:
         )
     means = {rule: sum(r["cross_validated"][rule] for r in rows) / len(rows) for rule in RULES}
     current = next(r["config"]["validation_window"] for r in runs if r["name"] == default)
-    rule = max(
-        RULES, key=lambda k: (means[k], RULES[k] == current)
-    )  # a tie keeps the default run's rule
+    # a tie keeps the default run's rule
+    rule = max(RULES, key=lambda k: (means[k], RULES[k] == current))
     ranking = sorted(rows, key=lambda r: (-r["cross_validated"][rule], r["name"] != default))
     return {
         "rules": RULES,
@@ -161,7 +152,8 @@ def main(argv=None):
             + ", ".join(f"{k} {v:.3f}" for k, v in r["cross_validated"].items())
         )
     print(
-        f"rule: {out['chosen_rule']} ({', '.join(f'{k} {v:.3f}' for k, v in out['rule_means'].items())}); "
+        f"rule: {out['chosen_rule']} "
+        f"({', '.join(f'{k} {v:.3f}' for k, v in out['rule_means'].items())}); "
         f"ranking: {', '.join(out['ranking'])}"
     )
     save_results(

@@ -23,19 +23,19 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-import torch  # noqa: E402
+from bench.common import RESULTS, save_results
+import torch
 
-import models  # noqa: E402
-from cli import arg, parse_config  # noqa: E402
-from env import CSG, GameConfig, play, secret_split  # noqa: E402
-from evaluate import evaluate_policy  # noqa: E402
-from metrics import repeat_ratio  # noqa: E402
-from oracle import RuleOracle  # noqa: E402
-from policy import SampleConfig  # noqa: E402
-from rollouts import play_rollouts  # noqa: E402
-from questions import parse_question  # noqa: E402
-from reference import BayesPolicy, RandomPolicy  # noqa: E402
+import models
+from cli import arg, parse_config
+from env import CSG, GameConfig, play, secret_split
+from evaluate import evaluate_policy
+from metrics import repeat_ratio
+from oracle import RuleOracle
+from policy import SampleConfig
+from rollouts import play_rollouts
+from questions import parse_question
+from reference import BayesPolicy, RandomPolicy
 
 COMPARISONS = {"gt", "ge", "lt", "le"}
 
@@ -69,9 +69,8 @@ def turns_of(records_with_beliefs):
             x = float(query.predicate.args[0]) + (
                 0.5 if query.predicate.test in ("gt", "le") else -0.5
             )
-            comparisons.append(
-                (x, statistics.median(belief), len(belief), eliminated[-1])
-            )  # the cut point
+            # the cut point
+            comparisons.append((x, statistics.median(belief), len(belief), eliminated[-1]))
     return comparisons, eliminated
 
 
@@ -97,7 +96,8 @@ def replayed_turns(policy, secrets, cfg):
 
 
 def sampled_batch(policy, secrets, cfg, samples: int, seed: int):
-    """`samples` episodes per secret at T = 1, seeds seed, seed + 1, ... (a rollouts.RolloutBatch)."""
+    """`samples` episodes per secret at T = 1, seeds seed, seed + 1, ... (a
+    rollouts.RolloutBatch)."""
     return play_rollouts(
         policy,
         secrets,
@@ -236,7 +236,7 @@ def heldout_and_n200(
 
 
 def checkpoint_played(path: str) -> dict:
-    """{path, played: kept | last | None, step | None} of a checkpoint directory of a train.py run."""
+    """{path, played: kept | last | None, step | None} of a train.py run's checkpoint directory."""
     run_dir, name = os.path.split(os.path.abspath(path))
     played = {"best": "kept", "checkpoint": "last"}.get(name)
     step = None
@@ -283,7 +283,8 @@ def main(argv=None):
     figure(results, os.path.join(cfg.out, f"bisection_behaviour_{name}.png"), name)
     played = checkpoint_played(cfg.checkpoint)
     print(
-        f"checkpoint {played['path']}: {played['played'] or 'not a run directory'}, step {played['step']}"
+        f"checkpoint {played['path']}: {played['played'] or 'not a run directory'}, "
+        f"step {played['step']}"
     )
     save_results(
         {

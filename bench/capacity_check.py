@@ -26,17 +26,17 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, parse_config, use_threads  # noqa: E402
-import torch  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, parse_config, use_threads
+import torch
 
-import models  # noqa: E402
-import tinylm  # noqa: E402
-import warmup  # noqa: E402
-from bench.bisection_behaviour import halving_share, heldout_and_n200  # noqa: E402
-from env import GameConfig, secret_split  # noqa: E402
-from episodes import random_interval  # noqa: E402
-from reference import BayesPolicy  # noqa: E402
+import models
+import tinylm
+import warmup
+from bench.bisection_behaviour import halving_share, heldout_and_n200
+from env import GameConfig, secret_split
+from episodes import random_interval
+from reference import BayesPolicy
 
 
 @dataclass
@@ -104,16 +104,17 @@ def main(argv=None):
         b = results[name]
         b["halving_share"] = halving_share(policy, secrets_, game_)
         print(
-            f"{name}: resolve greedy {b['greedy']:.3f}, sampled {b['sampled']:.3f}; threshold-median corr greedy "
-            f"{b['behaviour_greedy'].get('threshold_median_corr', float('nan')):.3f}, sampled "
-            f"{b['behaviour_sampled'].get('threshold_median_corr', float('nan')):.3f}; eliminated per turn "
-            f"{b['behaviour_greedy']['mean_fraction_eliminated']:.3f}; halving share on Bayes states "
-            f"{b['halving_share']:.3f}",
+            f"{name}: resolve greedy {b['greedy']:.3f}, sampled {b['sampled']:.3f}; "
+            "threshold-median corr greedy "
+            f"{b['behaviour_greedy'].get('threshold_median_corr', float('nan')):.3f}, "
+            f"sampled {b['behaviour_sampled'].get('threshold_median_corr', float('nan')):.3f}; "
+            f"eliminated per turn {b['behaviour_greedy']['mean_fraction_eliminated']:.3f}; "
+            f"halving share on Bayes states {b['halving_share']:.3f}",
             flush=True,
         )
     print(
-        f"{results['parameters']:,} parameters, {len(examples)} states, {trained:.0f} s of training, "
-        f"losses {', '.join(f'{x:.3f}' for x in losses)}"
+        f"{results['parameters']:,} parameters, {len(examples)} states, "
+        f"{trained:.0f} s of training, losses {', '.join(f'{x:.3f}' for x in losses)}"
     )
     save_results(results, cfg.out)
 

@@ -11,8 +11,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-import cli  # noqa: E402,F401  (before torch: it sets how idle OpenMP threads wait)
-from cli import code_version  # noqa: E402,F401  (bench scripts import it from here)
+import cli  # noqa: F401  (before torch: it sets how idle OpenMP threads wait)
+from cli import code_version  # noqa: F401  (bench scripts import it from here)
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 

@@ -12,8 +12,10 @@ machine, date and commit given for the runs, this script's own command, and this
 (as `uncommitted`, git's hash of the file: the figures are also its work, and the report marks
 them when what it runs changes).
 
-    python bench/device_runs.py --machine "one NVIDIA H100 80GB HBM3 GPU" --date 2026-11-26 --commit HASH \\
-        --runs "NAME|python train.py --estimator echo|WALL_SECONDS|PATH/metrics.jsonl;;..." [--out FILE]
+    python bench/device_runs.py --machine "one NVIDIA H100 80GB HBM3 GPU" --date 2026-11-26 \\
+        --commit HASH \\
+        --runs "NAME|python train.py --estimator echo|WALL_SECONDS|PATH/metrics.jsonl;;..." \\
+        [--out FILE]
 """
 
 import json
@@ -24,9 +26,9 @@ import sys
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, command_line, save_results  # noqa: E402
-from bench.train_speed import first_reaching  # noqa: E402
-from cli import arg, fail, parse_config  # noqa: E402
+from bench.common import RESULTS, command_line, save_results
+from bench.train_speed import first_reaching
+from cli import arg, fail, parse_config
 
 
 @dataclass
@@ -99,20 +101,22 @@ def main(argv=None):
         runs.append(summarise(name, command, wall, rows))
         r = runs[-1]
         print(
-            f"{name}: {r['steps']} steps, RL phase {r['rl_seconds']} s (process {wall:.0f} s), median step "
-            f"{r['median_step_seconds']} s; held-out resolve greedy {r['final_greedy_resolve']}, sampled "
-            f"{r['final_sampled_resolve']}; per-action |log rho_copy| mean {r['behaviour_action_log_ratio_mean_abs']}, "
+            f"{name}: {r['steps']} steps, RL phase {r['rl_seconds']} s (process {wall:.0f} s), "
+            f"median step {r['median_step_seconds']} s; held-out resolve greedy "
+            f"{r['final_greedy_resolve']}, sampled {r['final_sampled_resolve']}; "
+            f"per-action |log rho_copy| mean {r['behaviour_action_log_ratio_mean_abs']}, "
             f"largest {r['behaviour_action_log_ratio_max_abs']}"
         )
     here = os.path.relpath(
         os.path.abspath(__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     )
+    # the runs' code is the commit's; the figures are also this script's
     summariser = {
         here: subprocess.run(
             ["git", "hash-object", __file__], capture_output=True, text=True
         ).stdout.strip()
         or None
-    }  # the runs' code is the commit's; the figures are also this script's
+    }
     save_results(
         {
             "runs": runs,

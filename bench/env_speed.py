@@ -15,10 +15,10 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, parse_config  # noqa: E402
-from env import CSG, GameConfig  # noqa: E402
-from reference import action_text, random_query  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, parse_config
+from env import CSG, GameConfig
+from reference import action_text, random_query
 
 
 @dataclass
@@ -58,8 +58,9 @@ def main(argv=None):
             "seconds_each": args.seconds / 2,
         }
         print(
-            f"{question_set:7s} {statistics.median(rates):9.0f} turns/s on one core, median of {args.repeats} windows "
-            f"of {args.seconds / 2:g} s (range {min(rates):.0f}-{max(rates):.0f}; goal 20000)"
+            f"{question_set:7s} {statistics.median(rates):9.0f} turns/s on one core, "
+            f"median of {args.repeats} windows of {args.seconds / 2:g} s "
+            f"(range {min(rates):.0f}-{max(rates):.0f}; goal 20000)"
         )
     save_results(results, args.out)
 

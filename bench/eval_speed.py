@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-import evaluate  # noqa: E402
-from cli import arg, parse_config  # noqa: E402
+from bench.common import RESULTS, save_results
+import evaluate
+from cli import arg, parse_config
 
 SUITES = {
     "reference": "random,fixed_sequence,greedy_oracle,bayes",
@@ -40,9 +40,8 @@ def main(argv=None):
     for suite in args.suites.split(","):
         policies = SUITES[suite]
         if "tiny" in policies:
-            evaluate.load_lm(
-                "tiny"
-            )  # builds and caches the warm-up if needed: not part of the timing
+            # builds and caches the warm-up if needed: not part of the timing
+            evaluate.load_lm("tiny")
         load_before = os.getloadavg()[0]  # other processes on the machine slow the timing down
         with tempfile.TemporaryDirectory() as out, contextlib.redirect_stdout(io.StringIO()):
             start = time.perf_counter()

@@ -22,12 +22,12 @@ import sys
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, fail, parse_config  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, fail, parse_config
 
-import torch  # noqa: E402
+import torch
 
-from fidelity import return_only_floor  # noqa: E402
+from fidelity import return_only_floor
 
 BIN_SIZE = 6  # fidelity.return_only_floor's bins
 
@@ -43,7 +43,7 @@ class FloorConfig:
 
 
 def return_bins(returns: torch.Tensor, bin_size: int = BIN_SIZE) -> list[torch.Tensor]:
-    """The turns' indices sorted by return and cut into bins, as fidelity.return_only_floor cuts them."""
+    """The turns' indices sorted by return and cut into bins as fidelity.return_only_floor does."""
     order = returns.argsort()
     return [
         order[s : s + bin_size]
@@ -108,8 +108,8 @@ def main(argv=None) -> dict:
         figures = floor_interval(*read_turns(os.path.join(cfg.results, name)), cfg.draws, cfg.seed)
         files[name[: -len(".csv")] + ".json"] = {"data": name, **figures}
         print(
-            f"{name}: floor {figures['floor']:.3f} [{figures['floor_lo']:.3f}, {figures['floor_hi']:.3f}] over "
-            f"{figures['turns']} turns in {figures['bins']} bins"
+            f"{name}: floor {figures['floor']:.3f} [{figures['floor_lo']:.3f}, "
+            f"{figures['floor_hi']:.3f}] over {figures['turns']} turns in {figures['bins']} bins"
         )
     result = {
         "method": "bootstrap 95% over the return bins (each resampled whole, with replacement)",

@@ -27,21 +27,22 @@ scored beside them (--runs ...,runs/OTHER/paper) and shown as their own group.
 Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "kept_step",
 "changed" (train.py settings that differ from the question set's defaults), "train_seconds",
 "threads", "samples", "heldout_greedy", "heldout_sampled", "gen200_greedy", "gen200_sampled",
-"gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled", "gen200_eliminated_fraction_greedy",
-"gen200_threshold_median_corr_greedy", "gen200_threshold_median_corr_sampled",
-"gen200_threshold_points_greedy", "gen200_threshold_points_sampled" (the distinct (threshold,
-median) pairs each correlation rests on; bisection_behaviour.summary), "gen200_opening_greedy",
-"gen200_opening_share_greedy" (the most common families of the first two questions on 1..200, and
-the share of secrets opened so; bisection_behaviour.opening), "heldout_repeat_ratio",
-"gen200_repeat_ratio" (sampled play; metrics.repeat_ratio), "measured" ({"date", "scored",
-"trained"}: cli.code_version of the scoring and of the training)}, ...],
+"gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled",
+"gen200_eliminated_fraction_greedy", "gen200_threshold_median_corr_greedy",
+"gen200_threshold_median_corr_sampled", "gen200_threshold_points_greedy",
+"gen200_threshold_points_sampled" (the distinct (threshold, median) pairs each correlation rests on;
+bisection_behaviour.summary), "gen200_opening_greedy", "gen200_opening_share_greedy" (the most
+common families of the first two questions on 1..200, and the share of secrets opened so;
+bisection_behaviour.opening), "heldout_repeat_ratio", "gen200_repeat_ratio" (sampled play;
+metrics.repeat_ratio), "measured" ({"date", "scored", "trained"}: cli.code_version of the scoring
+and of the training)}, ...],
 "references": [{"question_set", "policy", "split_seed", "heldout", "gen200"}, ...],
 "defaults": {question_set: train.py's defaults the rows' "changed" is taken against},
-"paired": {question_set: {flags: {other estimator: {figure: {mean_difference, t, p, seeds}}}}}}, rates
-as fractions; flags: the train.py settings beyond the split that a run changed (runs are paired only
-with runs of the same flags; "-": none). A run whose directory is gone keeps its row from the output
-file, so runs can be trained and scored a few at a time, unless a run scored now is the same
-training again (set, estimator, seed, split, steps, flags): its row replaces the older one.
+"paired": {question_set: {flags: {other estimator: {figure: {mean_difference, t, p, seeds}}}}}},
+rates as fractions; flags: the train.py settings beyond the split that a run changed (runs are
+paired only with runs of the same flags; "-": none). A run whose directory is gone keeps its row
+from the output file, so runs can be trained and scored a few at a time, unless a run scored now is
+the same training again (set, estimator, seed, split, steps, flags): its row replaces the older one.
 Delete the file to drop the rest.
 """
 
@@ -59,19 +60,19 @@ from bench.bisection_behaviour import (
     greedy_turns,
     heldout_and_n200,
     sampled_batch,
-)  # noqa: E402
-from bench.common import RESULTS, code_version, save_results, today  # noqa: E402
-from bench.report_generalization import by_flags, flags_of  # noqa: E402
-from bench.reproduce import PER_RUN_FIELDS  # noqa: E402
-from cli import arg, fail, parse_config, use_threads  # noqa: E402
+)
+from bench.common import RESULTS, code_version, save_results, today
+from bench.report_generalization import by_flags, flags_of
+from bench.reproduce import PER_RUN_FIELDS
+from cli import arg, fail, parse_config, use_threads
 
-import models  # noqa: E402
-from experiment import eval_seed  # noqa: E402
-from env import GameConfig, play, secret_split  # noqa: E402
-from metrics import repeat_ratio  # noqa: E402
-from reference import BayesPolicy, FixedSequencePolicy, RandomPolicy  # noqa: E402
-from stats import paired_by_seed  # noqa: E402
-from train import config_from_flags  # noqa: E402
+import models
+from experiment import eval_seed
+from env import GameConfig, play, secret_split
+from metrics import repeat_ratio
+from reference import BayesPolicy, FixedSequencePolicy, RandomPolicy
+from stats import paired_by_seed
+from train import config_from_flags
 
 COMPARED = ("heldout_greedy", "heldout_sampled", "gen200_greedy", "gen200_sampled")
 REFERENCES = {
@@ -131,7 +132,8 @@ def changed_from(config: dict, defaults: dict) -> dict:
 def retaken(row: dict, then: dict | None) -> dict:
     """A carried row with "changed" taken again against today's defaults, from the defaults it was
     taken against (`then`, as the output file recorded them; a setting added since, at
-    BEFORE_THE_FIELD's value or today's default): a run made at an earlier default keeps naming it."""
+    BEFORE_THE_FIELD's value or today's default): a run made at an earlier default keeps naming
+    it."""
     if then is None:  # a file written before the defaults were recorded: its rows stand as they are
         return row
     played = {**BEFORE_THE_FIELD, **then, **row["changed"]}
@@ -242,7 +244,7 @@ def with_later_figures(run_dir: Path, row: dict) -> dict:
     seed = eval_seed(config["seed"], config["steps"])
     ratio = lambda secrets, g: repeat_ratio(
         *again_probabilities(policy, sampled_batch(policy, secrets, g, row["samples"], seed))
-    )  # noqa: E731
+    )
     return {
         **row,
         "heldout_repeat_ratio": ratio(heldout_of(config), game),
@@ -274,9 +276,8 @@ def same_run(facts: dict, row: dict) -> bool:
     """Whether an earlier output's row is of this finished run: the same run, kept step and samples
     (its train_seconds, to the digit, tell one training of a seed from another). Not "changed": that
     is taken against the defaults of the day it was written."""
-    same = {
-        k: v for k, v in json.loads(json.dumps(facts)).items() if k != "changed"
-    }  # as the file holds it
+    # as the file holds it
+    same = {k: v for k, v in json.loads(json.dumps(facts)).items() if k != "changed"}
     return {k: row.get(k) for k in same} == same
 
 
@@ -288,7 +289,7 @@ def scored_before(facts: dict, previous: list[dict]) -> dict | None:
 
 
 def identity(row: dict) -> tuple:
-    """What names a run among the rows: its question set, flags beyond the split, estimator, seed."""
+    """What names a run among the rows: question set, flags beyond the split, estimator, seed."""
     return row["question_set"], flags_of(row), row["estimator"], row["seed"]
 
 
@@ -319,9 +320,8 @@ def main(argv=None):
     if not run_dirs and not before["runs"]:
         fail("generalization.py", f"no finished runs (ESTIMATOR-seedS/summary.json) in {cfg.runs}")
     then = before.get("defaults", {})
-    previous = [
-        retaken(r, then.get(r["question_set"])) for r in before["runs"]
-    ]  # flags against today's defaults
+    # flags against today's defaults
+    previous = [retaken(r, then.get(r["question_set"])) for r in before["runs"]]
     rows, scored = [], []
     for run_dir in run_dirs:  # a run scored before is not played again
         facts = run_facts(run_dir, cfg.samples)
@@ -338,8 +338,8 @@ def main(argv=None):
         )
     for row in carried_over(previous, scored):
         print(
-            f"{row['question_set']} {row['estimator']}-seed{row['seed']}: no directory under {cfg.runs}, "
-            f"its row kept from {cfg.out}"
+            f"{row['question_set']} {row['estimator']}-seed{row['seed']}: "
+            f"no directory under {cfg.runs}, its row kept from {cfg.out}"
         )
         rows.append(row)
     rows.sort(key=identity)

@@ -34,14 +34,18 @@ versions of torch, transformers, peft and accelerate.
 
 The paper's batch (its train_echo.py with TRL): 16 groups of G = 4 rollouts per generation,
 one pass, 4 optimizer steps; completions up to 128 tokens.
-    python bench/gpu_step.py [--modes lora,full] [--engines fast-stock,fast] [--tokenizer DIR] [--shape qwen2.5-1.5b|small]
-    python bench/gpu_step.py --modes full --merge    # adds full fine-tuning to the figures of an earlier call
-    python bench/gpu_step.py --commit HASH ...       # where the code runs in a copy without git's history
+    python bench/gpu_step.py [--modes lora,full] [--engines fast-stock,fast] [--tokenizer DIR] \\
+        [--shape qwen2.5-1.5b|small]
+    # adds full fine-tuning to the figures of an earlier call
+    python bench/gpu_step.py --modes full --merge
+    # where the code runs in a copy without git's history
+    python bench/gpu_step.py --commit HASH ...
 
 On a GPU machine: install the pinned transformers, peft and accelerate with `pip install --no-deps`
 (from wheels fetched elsewhere with `pip download --no-deps` where it has no network), and save
 SmolLM2's tokenizer to a folder git ignores, here or there:
-    python -c "import models; from transformers import AutoTokenizer; d, f = models.smollm2_gguf(); \
+    python -c "import models; from transformers import AutoTokenizer; \
+        d, f = models.smollm2_gguf(); \
         AutoTokenizer.from_pretrained(d, gguf_file=f).save_pretrained('runs/smollm2-tokenizer')"
 then run one mode per call (`--modes lora`, then `--modes full --merge`) to keep each call short.
 """
@@ -55,21 +59,21 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, code_version, command_line, save_results  # noqa: E402
-import torch  # noqa: E402
+from bench.common import RESULTS, code_version, command_line, save_results
+import torch
 
-import engine  # noqa: E402
-import models  # noqa: E402
-import tinylm  # noqa: E402
-import train  # noqa: E402
-from baselines import ESTIMATORS, EstimatorContext, credit_from_batch  # noqa: E402
-from bench.rollouts import hf_generate_per_episode  # noqa: E402
-from cli import arg, fail, parse_config  # noqa: E402
-from env import GameConfig  # noqa: E402
-from policy import LMPolicy, SampleConfig  # noqa: E402
-from rollouts import play_rollouts  # noqa: E402
-from ranks import Ranks  # noqa: E402
-from update import old_logprobs, ppo_update, sampled_logprobs_are_old  # noqa: E402
+import engine
+import models
+import tinylm
+import train
+from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
+from bench.rollouts import hf_generate_per_episode
+from cli import arg, fail, parse_config
+from env import GameConfig
+from policy import LMPolicy, SampleConfig
+from rollouts import play_rollouts
+from ranks import Ranks
+from update import old_logprobs, ppo_update, sampled_logprobs_are_old
 
 QWEN25_15B = dict(  # Qwen/Qwen2.5-1.5B-Instruct config.json, as published
     vocab_size=151936,
@@ -110,7 +114,8 @@ class GpuStepConfig:
     )
     tokenizer: str = arg(
         "",
-        "a tokenizer directory (e.g. SmolLM2's, a ChatML BPE like Qwen's); empty: a BPE trained here",
+        "a tokenizer directory (e.g. SmolLM2's, a ChatML BPE like Qwen's); "
+        "empty: a BPE trained here",
     )
     secrets: int = arg(16, "B: secrets per step (the paper's generation batch: 16 groups)")
     group_size: int = arg(4, "G (the paper: 4)")
@@ -180,9 +185,8 @@ def build(cfg: GpuStepConfig, mode: str, directory: str) -> LMPolicy:
 
 def make_sampler(policy: LMPolicy, engine_name: str) -> LMPolicy:
     """What samples for an engine of ENGINES."""
-    if (
-        engine_name == "fast-stock"
-    ):  # the static caches and graphs alone: stock attention, no read lengths, no lookahead
+    # the static caches and graphs alone: stock attention, no read lengths, no lookahead
+    if engine_name == "fast-stock":
         return engine.rollout_policy(
             policy,
             torch.bfloat16,
@@ -362,8 +366,9 @@ def one_step(
     profile: dict | None = None,
 ) -> dict:
     """One step of train.py's code (play on `sampler`, credit, Eq. 2 on `policy` in passes of
-    `micro_batch` turns inside `update_context`, refresh), timed by part; episodes of at most `turns`
-    turns; `profile`: a dict to hold the profiles of the rollout and the update (`profiled`)."""
+    `micro_batch` turns inside `update_context`, refresh), timed by part; episodes of at most
+    `turns` turns; `profile`: a dict to hold the profiles of the rollout and the update
+    (`profiled`)."""
     tcfg = train.config_from_flags(
         [
             "--model",
@@ -412,18 +417,16 @@ def one_step(
                 list(range(1, cfg.secrets + 1)),
                 cfg.group_size,
                 GameConfig(max_turns=turns),
-                SampleConfig(
-                    tcfg.temperature, tcfg.top_p, cfg.max_new_tokens
-                ),  # as train.py samples
+                # as train.py samples
+                SampleConfig(tcfg.temperature, tcfg.top_p, cfg.max_new_tokens),
                 seeds=list(range(cfg.secrets * cfg.group_size)),
             )
         sync()
         played = time.perf_counter()
         timed.restore()
         with update_context:
-            drift = action_drift(
-                policy, batch, tcfg
-            )  # not part of the step: a scoring pass of its own
+            # not part of the step: a scoring pass of its own
+            drift = action_drift(policy, batch, tcfg)
         scoring["old"] = 0.0
         sync()
         resumed = time.perf_counter()
@@ -500,9 +503,8 @@ def timed_setting(
     warm_s = time.perf_counter() - began
     r = one_step(policy, sampler, cfg, mode, bytes_per_s, micro_batch, update_context)
     r["warm_up_step_s"] = round(warm_s, 2)
-    if (
-        sampler.decoder is not None
-    ):  # engine.StaticDecoder, both steps together (and earlier micro-batches')
+    # engine.StaticDecoder, both steps together (and earlier micro-batches')
+    if sampler.decoder is not None:
         r["decode_shapes"] = len(sampler.decoder.shapes)
         r["graphs_captured"] = len(sampler.decoder.shapes) if sampler.decoder.compiled else 0
         r["compile_and_capture_s"] = round(sampler.decoder.compile_seconds, 2)
@@ -519,9 +521,8 @@ def timed_setting(
             cfg.profile_turns,
             r["profile"],
         )
-    if (
-        cfg.generate_episodes and name == "eager"
-    ):  # the paper's way of playing: one episode at a time
+    # the paper's way of playing: one episode at a time
+    if cfg.generate_episodes and name == "eager":
         sync()
         with policy.autocast():
             one = hf_generate_per_episode(
@@ -548,12 +549,14 @@ def main(argv=None):
     if len(micro_batches) != len(cfg.micro_batch.split(",")):
         fail(
             "gpu_step.py",
-            f"--micro-batch takes positive whole numbers separated by commas, not {cfg.micro_batch!r}.",
+            "--micro-batch takes positive whole numbers separated by commas, "
+            f"not {cfg.micro_batch!r}.",
         )
     if not set(compile_update := cfg.compile_update.split(",")) <= {"off", "on"}:
         fail(
             "gpu_step.py",
-            f"--compile-update takes off and/or on, separated by commas, not {cfg.compile_update!r}.",
+            "--compile-update takes off and/or on, separated by commas, "
+            f"not {cfg.compile_update!r}.",
         )
     results = {
         "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
@@ -578,8 +581,8 @@ def main(argv=None):
         }:
             fail(
                 "gpu_step.py",
-                f"{cfg.out} holds figures of another device, shape, code or library versions: leave "
-                "out --merge, or give another --out.",
+                f"{cfg.out} holds figures of another device, shape, code or library versions: "
+                "leave out --merge, or give another --out.",
             )
         results["modes"], command = earlier["modes"], f"{earlier['command']}; {command}"
     bytes_per_s = bandwidth(device, 1.0 if device == "cuda" else 0.25)
@@ -587,9 +590,8 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as directory:
         for mode in cfg.modes.split(","):
             policy = build(cfg, mode, directory)
-            compiled_layers = engine.CompiledLayers(
-                policy, on="on" in compile_update
-            )  # compiles on first use
+            # compiles on first use
+            compiled_layers = engine.CompiledLayers(policy, on="on" in compile_update)
             for name in cfg.engines.split(","):
                 sampler = make_sampler(policy, name)
                 for micro_batch, compiled in [
@@ -607,9 +609,8 @@ def main(argv=None):
                             bytes_per_s,
                             compiled_layers if compiled else nullcontext(),
                         )
-                    except (
-                        torch.OutOfMemoryError
-                    ):  # the largest micro-batch that fits is what a sweep looks for
+                    except torch.OutOfMemoryError:
+                        # the largest micro-batch that fits is what a sweep looks for
                         for p in policy.model.parameters():
                             p.grad = None
                         policy.model.eval()
@@ -617,9 +618,8 @@ def main(argv=None):
                         r = {"out_of_memory": True, "micro_batch": micro_batch}
                     results["modes"][key] = r
                     print(f"{results['device']}, {cfg.shape}, {key}: {json.dumps(r)}", flush=True)
-                    save_results(
-                        results | code, cfg.out, command
-                    )  # after each setting: a run cut short keeps what it timed
+                    # after each setting: a run cut short keeps what it timed
+                    save_results(results | code, cfg.out, command)
                 del sampler
             del policy
             if device == "cuda":

@@ -22,19 +22,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-import torch  # noqa: E402
+from bench.common import RESULTS, save_results
+import torch
 
-import env  # noqa: E402
-import policy as policy_module  # noqa: E402
-import rollouts  # noqa: E402
-import train  # noqa: E402
-from baselines import ESTIMATORS, EstimatorContext, credit_from_batch  # noqa: E402
-from cli import arg, parse_config, use_threads  # noqa: E402
-from ranks import Ranks  # noqa: E402
-from update import ppo_update, sampled_logprobs_are_old  # noqa: E402
-from warmup import starting_policy  # noqa: E402
-import models  # noqa: E402
+import env
+import policy as policy_module
+import rollouts
+import train
+from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
+from cli import arg, parse_config, use_threads
+from ranks import Ranks
+from update import ppo_update, sampled_logprobs_are_old
+from warmup import starting_policy
+import models
 
 
 @dataclass
@@ -45,7 +45,8 @@ class ProfileConfig:
     )
     model: str = arg(
         "tiny",
-        "tiny (the warmed-up model of step 1, as the flags build it) or a checkpoint directory (a late step)",
+        "tiny (the warmed-up model of step 1, as the flags build it) or a checkpoint directory "
+        "(a late step)",
     )
     threads: int = arg(0, "torch threads (0: the default train.py chooses)")
     cprofile_lines: int = arg(25, "functions listed from cProfile, by own time")
@@ -117,9 +118,8 @@ def instrument(policy, opt):
 
 
 def one_step(policy, opt, cfg, rng, gen, shuffle):
-    game_cfg = train.game_config(
-        cfg
-    )  # prefix turns and refusals (experiment.episode_starts) are not played here
+    # prefix turns and refusals (experiment.episode_starts) are not played here
+    game_cfg = train.game_config(cfg)
     secrets = rng.sample(env.secret_split(cfg.n_max, cfg.n_heldout)[0], cfg.secrets_per_step)
     sample = policy_module.SampleConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens)
     with timed("rollout (total)"):
@@ -166,8 +166,9 @@ def main(argv=None):
     profiler.disable()
     total = time.perf_counter() - start
     print(
-        f"{pcfg.steps} step(s) of train.py {pcfg.train_flags or '(the default config)'} from step 1: {turns} turns, {total:.1f} s "
-        f"with {torch.get_num_threads()} threads (cProfile on: about 10-20% slower than train.py)"
+        f"{pcfg.steps} step(s) of train.py {pcfg.train_flags or '(the default config)'} "
+        f"from step 1: {turns} turns, {total:.1f} s with {torch.get_num_threads()} threads "
+        "(cProfile on: about 10-20% slower than train.py)"
     )
     rows = sorted(SECONDS.items(), key=lambda kv: (not kv[0].endswith("(total)"), kv[0]))
     for name, s in rows:

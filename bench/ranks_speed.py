@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, parse_config  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, parse_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -57,6 +57,7 @@ def run(ranks: int, device: str, steps: int, out: str) -> dict:
         "--threads",
         "1" if device == "cpu" else "0",
     ]
+    # the warm-up cache, untimed
     subprocess.run(
         [
             *launcher,
@@ -74,7 +75,7 @@ def run(ranks: int, device: str, steps: int, out: str) -> dict:
         env=env,
         check=True,
         capture_output=True,
-    )  # the warm-up cache, untimed
+    )
     start = time.perf_counter()
     subprocess.run(
         [*launcher, "train.py", *flags], cwd=ROOT, env=env, check=True, capture_output=True
@@ -107,8 +108,8 @@ def main(argv=None):
             r = run(ranks, device, cfg.steps, out)
             results["runs"].append(r)
             print(
-                f"{device} x {ranks} rank(s): {r['steps']} steps, {r['play_and_update_seconds']} s of play and update: "
-                f"{r['steps_per_minute']} steps/min",
+                f"{device} x {ranks} rank(s): {r['steps']} steps, {r['play_and_update_seconds']} s "
+                f"of play and update: {r['steps_per_minute']} steps/min",
                 flush=True,
             )
     if torch.cuda.is_available():

@@ -1,10 +1,11 @@
 """The binary question set's sections of RESULTS.md (bench/report_results.py builds the file): the
-kept checkpoints on their split's held-out secrets and on 1..200 (binary_final.json, by a script that
-bench/generalization.py has replaced, on an older tokenizer), with what
+kept checkpoints on their split's held-out secrets and on 1..200 (binary_final.json, by a script
+that bench/generalization.py has replaced, on an older tokenizer), with what
 each setting was chosen on and what that split shares with the split those choices looked at
 (bench/splits.py), the defaults chosen on validation secrets (bench/binary_defaults.py), whether
 the policy uses its belief (bench/bisection_behaviour.py), the capacity check
-(bench/capacity_check.py) and the older 60-minute reproductions. Paper: App. C, "Bisection as a special case of the EDP objective".
+(bench/capacity_check.py) and the older 60-minute reproductions. Paper: App. C, "Bisection as a
+special case of the EDP objective".
 """
 
 import re
@@ -43,11 +44,12 @@ def section_binary() -> list[str]:
         "Only yes/no questions are answered, so the right question depends on the candidates left."
     ]
     for split, ref in (final or {}).get("references", {}).items():
-        cell = lambda k: f"{num(ref[k]['heldout'], 1, 100)}% / {num(ref[k]['n200'], 1, 100)}%"  # noqa: E731
+        cell = lambda k: f"{num(ref[k]['heldout'], 1, 100)}% / {num(ref[k]['n200'], 1, 100)}%"
         lines += [
-            f"For reference (`binary_final.json`, greedy, held-out secrets of split {split} / 1..200): bisection "
-            f"resolves {cell('bisection')}, the best belief-agnostic fixed sequence (fitted to each universe) "
-            f"{cell('fixed_sequence')}, random questions {cell('random')}."
+            f"For reference (`binary_final.json`, greedy, held-out secrets of split {split} / "
+            f"1..200): bisection resolves {cell('bisection')}, the best belief-agnostic fixed "
+            f"sequence (fitted to each universe) {cell('fixed_sequence')}, "
+            f"random questions {cell('random')}."
         ]
     return (
         lines
@@ -67,16 +69,18 @@ def section_older() -> list[str]:
         return []
     r = g8["train_config"]["resolved"]
     lines = [
-        f"### Older runs: up to {r['time_limit_min']:g} minutes, settings chosen on held-out scores",
+        f"### Older runs: up to {r['time_limit_min']:g} minutes, "
+        "settings chosen on held-out scores",
         "",
-        f"These runs, on split {r.get('split_seed', 0)}, came before the step budget; the kept checkpoints on "
-        "another split (above) replace them.",
+        f"These runs, on split {r.get('split_seed', 0)}, came before the step budget; "
+        "the kept checkpoints on another split (above) replace them.",
         "",
         f"*Protocol:* these runs' settings ({r['ppo_epochs']} PPO epochs, G = {r['group_size']}, "
-        f"the {r['validation_window']}-evaluation validation window) were chosen by looking at HELD-OUT scores of "
-        "the same seeds that the figures below come from, so the binary-set figures are not clean held-out "
-        f"estimates. The kept checkpoint of each run was chosen on {r['validation_secrets']} validation secrets; "
-        "the choice between settings was not.",
+        f"the {r['validation_window']}-evaluation validation window) "
+        "were chosen by looking at HELD-OUT scores of the same seeds that the figures below come "
+        "from, so the binary-set figures are not clean held-out estimates. "
+        f"The kept checkpoint of each run was chosen on {r['validation_secrets']} validation "
+        "secrets; the choice between settings was not.",
         "",
     ]
     for name, title in (
@@ -94,11 +98,13 @@ def section_final() -> list[str]:
     if not files:
         return []
     lines += [
-        "*Protocol:* each run's kept checkpoint (chosen on its validation secrets) played on the held-out secrets "
-        "of its own split (`--split-seed`) and on all of 1..200 (secrets and a universe no training saw); greedy / "
-        "sampled at T = 1. Correlation: the comparison threshold against the median of the current candidates "
-        "(1 for bisection, which asks the median), held-out. Universes: the smallest training universe drawn per "
-        "episode (`--universe-least`; - : always 1..100)."
+        "*Protocol:* each run's kept checkpoint (chosen on its validation secrets) "
+        "played on the held-out secrets of its own split (`--split-seed`) "
+        "and on all of 1..200 (secrets and a universe no training saw); "
+        "greedy / sampled at T = 1. Correlation: the comparison threshold against the median of "
+        "the current candidates (1 for bisection, which asks the median), held-out. "
+        "Universes: the smallest training universe drawn per episode (`--universe-least`; "
+        "- : always 1..100)."
         + chosen_on(load("binary_defaults.json"))
         + shared_secrets(
             load("splits.json"), sorted({r["split_seed"] for _, d in files for r in d["runs"]})
@@ -118,7 +124,8 @@ def section_final() -> list[str]:
                 f"{r['train_seconds'] / 60:.0f} ({r['threads'] or 'all'})",
                 f"{num(r['heldout_greedy'], 1, 100)} / {num(r['heldout_sampled'], 1, 100)}",
                 f"{num(r['n200_greedy'], 1, 100)} / {num(r['n200_sampled'], 1, 100)}",
-                f"{num(r['threshold_median_corr_greedy'])} / {num(r['threshold_median_corr_sampled'])}",
+                f"{num(r['threshold_median_corr_greedy'])} / "
+                f"{num(r['threshold_median_corr_sampled'])}",
                 num(r["eliminated_fraction_per_turn"]),
             ]
             for r in d["runs"]
@@ -144,7 +151,8 @@ def section_final() -> list[str]:
             lines += [
                 f"ECHO minus {other.upper()}, paired over seeds: "
                 + "; ".join(
-                    f"{k.replace('_', ' ')} {num(v['mean_difference'], 1, 100)} points ({t_test_text(v['t'], v['p'])})"
+                    f"{k.replace('_', ' ')} {num(v['mean_difference'], 1, 100)} points "
+                    f"({t_test_text(v['t'], v['p'])})"
                     for k, v in tests.items()
                 )
                 + ".",
@@ -162,11 +170,12 @@ def chosen_on(defaults: dict | None) -> str:
     (run,) = [r for r in defaults["runs"] if r["name"] == defaults["chosen"]]
     compared = ", ".join(f"`--{k.replace('_', '-')}`" for k in run["settings"])
     return (
-        f" What chose the settings these runs share: {compared} and the checkpoint rule were chosen on the "
-        f"validation secrets of ECHO's seed {run['seed']} on split {run['split_seed']} (`binary_defaults.json`, "
-        "below; a seed and split train the same run again, so that run is this table's ECHO row of that seed and "
-        "split); the passes of Eq. 2 (`--ppo-epochs`) were chosen before, on held-out scores of split 0 (the older "
-        "runs at the end of this section)."
+        f" What chose the settings these runs share: {compared} and the checkpoint rule were "
+        f"chosen on the validation secrets of ECHO's seed {run['seed']} on split "
+        f"{run['split_seed']} (`binary_defaults.json`, below; a seed and split train the same run "
+        "again, so that run is this table's ECHO row of that seed and split); "
+        "the passes of Eq. 2 (`--ppo-epochs`) were chosen before, "
+        "on held-out scores of split 0 (the older runs at the end of this section)."
     )
 
 
@@ -179,9 +188,11 @@ def shared_secrets(splits: dict | None, seeds: list) -> str:
         if s["from"] == 0 and s["to"] in seeds:
             seen, n = s["heldout"], splits["n_heldout"]
             text += (
-                f" Split {s['to']}'s {n} held-out secrets include {len(seen)} of split 0's ({seeds_text(seen)}; "
-                f"`bench/results/splits.json`, by `{meta('splits.json', splits).get('command')}`): those "
-                f"{len(seen)} were looked at by that earlier choice, the other {n - len(seen)} by no choice."
+                f" Split {s['to']}'s {n} held-out secrets include {len(seen)} of split 0's "
+                f"({seeds_text(seen)}; `bench/results/splits.json`, "
+                f"by `{meta('splits.json', splits).get('command')}`): "
+                f"those {len(seen)} were looked at by that earlier choice, "
+                f"the other {n - len(seen)} by no choice."
             )
     return text + (code_note("splits.json", splits) if text else "")
 
@@ -195,14 +206,16 @@ def section_capacity() -> list[str]:
             "capacity_check_NAME.json",
             "python bench/capacity_check.py --out bench/results/capacity_check_NAME.json",
         )
-    both = lambda r, k: (
-        f"{num(r['behaviour_greedy'].get(k))} / {num(r['behaviour_sampled'].get(k))}"
-    )  # noqa: E731
+
+    def both(r, k):
+        return f"{num(r['behaviour_greedy'].get(k))} / {num(r['behaviour_sampled'].get(k))}"
+
     rows = [
         [
             f"{d['config']['layers']} x {d['config']['width']} ({d['parameters']:,})",
             split_of(n, d),
-            f"{d['training_states']:,} states x {d['config']['epochs']} epochs, final loss {d['epoch_losses'][-1]:.3f}",
+            f"{d['training_states']:,} states x {d['config']['epochs']} epochs, "
+            f"final loss {d['epoch_losses'][-1]:.3f}",
         ]
         + [
             f"{num(d[s]['greedy'], 1, 100)} / {num(d[s]['sampled'], 1, 100)}"
@@ -223,12 +236,14 @@ def section_capacity() -> list[str]:
         "*Command:* `python bench/capacity_check.py --layers L --width W --episodes E --epochs K`. "
         f"*Machines:* {machines}. *Files:* `bench/results/` plus the name in each row.",
         "",
-        "*Protocol:* a capacity check, not an RL result. The fresh tiny model is trained supervised on the Bayes "
-        "policy's actions (bisection) in the states it reaches on the training secrets of 1..100, each episode in a "
-        "random universe lo..hi holding its secret; then played greedily / sampled at T = 1 on the held-out "
-        "secrets of its split (1..100) and on 1..200. Bayes states halved: teacher-forced, the share of the states the "
-        "Bayes policy reaches on those secrets in which the model's own action halves the candidates (bisection "
-        "halves every one). Nothing is chosen by these figures.",
+        "*Protocol:* a capacity check, not an RL result. The fresh tiny model is trained "
+        "supervised on the Bayes policy's actions (bisection) in the states it reaches on the "
+        "training secrets of 1..100, each episode in a random universe lo..hi holding its secret; "
+        "then played greedily / sampled at T = 1 on the held-out secrets of its split "
+        "(1..100) and on 1..200. Bayes states halved: teacher-forced, "
+        "the share of the states the Bayes policy reaches on those secrets in which the model's "
+        "own action halves the candidates (bisection halves every one). "
+        "Nothing is chosen by these figures.",
         "",
     ]
     return lines + table(
@@ -251,7 +266,8 @@ def section_capacity() -> list[str]:
 
 
 def binary_reproduction(name: str, title: str) -> list[str]:
-    """One of the older 60-minute reproductions (bench/reproduce.py's file), under the protocol above it."""
+    """One of the older 60-minute reproductions (bench/reproduce.py's file), under the protocol
+    above it."""
     data = load(name)
     if data is None:
         return [f"#### {title}", ""] + missing(
@@ -293,11 +309,11 @@ def section_belief() -> list[str]:
             "bisection_behaviour_NAME.json",
             "python bench/bisection_behaviour.py --checkpoint RUN/best",
         )
-    share = lambda x: "n/a" if nan(x) else num(x, 0, 100) + "%"  # noqa: E731
-    count = lambda x: "n/a" if x is None else str(x)  # noqa: E731
+    share = lambda x: "n/a" if nan(x) else num(x, 0, 100) + "%"
+    count = lambda x: "n/a" if x is None else str(x)
     cells = lambda r: [
         num(r["mean_fraction_eliminated"]),
-        count(r["comparisons"]),  # noqa: E731
+        count(r["comparisons"]),
         num(r.get("threshold_median_corr")),
         share(r["zero_share"]),
     ]
@@ -316,9 +332,8 @@ def section_belief() -> list[str]:
         + [code_cell(n, d)]
         for n, d in files
     ]
-    for split in sorted(
-        {split_of(*f) for f in files}
-    ):  # the reference policies on each split's secrets
+    # the reference policies on each split's secrets
+    for split in sorted({split_of(*f) for f in files}):
         mine = [(n, d) for n, d in files if split_of(n, d) == split]
         for k in ("bisection (Bayes)", "random"):
             same = all(cells(d[k]) == cells(mine[0][1][k]) for _, d in mine)
@@ -334,16 +349,18 @@ def section_belief() -> list[str]:
         if (report_tables.DIR / (n[: -len(".json")] + ".png")).exists()
     ]
     lines += [
-        "*Command:* `python bench/bisection_behaviour.py --checkpoint RUN/best (or RUN/checkpoint) [--split-seed S] "
-        f"--name NAME`. *Machines:* {machines}. *Dates:* {dates}. *Files:* "
-        "`bench/results/bisection_behaviour_NAME.json`"
+        "*Command:* `python bench/bisection_behaviour.py --checkpoint RUN/best "
+        f"(or RUN/checkpoint) [--split-seed S] --name NAME`. *Machines:* {machines}. "
+        f"*Dates:* {dates}. *Files:* `bench/results/bisection_behaviour_NAME.json`"
         + (", each with its figure, `NAME.png`" if figures else "")
         + ".",
         "",
-        "*Protocol:* each checkpoint plays the held-out secrets of its split (`--split-seed`) greedily and sampled "
-        "at T = 1; for every comparison question the threshold is set against the median of the current "
-        "candidates (bisection asks the median). The reference policies are played on the same split's secrets. "
-        "Nothing is chosen here. A repeated question or an unreadable action eliminates nothing.",
+        "*Protocol:* each checkpoint plays the held-out secrets of its split "
+        "(`--split-seed`) greedily and sampled at T = 1; for every comparison question the "
+        "threshold is set against the median of the current candidates "
+        "(bisection asks the median). The reference policies are played on the same split's "
+        "secrets. Nothing is chosen here. A repeated question or an unreadable action eliminates "
+        "nothing.",
         "",
     ]
     return lines + table(
@@ -370,9 +387,12 @@ def section_defaults() -> list[str]:
             "binary_defaults.json", "python bench/binary_defaults.py --runs runs/defaults"
         )
     rules = list(d["rules"])
-    setting = lambda r: (
-        ", ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in r["settings"].items()) or "none"
-    )  # noqa: E731
+
+    def setting(r):
+        return (
+            ", ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in r["settings"].items()) or "none"
+        )
+
     rows = [
         [
             r["name"],
@@ -392,9 +412,10 @@ def section_defaults() -> list[str]:
     lines += [
         provenance_line("binary_defaults.json", d),
         "",
-        f"*Protocol:* seed {first['seed']}, split {first['split_seed']}, each run changing one setting of the "
-        f"others. {d['criterion']} Scores: validation resolve in %, greedy and sampled averaged; no held-out "
-        "secret was played. Train min: wall clock of the steps, while runs shared the cores.",
+        f"*Protocol:* seed {first['seed']}, split {first['split_seed']}, "
+        f"each run changing one setting of the others. {d['criterion']} Scores: "
+        "validation resolve in %, greedy and sampled averaged; no held-out secret was played. "
+        "Train min: wall clock of the steps, while runs shared the cores.",
         "",
     ]
     lines += table(

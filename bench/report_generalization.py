@@ -114,7 +114,8 @@ def by_estimator(runs: list[dict]) -> dict:
 
 
 def changed_text(changed: dict) -> str:
-    """The settings as train.py takes them: `--lr 0.001`, and a switch alone (`--expected-info`, `--no-anneal-lr`)."""
+    """The settings as train.py takes them: `--lr 0.001`, and a switch alone (`--expected-info`,
+    `--no-anneal-lr`)."""
 
     def flag(k, v):
         name = k.replace("_", "-")
@@ -149,22 +150,25 @@ def section_generalization() -> list[str]:
     lines += [
         provenance_line(FILE, d),
         "",
-        "*Protocol:* training plays secrets of 1..100 only (the paper's N = 100); each run's kept checkpoint "
-        "(chosen on its validation secrets where the run has them, else its last) is played greedy and sampled "
-        "at T = 1 on the held-out secrets of its own split and on every secret of 1..200, numbers and a universe "
-        "no training prompt held (the paper's generalization test). Redundant: the share of turns that ask an arm "
-        "what it was already asked, which is how a policy replaying a sequence fitted to 1..100 fails there. "
-        "Repeat ratio: in sampled play, the probability of asking once more the action just answered, over "
-        "the probability it had when taken (metrics.repeat_ratio): 1 when the history changes nothing, 0 when "
-        "the policy never asks again; n/a for rows scored before it was measured. "
-        "Opening: the families of the first two questions the kept checkpoint asks on 1..200 (greedy), "
-        "the most common over the 200 secrets, with the share of secrets it opens with; n/a for rows whose "
-        "run directory was gone when it was first measured. "
-        "Flags: the train.py settings of a run that differ from its question set's defaults. Measured: the "
-        "row's date, with the number of the files its figures depend on that differ now from the code that "
-        "measured it (its training's where the run recorded it, else its scoring's; each row of the file "
-        "names that commit); rows are gathered a few runs at a time, so they need not share the code the "
-        "line above names.",
+        "*Protocol:* training plays secrets of 1..100 only (the paper's N = 100); "
+        "each run's kept checkpoint (chosen on its validation secrets where the run has them, "
+        "else its last) is played greedy and sampled at T = 1 on the held-out secrets of its own "
+        "split and on every secret of 1..200, numbers and a universe no training prompt held "
+        "(the paper's generalization test). Redundant: the share of turns that ask an arm what it "
+        "was already asked, which is how a policy replaying a sequence fitted to 1..100 fails "
+        "there. Repeat ratio: in sampled play, the probability of asking once more the action "
+        "just answered, over the probability it had when taken (metrics.repeat_ratio): "
+        "1 when the history changes nothing, 0 when the policy never asks again; "
+        "n/a for rows scored before it was measured. Opening: the families of the first two "
+        "questions the kept checkpoint asks on 1..200 (greedy), "
+        "the most common over the 200 secrets, with the share of secrets it opens with; "
+        "n/a for rows whose run directory was gone when it was first measured. "
+        "Flags: the train.py settings of a run that differ from its question set's defaults. "
+        "Measured: the row's date, with the number of the files its figures depend on that differ "
+        "now from the code that measured it (its training's where the run recorded it, "
+        "else its scoring's; each row of the file names that commit); "
+        "rows are gathered a few runs at a time, so they need not share the code the line above "
+        "names.",
         "",
     ]
     for question_set, title in SETS.items():
@@ -216,11 +220,12 @@ def section_generalization() -> list[str]:
         lines += [f"### {title}", ""]
         if binary:
             lines += [
-                "Threshold-median corr.: Pearson's r between the threshold of each comparison asked and the "
-                "median of the candidates C_t then (bisection asks the median: r = 1), over all turns; in "
-                "brackets, the distinct (threshold, median) pairs it rests on, where counted. A greedy policy "
-                "that asks a few fixed thresholds repeats a few points many times, so its r says little; with "
-                "fewer than 3 distinct pairs it is n/a.",
+                "Threshold-median corr.: Pearson's r between the threshold of each comparison "
+                "asked and the median of the candidates C_t then (bisection asks the median: "
+                "r = 1), over all turns; in brackets, the distinct (threshold, median) pairs it "
+                "rests on, where counted. A greedy policy that asks a few fixed thresholds repeats "
+                "a few points many times, so its r says little; with fewer than 3 distinct pairs "
+                "it is n/a.",
                 "",
             ]
         lines += table(header, rows)
@@ -261,9 +266,9 @@ def section_generalization() -> list[str]:
         openings = by_opening(runs)
         if openings:
             lines += [
-                "1..200 greedy resolve and redundant rate (%, mean ± SEM over runs) by the opening the "
-                "kept checkpoint plays, over every run of this set whose opening was measured, whatever "
-                "its estimator and flags:",
+                "1..200 greedy resolve and redundant rate (%, mean ± SEM over runs) "
+                "by the opening the kept checkpoint plays, over every run of this set whose "
+                "opening was measured, whatever its estimator and flags:",
                 "",
             ]
             lines += table(
@@ -309,7 +314,8 @@ def generalization_summary(d: dict) -> str:
             None,
         )
         refs = (
-            f"; the Bayes policy {pct(bayes['gen200'])}, the best fixed sequence {pct(fixed['gen200'])}"
+            f"; the Bayes policy {pct(bayes['gen200'])}, the best fixed sequence "
+            f"{pct(fixed['gen200'])}"
             if bayes and fixed and not nan(bayes["gen200"])
             else ""
         )
@@ -318,7 +324,8 @@ def generalization_summary(d: dict) -> str:
             cells = [
                 f"{e.upper()} {ms([r['gen200_greedy'] for r in rs])} greedy / "
                 f"{ms([r['gen200_sampled'] for r in rs])} sampled (held-out 1..100: "
-                f"{ms([r['heldout_greedy'] for r in rs])} / {ms([r['heldout_sampled'] for r in rs])}; "
+                f"{ms([r['heldout_greedy'] for r in rs])} / "
+                f"{ms([r['heldout_sampled'] for r in rs])}; "
                 + (
                     f"repeat ratio on 1..200 {ms([r['gen200_repeat_ratio'] for r in rs], 2, 1.0)}; "
                     if all("gen200_repeat_ratio" in r for r in rs)
@@ -353,7 +360,7 @@ def generalization_summary(d: dict) -> str:
                 + others
             )
     return (
-        "- **Generalization to secrets 1..200** (trained on 1..100; kept checkpoints; resolve %, mean ± SEM over "
-        "seeds): "
+        "- **Generalization to secrets 1..200** (trained on 1..100; kept checkpoints; "
+        "resolve %, mean ± SEM over seeds): "
         + " ".join(p[0].upper() + p[1:] + ("." if not p.endswith(".") else "") for p in parts)
     )

@@ -20,7 +20,8 @@ from env import secret_split
 from stats import paired_t_test
 
 FILE, GENERALIZATION = "screens.json", "generalization.json"
-SCREEN_PASS = 0.8  # the resolve a policy must reach on secrets up to 200 on every seed (the generalization target)
+# the resolve a policy must reach on secrets up to 200 on every seed (the generalization target)
+SCREEN_PASS = 0.8
 FIGURES = [
     ("heldout_greedy", "Held-out resolve"),
     ("probe_greedy", "Probe resolve"),
@@ -54,7 +55,10 @@ def against(runs: list[dict], base: list[dict], key: str) -> str:
     mine = {r["seed"]: r[key] for r in runs}
     a, b = [mine[s] for s in seeds], [by[s] for s in seeds]
     t, p = paired_t_test(a, b)
-    return f"{num(sum(x - y for x, y in zip(a, b)) / len(seeds), 1, 100)} ({t_test_text(t, p)}; seeds {seeds_text(seeds)})"
+    return (
+        f"{num(sum(x - y for x, y in zip(a, b)) / len(seeds), 1, 100)} ({t_test_text(t, p)}; "
+        f"seeds {seeds_text(seeds)})"
+    )
 
 
 def overlap_text(screened: list[dict]) -> str:
@@ -66,8 +70,8 @@ def overlap_text(screened: list[dict]) -> str:
         for theirs in reported:
             shared = sorted(set(secret_split(seed=mine)[1]) & set(secret_split(seed=theirs)[1]))
             parts.append(
-                f"split {mine}'s held-out secrets that split {theirs}'s reported runs also hold out: "
-                + (seeds_text(shared) if shared else "none")
+                f"split {mine}'s held-out secrets that split {theirs}'s reported runs also hold "
+                "out: " + (seeds_text(shared) if shared else "none")
             )
     return "; ".join(parts) + "." if parts else ""
 
@@ -81,14 +85,16 @@ def section_screens() -> list[str]:
     lines += [
         provenance_line(FILE, d),
         "",
-        f"*Protocol:* each run trains on its split's training secrets of 1..100 and is judged by its kept "
-        f"checkpoint, greedy, on its split's held-out secrets (Held-out) and on the secrets {lo}..{hi} in the "
-        f"universe 1..{d['probe']['n_max']} (Probe), numbers above any the generalization test plays; "
-        f"{overlap_text(d['runs'])} Redundant: the share of probe turns that ask an arm what it was "
-        f"already asked; Invalid: the share with no readable action. Pass: runs whose probe resolve is at least "
-        f"{num(SCREEN_PASS, 0, 100)}%. Against the default: the group minus ECHO at the defaults on the same split, in "
-        f"points, paired by seed. A group is its split, estimator and the train.py settings it changed from the "
-        f"defaults.",
+        "*Protocol:* each run trains on its split's training secrets of 1..100 and is judged by "
+        "its kept checkpoint, greedy, on its split's held-out secrets "
+        f"(Held-out) and on the secrets {lo}..{hi} in the universe 1..{d['probe']['n_max']} "
+        "(Probe), numbers above any the generalization test plays; "
+        f"{overlap_text(d['runs'])} Redundant: the share of probe turns that ask an arm what it "
+        "was already asked; Invalid: the share with no readable action. "
+        f"Pass: runs whose probe resolve is at least {num(SCREEN_PASS, 0, 100)}%. "
+        "Against the default: the group minus ECHO at the defaults on the same split, in points, "
+        "paired by seed. A group is its split, estimator and the train.py settings it changed "
+        "from the defaults.",
         "",
     ]
     runs = [r for r in d["runs"] if r["question_set"] == "paper"]

@@ -17,17 +17,17 @@ def threads_figure(d: dict) -> str:
             f"{min(t):.1f}-{max(t):.1f}" if len(t) > 1 else f"{t[0]:.1f}"
         )
     return (
-        f"a training step of {d['episodes']} secrets (their rollouts and Eq. 2's update) per process, seconds each "
-        f"with 1 / 2 / 3 processes side by side: "
+        f"a training step of {d['episodes']} secrets (their rollouts and Eq. 2's update) "
+        "per process, seconds each with 1 / 2 / 3 processes side by side: "
         + "; ".join(f"setting {k}: {' / '.join(v)}" for k, v in by.items())
     )
 
 
 def rollouts_figure(d: dict) -> str:
     return "; ".join(
-        f"{m}, {v['batched']['episodes']} episodes: batched {v['batched']['seconds']:.1f} s, one at a "
-        f"time {v['one_at_a_time']['seconds']:.1f} s ({v['speedup_vs_one_at_a_time']}x), `model.generate` "
-        f"per episode {v['hf_generate_per_episode']['seconds']:.1f} s "
+        f"{m}, {v['batched']['episodes']} episodes: batched {v['batched']['seconds']:.1f} s, "
+        f"one at a time {v['one_at_a_time']['seconds']:.1f} s ({v['speedup_vs_one_at_a_time']}x), "
+        f"`model.generate` per episode {v['hf_generate_per_episode']['seconds']:.1f} s "
         f"({v['speedup_vs_hf_generate_per_episode']}x)"
         for m, v in d.items()
         if isinstance(v, dict) and "batched" in v
@@ -41,8 +41,8 @@ def paper_hours(step_s: float) -> str:
 
 
 def profile_text(p: dict, top: int = 3) -> str:
-    """bench/gpu_step.py --profile-turns: per phase the GPU-busy share of its wall time, its costliest
-    kernels and its costliest host call."""
+    """bench/gpu_step.py --profile-turns: per phase the GPU-busy share of its wall time, its
+    costliest kernels and its costliest host call."""
 
     def phase(name: str) -> str:
         v = p[name]
@@ -51,15 +51,16 @@ def profile_text(p: dict, top: int = 3) -> str:
         )
         host = v["host"][0]
         return (
-            f"{name} GPU busy {v['gpu_busy_s']} of {v['wall_s']} s (kernels: {kernels}; most host time: "
-            f"{host[0][:40]} {host[2]:,.0f} ms / {host[1]:,} calls)"
+            f"{name} GPU busy {v['gpu_busy_s']} of {v['wall_s']} s (kernels: {kernels}; "
+            f"most host time: {host[0][:40]} {host[2]:,.0f} ms / {host[1]:,} calls)"
         )
 
     return f"profiled {p['turns']}-turn step: " + "; ".join(phase(n) for n in ("rollout", "update"))
 
 
 def gpu_step_figure(d: dict) -> str:
-    """bench/gpu_step.py's figures; a file with the decode split (keys MODE/ENGINE) gives the bound too."""
+    """bench/gpu_step.py's figures; a file with the decode split (keys MODE/ENGINE) gives the bound
+    too."""
     parts = []
     for m, v in d["modes"].items():
         if v.get("out_of_memory"):  # a micro-batch sweep's setting that did not fit
@@ -68,24 +69,29 @@ def gpu_step_figure(d: dict) -> str:
         text = f"{m}: {v['step_s']} s per step"
         if "decode_s" in v:
             text += (
-                f" (rollout {v['rollout_s']} s: prefill {v['prefill_s']}, decode {v['decode_s']}; scoring "
-                f"{v['scoring_s']} s; update {v['update_s']} s), decode {v['decode_tokens_per_s']:,} tokens/s = "
+                f" (rollout {v['rollout_s']} s: prefill {v['prefill_s']}, decode {v['decode_s']}; "
+                f"scoring {v['scoring_s']} s; update {v['update_s']} s), "
+                f"decode {v['decode_tokens_per_s']:,} tokens/s = "
                 f"{v['percent_of_bandwidth_bound']}% of the bandwidth bound"
             )
         text += f", batched generation {v['batched_generated_tokens_per_s']:,} tokens/s"
         if "model_generate_one_episode_tokens_per_s" in v:
-            text += f" vs {v['model_generate_one_episode_tokens_per_s']} for `model.generate` one episode at a time"
+            text += (
+                f" vs {v['model_generate_one_episode_tokens_per_s']} for `model.generate` one "
+                "episode at a time"
+            )
         if v.get("peak_gpu_memory_gb") is not None:
             text += f", peak {v['peak_gpu_memory_gb']} GB"
         if v.get("graphs_captured"):
             text += (
-                f", {v['graphs_captured']} CUDA graph(s), {v['compile_and_capture_s']} s compiling and capturing, "
-                f"warm-up step {v['warm_up_step_s']} s"
+                f", {v['graphs_captured']} CUDA graph(s), {v['compile_and_capture_s']} s compiling "
+                f"and capturing, warm-up step {v['warm_up_step_s']} s"
             )
         if "behaviour_action_log_ratio_mean_abs" in v:
             text += (
-                f", per-action log-ratio of the sampler to pi_old: mean |.| {v['behaviour_action_log_ratio_mean_abs']}"
-                f", largest {v['behaviour_action_log_ratio_max_abs']}"
+                ", per-action log-ratio of the sampler to pi_old: mean |.| "
+                f"{v['behaviour_action_log_ratio_mean_abs']}, largest "
+                f"{v['behaviour_action_log_ratio_max_abs']}"
             )
         if d.get("device", "cpu") != "cpu" and "decode_s" in v:
             text += f"; {paper_hours(v['step_s'])}"
@@ -103,11 +109,13 @@ def gpu_step_figure(d: dict) -> str:
 def device_runs_figure(d: dict) -> str:
     """bench/device_runs.py's summary of train.py runs made on another machine."""
     return "; ".join(
-        f"`{r['command']}` ({r['name']}): {r['steps']} steps, {r['process_wall']:.0f} s the whole command, RL phase "
-        f"{r['rl_seconds']} s (median step {r['median_step_seconds']} s, fastest {r['fastest_step_seconds']} s), "
-        f"held-out resolve greedy {num(r['final_greedy_resolve'])}, sampled {num(r['final_sampled_resolve'])}, "
-        f"per-action log-ratio of the bf16 copy to pi_old: mean |.| {r['behaviour_action_log_ratio_mean_abs']}, "
-        f"largest {r['behaviour_action_log_ratio_max_abs']}"
+        f"`{r['command']}` ({r['name']}): {r['steps']} steps, {r['process_wall']:.0f} s the whole "
+        f"command, RL phase {r['rl_seconds']} s (median step {r['median_step_seconds']} s, "
+        f"fastest {r['fastest_step_seconds']} s), held-out resolve greedy "
+        f"{num(r['final_greedy_resolve'])}, sampled {num(r['final_sampled_resolve'])}, "
+        "per-action log-ratio of the bf16 copy to pi_old: mean |.| "
+        f"{r['behaviour_action_log_ratio_mean_abs']}, largest "
+        f"{r['behaviour_action_log_ratio_max_abs']}"
         for r in d["runs"]
     )
 
@@ -115,8 +123,9 @@ def device_runs_figure(d: dict) -> str:
 def profile_figure(d: dict) -> str:
     pieces = d["pieces"]
     return (
-        f"{d['steps']} training step(s) from step 1 ({d['turns']} turns, {d['threads']} thread(s)): {d['seconds']} "
-        f"s; rollout {pieces['rollout (total)']['seconds']} s, update {pieces['update (total)']['seconds']} s "
+        f"{d['steps']} training step(s) from step 1 ({d['turns']} turns, "
+        f"{d['threads']} thread(s)): {d['seconds']} s; rollout "
+        f"{pieces['rollout (total)']['seconds']} s, update {pieces['update (total)']['seconds']} s "
         f"(backward {pieces['update: backward']['seconds']} s)"
     )
 
@@ -146,16 +155,19 @@ def ranks_figure(d: dict) -> str:
 
 
 def train_speed_figure(d: dict) -> str:
-    """bench/train_speed.py: one train.py run of a named revision and one of the code it measured."""
+    """bench/train_speed.py: one train.py run of a named revision, one of the code it measured."""
     what = (
         "the whole run from an empty warm-up cache"
         if d.get("cold")
         else "the RL phase, warm-up cached"
     )
-    side = lambda r: (
-        f"{r['process_wall'] if d.get('cold') else r['rl_seconds']} s, held-out resolve greedy "  # noqa: E731
-        f"{num(r['final_greedy_resolve'])}, sampled {num(r['final_sampled_resolve'])}"
-    )
+
+    def side(r):
+        return (
+            f"{r['process_wall'] if d.get('cold') else r['rl_seconds']} s, held-out resolve greedy "
+            f"{num(r['final_greedy_resolve'])}, sampled {num(r['final_sampled_resolve'])}"
+        )
+
     same = (
         "the same settings"
         if d.get("like_for_like")
@@ -204,11 +216,12 @@ def section_speed() -> list[str]:
         if data:
             m = meta(name, data)
             note = f" ({m['note']})" if m.get("note") else ""
+            # named in the file (and in the last column's check)
             command = re.sub(
                 r"--(baseline|commit) \S+",
                 lambda c: f"--{c[1]} {'REVISION' if c[1] == 'baseline' else 'HASH'}",
                 m.get("command", "not recorded"),
-            )  # named in the file (and in the last column's check)
+            )
             rows.append(
                 [
                     f"`{command}`{note}",
@@ -222,11 +235,12 @@ def section_speed() -> list[str]:
     return [
         "## Speed",
         "",
-        "*Protocol:* each row times the code of the commit its file records (bench/common.code_version; for a "
-        "file whose benchmark recorded none, provenance.json gives the commit that last changed its figures, "
-        "traced from git). The last column names the files the row depends on that have changed since: such a "
-        "row times older code, and a timing of the code as it is now needs the benchmark run again. Nothing is "
-        "chosen by these figures.",
+        "*Protocol:* each row times the code of the commit its file records "
+        "(bench/common.code_version; for a file whose benchmark recorded none, "
+        "provenance.json gives the commit that last changed its figures, traced from git). "
+        "The last column names the files the row depends on that have changed since: "
+        "such a row times older code, and a timing of the code as it is now needs the benchmark "
+        "run again. Nothing is chosen by these figures.",
         "",
     ] + table(
         ["Benchmark", "Figure", "Machine", "Date", "File (`bench/results/`)", "Code changed since"],

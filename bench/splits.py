@@ -13,10 +13,10 @@ import sys
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, parse_config  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, parse_config
 
-import train  # noqa: E402
+import train
 
 
 @dataclass
@@ -64,8 +64,8 @@ def main(argv=None) -> dict:
     result = splits([int(s) for s in cfg.seeds.split(",")])
     for pair in result["shared"]:
         print(
-            f"split {pair['from']}'s held-out secrets that split {pair['to']} holds out: {pair['heldout']}; "
-            f"validates on: {pair['validation']}; trains on: {pair['training']}"
+            f"split {pair['from']}'s held-out secrets that split {pair['to']} holds out: "
+            f"{pair['heldout']}; validates on: {pair['validation']}; trains on: {pair['training']}"
         )
     save_results(result, cfg.out)
     return result

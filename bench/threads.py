@@ -9,7 +9,8 @@ it: one thread per process, OMP_WAIT_POLICY=PASSIVE (threads sleep at once), a b
 (GOMP_SPINCOUNT), and what every entry point does (cli.py). The workload is train.py's first
 step of the default run: its rollout (many one-token model calls) and its update (Eq. 2's passes).
 
-    python bench/threads.py [--episodes 6] [--processes 1,2,3] [--settings 2,1,2-passive,2-spin10000,auto]
+    python bench/threads.py [--episodes 6] [--processes 1,2,3] \\
+        [--settings 2,1,2-passive,2-spin10000,auto]
 """
 
 import json
@@ -20,8 +21,8 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, parse_config  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, parse_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOAD = """
@@ -39,10 +40,12 @@ game = train.game_config(cfg)
 policy = warmed_up("tiny", quiet=True, warm=WarmupConfig(candidate_format=cfg.candidate_format))
 secrets = [1 + (17 * i) % 100 for i in range({episodes})]
 start = time.perf_counter()
-batch = play_rollouts(policy, secrets, cfg.group_size, game, SampleConfig(cfg.temperature, cfg.top_p),
+batch = play_rollouts(policy, secrets, cfg.group_size, game, \
+SampleConfig(cfg.temperature, cfg.top_p),
                       generator=torch.Generator().manual_seed(0))
 played = time.perf_counter()
-advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit_from_batch(batch, game.n_max), EstimatorContext())).float()
+advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit_from_batch(batch, game.n_max), \
+EstimatorContext())).float()
 optimizer = torch.optim.AdamW(policy.model.parameters(), lr=cfg.lr)
 shuffle = torch.Generator().manual_seed(0)
 ppo_update(policy, optimizer, batch, advantages, cfg, shuffle, None, Ranks(), True)

@@ -7,11 +7,12 @@ interpreter; both runs get the same command line and start from a cached format 
 builds its own once, not timed), so the figure is the RL phase: the sum of the logged seconds per
 step. With --cold each run starts instead from an empty cache of its own ($ECHO_CACHE_DIR), so its
 process time is what a newcomer's first `python train.py` takes: the warm-up, the RL steps, and
-everything around them. The same flags can still mean different settings where the two revisions' defaults differ:
-each run's saved train_config.json is compared, and the fields that differ are written with the
-figures (a speed-up between different settings is not a speed-up of the code).
+everything around them. The same flags can still mean different settings where the two revisions'
+defaults differ: each run's saved train_config.json is compared, and the fields that differ are
+written with the figures (a speed-up between different settings is not a speed-up of the code).
 
-    python bench/train_speed.py --baseline REVISION [--estimator echo] [--train-flags "--steps 40"] [--cold]
+    python bench/train_speed.py --baseline REVISION [--estimator echo] \\
+        [--train-flags "--steps 40"] [--cold]
 """
 
 import json
@@ -24,8 +25,8 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, fail, parse_config  # noqa: E402
+from bench.common import RESULTS, save_results
+from cli import arg, fail, parse_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -70,14 +71,12 @@ def run(code_dir: str, out_dir: str, cfg: TrainSpeedConfig) -> dict:
         if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
     }
     if cfg.cold:
-        env["ECHO_CACHE_DIR"] = os.path.join(
-            out_dir, "cache"
-        )  # empty: this run builds its own warm-up
+        # empty: this run builds its own warm-up
+        env["ECHO_CACHE_DIR"] = os.path.join(out_dir, "cache")
     else:
         warm = cmd + ["--steps", "1", "--run-name", "warm"]  # last, so they win over --train-flags
-        subprocess.run(
-            warm, cwd=code_dir, env=env, check=True, capture_output=True
-        )  # builds the warm-up cache
+        # builds the warm-up cache
+        subprocess.run(warm, cwd=code_dir, env=env, check=True, capture_output=True)
     start = time.perf_counter()
     subprocess.run(cmd, cwd=code_dir, env=env, check=True, capture_output=True)
     wall = time.perf_counter() - start
@@ -108,7 +107,8 @@ def run(code_dir: str, out_dir: str, cfg: TrainSpeedConfig) -> dict:
 
 
 def config_differences(a: dict | None, b: dict | None) -> dict | None:
-    """{field: [baseline value, current value]} where the two saved configs differ (None if either is missing)."""
+    """{field: [baseline value, current value]} where the two saved configs differ (None if either
+    is missing)."""
     if a is None or b is None:
         return None
     ignore = {"out", "run_name", "presets"}
@@ -160,9 +160,8 @@ def main(argv=None):
     results["config_differences"] = config_differences(
         results["baseline"]["train_config"], results["current"]["train_config"]
     )
-    results["like_for_like"] = (
-        results["config_differences"] == {}
-    )  # the same settings, so a speed-up of the code
+    # the same settings, so a speed-up of the code
+    results["like_for_like"] = results["config_differences"] == {}
     results["speedup"] = round(
         results["baseline"]["rl_seconds"] / results["current"]["rl_seconds"], 2
     )
@@ -174,14 +173,15 @@ def main(argv=None):
             else f"{r['final_sampled_resolve']:.2f}"
         )
         print(
-            f"{side:9s} RL phase {r['rl_seconds']:6.1f} s (process {r['process_wall']:.0f} s): held-out resolve "
-            f"greedy {r['final_greedy_resolve']:.2f}, sampled {sampled}; "
+            f"{side:9s} RL phase {r['rl_seconds']:6.1f} s (process {r['process_wall']:.0f} s): "
+            f"held-out resolve greedy {r['final_greedy_resolve']:.2f}, sampled {sampled}; "
             f"steps to 90%: sampled {r['steps_to_90_sampled']}, greedy {r['steps_to_90_greedy']}"
         )
     differences = results["config_differences"]
     if differences:
         print(
-            "the two runs' settings differ (each revision's defaults), so this is not a like-for-like timing: "
+            "the two runs' settings differ (each revision's defaults), "
+            "so this is not a like-for-like timing: "
             + ", ".join(f"{k} {a} vs {b}" for k, (a, b) in differences.items())
         )
     elif differences is None:

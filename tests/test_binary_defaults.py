@@ -15,9 +15,8 @@ def test_smoothed_and_the_kept_evaluation_by_hand():
     assert smoothed(scores, 3) == pytest.approx([0.1, 0.3, 0.8 / 3, 1.1 / 3, 1.0 / 3])
     assert kept_evaluation(scores, 1) == 1
     assert kept_evaluation(scores, 3) == 3
-    assert (
-        kept_evaluation([0.2, 0.6, 0.6], 1) == 2
-    )  # a later tie wins, as Run.keep_best saves on >=
+    # a later tie wins, as Run.keep_best saves on >=
+    assert kept_evaluation([0.2, 0.6, 0.6], 1) == 2
     assert bd.chosen_index(scores, 0) == 4  # window 0: the last evaluation
 
 
@@ -68,9 +67,8 @@ def test_compare_picks_the_rule_then_the_setting():
     out = bd.compare(runs, "default")
     assert [r["settings"] for r in out["rows"]] == [{"lr": 5e-4}, {"lr": 1e-3}]  # only what differs
     cv = {r["name"]: r["cross_validated"] for r in out["rows"]}
-    assert cv["default"]["best single"] == pytest.approx(
-        (0.3 + 0.6) / 2
-    )  # a picks 1 (b: 0.3), b picks 3
+    # a picks 1 (b: 0.3), b picks 3
+    assert cv["default"]["best single"] == pytest.approx((0.3 + 0.6) / 2)
     assert out["rule_means"]["last"] == pytest.approx((0.6 + 0.7) / 2)
     assert out["rule_means"][out["chosen_rule"]] == pytest.approx(max(out["rule_means"].values()))
     assert (
@@ -83,9 +81,8 @@ def test_compare_picks_the_rule_then_the_setting():
 def test_a_tie_keeps_the_default(tmp_path):
     same = [(0.5, 0.5), (0.5, 0.5)]
     out = bd.compare([fake_run("a-other", 1e-3, same), fake_run("default", 5e-4, same)], "default")
-    assert (
-        out["chosen"] == "default" and out["chosen_rule"] == "best 3 in a row"
-    )  # the default run's window
+    # the default run's window
+    assert out["chosen"] == "default" and out["chosen_rule"] == "best 3 in a row"
     runs = [fake_run("a-other", 1e-3, same), fake_run("default", 5e-4, same)]
     runs[1]["config"]["validation_window"] = 5
     assert bd.compare(runs, "default")["chosen_rule"] == "best 5 in a row"

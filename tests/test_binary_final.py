@@ -17,9 +17,8 @@ def test_bisection_cuts_at_the_median_and_halves_the_candidates():
     comparisons, eliminated = turns_of(replayed_turns(BayesPolicy(), secret_split()[1], cfg))
     s = summary(comparisons, eliminated)
     assert s["comparisons"] == len(comparisons) > 20 and s["threshold_median_corr"] > 0.99
-    assert all(
-        round(e * n) in (n // 2, n - n // 2) for _, _, n, e in comparisons
-    )  # each cut halves C_t
+    # each cut halves C_t
+    assert all(round(e * n) in (n // 2, n - n // 2) for _, _, n, e in comparisons)
     assert 0.45 < s["mean_fraction_eliminated"] <= 0.5 + 1e-9
     fixed = summary([(50.5, m, n, e) for _, m, n, e in comparisons], eliminated)
     assert math.isnan(fixed["threshold_median_corr"]) or abs(fixed["threshold_median_corr"]) < 1e-6
@@ -61,7 +60,7 @@ def test_the_readme_line_averages_each_estimator_over_its_seeds():
         "seed": s,
         "steps": 200,
         "heldout_greedy": g,
-        "heldout_sampled": 0.5,  # noqa: E731
+        "heldout_sampled": 0.5,
         "n200_greedy": 0.1,
         "n200_sampled": 0.2,
         "threshold_median_corr_sampled": 0.3,

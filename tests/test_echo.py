@@ -41,9 +41,12 @@ def credit(rollouts, n_before=None, n_after=None, max_turns=None, belief=None, p
                 ids[name][b, g, : len(r)] = (
                     torch.tensor(given[b][g]) if given else 1000 + 100 * g + torch.arange(len(r))
                 )
-    fill = lambda x, default: (
-        torch.tensor(x, dtype=torch.float64) if x is not None else torch.full((B, G, T), default)
-    )  # noqa: E731
+
+    def fill(x, default):
+        if x is None:
+            return torch.full((B, G, T), default)
+        return torch.tensor(x, dtype=torch.float64)
+
     return Credit(
         rewards=rewards,
         active=active,
@@ -123,9 +126,8 @@ def test_grpo_broadcasts_the_normalised_episode_return():
     assert torch.allclose(adv[0, :, 0], z, atol=1e-5) and torch.allclose(
         adv[0, :2, 1], z[:2], atol=1e-5
     )
-    assert (
-        adv[0, 2, 1] == 0 and adv[1].abs().sum() == 0
-    )  # one value per rollout, on its played turns only
+    # one value per rollout, on its played turns only
+    assert adv[0, 2, 1] == 0 and adv[1].abs().sum() == 0
 
 
 def test_rloo_per_turn_leave_one_out():
@@ -179,14 +181,14 @@ def test_echo_belief_groups_by_belief_and_falls_back_for_a_belief_held_alone():
 def test_echo_zeropad_reproduces_the_released_code():
     """The released advantages.py pads each finished episode with reward 0 to T turns and takes
     mean and std (unbiased, floored at 1e-4) over all G at each turn. G = 3: rollout 2 resolved
-    at turn 0. Turn 1 by hand, with the pad: rewards (0.3, 0.7, 0) -> mean 1/3, std sqrt(0.1233..)."""
+    at turn 0. Turn 1 by hand, with the pad: rewards (0.3, 0.7, 0) -> mean 1/3, std
+    sqrt(0.1233..)."""
     c = credit([[[1.0, 0.3], [0.5, 0.7], [0.0]]])
     adv = echo_zeropad(c, EstimatorContext())
     r1 = torch.tensor([0.3, 0.7, 0.0], dtype=torch.float64)
     expected_t1 = (r1 - r1.mean()) / r1.std()
-    assert (
-        torch.allclose(adv[0, :2, 1], expected_t1[:2]) and adv[0, 2, 1] == 0
-    )  # the pad gets no credit
+    # the pad gets no credit
+    assert torch.allclose(adv[0, :2, 1], expected_t1[:2]) and adv[0, 2, 1] == 0
     assert adv[0, 0, 1] == pytest.approx(
         (0.3 - 1 / 3) / math.sqrt(((0.3 - 1 / 3) ** 2 + (0.7 - 1 / 3) ** 2 + (1 / 3) ** 2) / 2)
     )
@@ -211,7 +213,8 @@ def test_gigpo_adds_an_anchor_state_advantage_to_the_episode_one():
     rtg0 = torch.tensor([2.0, 0.5, 3.0], dtype=torch.float64)
     a_step0 = (rtg0 - rtg0.mean()) / rtg0.std()
     assert torch.allclose(adv[0, :, 0], a_ep + a_step0, atol=1e-5)
-    # turn 1: rollouts 0 and 1 share state 5 (returns-to-go 2, 1 -> +-1/sqrt 2); rollout 2 is alone: 0
+    # turn 1: rollouts 0 and 1 share state 5 (returns-to-go 2, 1 -> +-1/sqrt 2);
+    # rollout 2 is alone: 0
     assert torch.allclose(
         adv[0, :, 1],
         a_ep + torch.tensor([1 / math.sqrt(2), -1 / math.sqrt(2), 0.0], dtype=torch.float64),
@@ -224,9 +227,8 @@ def test_turn_groups_are_per_secret_and_turn():
     c = credit([[[1.0, 1.0], [1.0]], [[1.0], [1.0]]], belief=[[[3, 3], [3]], [[3], [4]]])
     ids = turn_groups(c, c.belief)
     assert ids[0, 0, 0] == ids[0, 1, 0] != ids[0, 0, 1]  # same secret, turn and belief; other turn
-    assert (
-        ids[1, 0, 0] != ids[1, 1, 0] and ids[1, 0, 0] != ids[0, 0, 0]
-    )  # other belief; other secret
+    # other belief; other secret
+    assert ids[1, 0, 0] != ids[1, 1, 0] and ids[1, 0, 0] != ids[0, 0, 0]
     assert ids[0, 1, 1] == -1  # not played
 
 

@@ -1,6 +1,7 @@
 """The fast rollout engine (engine.py) against the eager reference (policy.py): same tokens, same
 log-probs, the eager attention's logits from the grouped one, the adapted model's logits from the
-rollout copy, and train.py's Eq. 2 unchanged by it (or weighted by the truncated importance ratio)."""
+rollout copy, and train.py's Eq. 2 unchanged by it (or weighted by the truncated importance
+ratio)."""
 
 import json
 import math
@@ -33,7 +34,7 @@ from policy import LMPolicy, SampleConfig, inverse_cdf, process_logits
 from rollouts import play_rollouts
 from ranks import Ranks
 from test_lora import qwen_dir  # noqa: F401  (a fixture: a random Qwen2 and a BPE tokenizer, saved)
-from test_policy import mixed_prompts, random_policy, tokenizer  # noqa: F401  (tokenizer: a fixture)
+from test_policy import mixed_prompts, random_policy, tokenizer  # noqa: F401  (tokenizer: fixture)
 from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
 
 
@@ -57,7 +58,8 @@ def test_read_length_reads_at_most_a_quarter_more_in_four_lengths_per_doubling()
 
 @pytest.fixture
 def gqa_policy(tokenizer):  # noqa: F811
-    """A small random Qwen2 whose 6 query heads share 2 key/value heads, 3 to a group (Qwen2.5-1.5B: 6)."""
+    """A small random Qwen2 whose 6 query heads share 2 key/value heads, 3 to a group (Qwen2.5-1.5B:
+    6)."""
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(0)
@@ -130,7 +132,8 @@ def test_reading_the_cache_only_as_far_as_filled_never_changes_a_sampled_token(g
 def test_blocked_inverse_cdf_hand_worked():
     """probs 0.1, 0.2, 0.3, 0.4 in blocks of 2 (cumulative 0.1, 0.3 | 0.6, 1.0): each uniform takes
     the first token whose cumulative probability reaches it, across the block boundary too; a
-    vocabulary that is no multiple of the block (3 tokens in blocks of 2) never yields the padding."""
+    vocabulary that is no multiple of the block (3 tokens in blocks of 2) never yields the
+    padding."""
     probs = torch.tensor([[0.1, 0.2, 0.3, 0.4]]).expand(6, 4)
     u = torch.tensor([0.05, 0.2, 0.29, 0.31, 0.7, 0.999])
     assert (
@@ -232,20 +235,15 @@ def test_static_decoder_gives_the_eager_tokens_and_logprobs(tokenizer, arch, gre
     fast = rollout_policy(eager, None, StaticDecoder())
     prompts = mixed_prompts(eager)  # 5 prompts of very different lengths
     sample = SampleConfig(max_new_tokens=24, greedy=greedy)
-    for batch in (
-        prompts[:3],
-        prompts,
-        prompts[3:],
-        prompts[::-1],
-    ):  # 3, 5 (8 rows: 3 padding), 2 rows
+    # 3, 5 (8 rows: 3 padding), 2 rows
+    for batch in (prompts[:3], prompts, prompts[3:], prompts[::-1]):
         want, got = generations(eager, batch, sample), generations(fast, batch, sample)
         assert [g.completion_ids for g in got] == [w.completion_ids for w in want]
         assert all(len(g.completion_ids) > 0 for g in got)
         gap = max(abs(a - b) for g, w in zip(got, want) for a, b in zip(g.logprobs, w.logprobs))
         assert gap < 1e-5
-    rows, lengths = zip(
-        *fast.decoder.buffers
-    )  # one cache per row bucket, as long as its longest need
+    # one cache per row bucket, as long as its longest need
+    rows, lengths = zip(*fast.decoder.buffers)
     assert set(rows) == {2, 4, 8} and all(n == next_power_of_two(n, least=256) for n in lengths)
     assert max(lengths) == next_power_of_two(
         max(map(len, prompts)) + sample.max_new_tokens, least=256
@@ -299,7 +297,8 @@ def test_rollout_copy_with_lora_folded_in_gives_the_adapted_logits(adapted):
 
 
 def test_refresh_copies_the_trained_weights_in_place(adapted):
-    """After an update the copy follows the adapter, at the same addresses (captured graphs stay valid)."""
+    """After an update the copy follows the adapter, at the same addresses (captured graphs stay
+    valid)."""
     copy = rollout_policy(adapted, torch.float32)
     addresses = [p.data_ptr() for p in copy.model.parameters()]
     with torch.no_grad():
@@ -320,7 +319,8 @@ def test_folded_state_dict_of_a_plain_model_is_its_own(tokenizer):  # noqa: F811
 
 def test_fused_state_dict_stacks_q_k_v_and_gate_up_by_rows():
     """Hand-worked: a layer's q (2 rows), k and v (1 row each) stack into qkv_proj in that order,
-    weights and biases alike; gate then up into gate_up_proj; every other entry is left as it was."""
+    weights and biases alike; gate then up into gate_up_proj; every other entry is left as it
+    was."""
     w = {
         name: torch.full((rows, 2), float(i))
         for i, (name, rows) in enumerate([("q", 2), ("k", 1), ("v", 1), ("gate", 3), ("up", 3)])
@@ -351,9 +351,8 @@ def test_fused_state_dict_stacks_q_k_v_and_gate_up_by_rows():
     assert fused[layer + "self_attn.qkv_proj.weight"][:, 0].tolist() == [0.0, 0.0, 1.0, 2.0]
     assert fused[layer + "self_attn.qkv_proj.bias"].tolist() == [1.0, 2.0, 3.0, 4.0]
     assert fused[layer + "mlp.gate_up_proj.weight"][:, 0].tolist() == [3.0, 3.0, 3.0, 4.0, 4.0, 4.0]
-    assert (
-        fused["lm_head.weight"] is state["lm_head.weight"] and len(state) == 11
-    )  # the input is not changed
+    # the input is not changed
+    assert fused["lm_head.weight"] is state["lm_head.weight"] and len(state) == 11
 
 
 @pytest.mark.parametrize("arch", ["tiny", "qwen2-gqa"])
@@ -388,7 +387,11 @@ def test_fused_projections_give_the_stock_logits(tokenizer, gqa_policy, arch):  
 
 
 @pytest.mark.parametrize("rollout", ["eager", "fast"])
-def test_training_on_the_rollout_copy_keeps_eq2_first_ratio_one(tmp_path, model_dir, rollout):  # noqa: F811
+def test_training_on_the_rollout_copy_keeps_eq2_first_ratio_one(
+    tmp_path,
+    model_dir,  # noqa: F811
+    rollout,
+):
     """train.py --rollout fast samples from the bf16 copy: pi_old is still scored on the trained
     model, so Eq. 2's first ratio is exactly 1; what sampling and scoring differ by is logged
     (zero-ish for eager, the bf16 copy's rounding for fast)."""
@@ -403,9 +406,8 @@ def test_training_on_the_rollout_copy_keeps_eq2_first_ratio_one(tmp_path, model_
     else:
         assert 1e-5 < min(drift) and max(drift) < 0.1
         assert all(r["train/behaviour_logprob_gap"] >= d for r, d in zip(rows, drift))
-    action = [
-        r["train/behaviour_action_log_ratio_mean_abs"] for r in rows
-    ]  # a sum of tokens' differences
+    # a sum of tokens' differences
+    action = [r["train/behaviour_action_log_ratio_mean_abs"] for r in rows]
     assert all(r["train/behaviour_action_log_ratio_max_abs"] >= a for r, a in zip(rows, action))
     assert (max(action) < 1e-4) if rollout == "eager" else (min(action) > 1e-5)
 
@@ -434,12 +436,10 @@ def test_behaviour_cap_weights_each_action_of_eq2(model_dir):  # noqa: F811
 
     def updated(cap, advantages):
         policy = models.load_policy(model_dir, "cpu", "fp32")
-        cfg = replace(
-            train.TrainConfig(), behaviour_is_cap=cap, micro_batch=4, top_p=1.0
-        )  # as the batch was sampled
-        optimizer = torch.optim.SGD(
-            policy.model.parameters(), lr=0.1
-        )  # weights linear in the gradients
+        # as the batch was sampled
+        cfg = replace(train.TrainConfig(), behaviour_is_cap=cap, micro_batch=4, top_p=1.0)
+        # weights linear in the gradients
+        optimizer = torch.optim.SGD(policy.model.parameters(), lr=0.1)
         shuffle = torch.Generator().manual_seed(0)
         row = update.ppo_update(
             policy, optimizer, batch, advantages, cfg, shuffle, None, Ranks(), False
@@ -498,9 +498,8 @@ def test_compiled_layers_give_the_eager_logprobs_and_lora_gradients(tmp_path):
     with torch.no_grad():
         for n, p in policy.model.named_parameters():
             if "lora_B" in n:
-                p.normal_(
-                    0, 0.5
-                )  # adapters far from their zero start, so their gradients are not trivial
+                # adapters far from their zero start, so their gradients are not trivial
+                p.normal_(0, 0.5)
     trained = [p for p in policy.model.parameters() if p.requires_grad]
 
     def scored(prompts, completions):
@@ -524,9 +523,8 @@ def test_compiled_layers_give_the_eager_logprobs_and_lora_gradients(tmp_path):
             with torch.no_grad():
                 unscored = policy.score(prompts, completions)[0]
         assert (got - want).abs().max() < 1e-5 and (unscored - want).abs().max() < 1e-5
-        for g, w in zip(
-            grads, want_grads
-        ):  # float32 summed in another order through 4 layers: ~1e-4 of the largest
+        # float32 summed in another order through 4 layers: ~1e-4 of the largest
+        for g, w in zip(grads, want_grads):
             assert (g - w).abs().max() <= 1e-3 * w.abs().max()
     assert 1 <= counters["stats"]["unique_graphs"] < len(compiled.layers)
     assert (
@@ -598,13 +596,10 @@ def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):
         "full/fast/compiled-update",
         "full/fast/micro-batch-3/compiled-update",
     }
-    assert (
-        d["modes"]["full/fast/micro-batch-3"]["turns"] > 0
-    )  # on the weights the first micro-batch's steps left
-    for phase in (
-        "rollout",
-        "update",
-    ):  # the profiled one-turn step: its phases, no GPU kernels on a CPU
+    # on the weights the first micro-batch's steps left
+    assert d["modes"]["full/fast/micro-batch-3"]["turns"] > 0
+    # the profiled one-turn step: its phases, no GPU kernels on a CPU
+    for phase in ("rollout", "update"):
         p = d["modes"]["lora/fast"]["profile"][phase]
         assert (
             p["wall_s"] > 0 and p["gpu_busy_s"] == 0 and p["kernels"] == [] and len(p["host"]) == 12
@@ -629,9 +624,8 @@ def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):
         and fast["graphs_captured"] == 0
         and fast["compile_and_capture_s"] == 0
     )
-    copied = (
-        tmp_path / "copied.json"
-    )  # as in a copy of the tree with no git history (a GPU machine)
+    # as in a copy of the tree with no git history (a GPU machine)
+    copied = tmp_path / "copied.json"
     monkeypatch.setattr(gpu_step, "code_version", lambda: {})
     gpu_step.main(
         tiny[:-1] + [str(copied), "--modes", "full", "--engines", "eager", "--commit", "abc123"]
@@ -695,9 +689,9 @@ def test_gpu_step_records_a_micro_batch_that_does_not_fit(tmp_path, monkeypatch)
 @pytest.mark.parametrize("sampler", ["trained", "copy"])
 def test_compiled_static_decoder_gives_the_eager_tokens(tokenizer, sampler):  # noqa: F811
     """torch.compile of the decode step and of the fast draw (inductor on a CPU; on CUDA the same
-    call captures CUDA graphs): the same tokens as eager, across batch sizes (a recompile, then shapes reused), on
-    the trained model's stock attention and on the rollout copy's grouped attention with its
-    read lengths (float32), which the compiled graph takes as an argument."""
+    call captures CUDA graphs): the same tokens as eager, across batch sizes (a recompile, then
+    shapes reused), on the trained model's stock attention and on the rollout copy's grouped
+    attention with its read lengths (float32), which the compiled graph takes as an argument."""
     eager = random_policy(tokenizer, "qwen2")
     decoder = StaticDecoder(compile_graphs=True, min_positions=1024)
     fast = rollout_policy(eager, None if sampler == "trained" else torch.float32, decoder)

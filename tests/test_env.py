@@ -1,4 +1,5 @@
-"""The game: hand-worked rewards (App. C "CSG Reward Composition"), the action reader, the batch, and hostile input."""
+"""The game: hand-worked rewards (App. C "CSG Reward Composition"), the action reader, the batch,
+and hostile input."""
 
 import json
 import random
@@ -106,7 +107,8 @@ def test_the_redundancy_penalty_is_the_games():
     ],
 )
 def test_unreadable_actions_are_invalid_turns(text, reason):
-    """No silent fallback question: an invalid turn has a penalty, no oracle call, no belief change."""
+    """No silent fallback question: an invalid turn has a penalty, no oracle call, no belief
+    change."""
     assert read_action(text, 5) == (None, reason)
     game = CSG([42], GameConfig(), oracle=None)
     (r,) = game.step([text])
@@ -119,7 +121,8 @@ def test_unreadable_actions_are_invalid_turns(text, reason):
     "text",
     [
         '```json\n{"arm": 2, "question": "Is it divisible by 3?"}\n```',
-        'Thought: parity splits evenly.\nAction: {"arm": 2, "question": "Is it divisible by 3?"} done',
+        'Thought: parity splits evenly.\nAction: {"arm": 2, "question": '
+        '"Is it divisible by 3?"} done',
         '{"note": {"x": 1}} then {"arm": "2", "question": " Is it divisible by 3? "}',
         '{"arm": 2.0, "question": "Is it divisible by 3?"}',
     ],
@@ -132,7 +135,8 @@ def test_action_reader_tolerates_fences_and_prose(text):
 
 
 def test_belief_update_refuses_a_fact_that_eliminates_the_secret():
-    """Lemma 'Exact posterior in CSG' holds only for true hints: a false one is refused, not used."""
+    """Lemma 'Exact posterior in CSG' holds only for true hints: a false one is refused, not
+    used."""
     universe = frozenset(range(1, 101))
     even = Fact(Predicate("n", "even"))
     assert update_belief(universe, even, 7, 100) == (universe, True)
@@ -156,7 +160,8 @@ def test_lying_oracle_turns_are_marked_inconsistent():
 
 
 def test_binary_question_set_deflects_value_questions_only():
-    """binary: 'what is the last digit?' is deflected without an oracle; yes/no and odd-or-even are answered."""
+    """binary: 'what is the last digit?' is deflected without an oracle; yes/no and odd-or-even are
+    answered."""
     cfg = GameConfig(question_set="binary")
     game = CSG([42, 42, 42], cfg)
     r = game.step(
@@ -297,7 +302,10 @@ def hostile_strings(count, seed=0):
         "is it " + "not " * 200 + "even",
     ]
     alphabet = "abcdefghijklmnopqrstuvwxyz 0123456789?.,-+<>=≥≤{}[]\":'\\/\n\t\x00\x07é漢🙂\u200b"
-    words = "is the number it greater less than between and or not divisible by digit sum last even odd prime".split()
+    words = (
+        "is the number it greater less than between and or not divisible by digit sum last even "
+        "odd prime".split()
+    )
     out = list(fixed)
     while len(out) < count:
         kind = rng.random()
@@ -401,9 +409,8 @@ def test_branch_carries_an_episode_on_for_other_secrets_of_its_belief():
     )
     assert branch.messages() == game.messages() * 3  # the same history, the same prompt
     records = branch.step([json.dumps({"arm": 3, "question": "What is the last digit?"})] * 3)
-    assert (
-        all(r.redundant for r in records) and game.episodes[0].turn == 1
-    )  # the original is untouched
+    # the original is untouched
+    assert all(r.redundant for r in records) and game.episodes[0].turn == 1
     with pytest.raises(ValueError):
         game.branch(0, [43])  # 43 is not in C_t
 
@@ -417,14 +424,12 @@ def test_random_interval_holds_its_secret_inside_the_range():
     draws = [
         (s, random_interval(s, 100, 5, rng)) for s in [rng.randint(1, 100) for _ in range(500)]
     ]
-    assert all(
-        u == frozenset(range(min(u), max(u) + 1)) for _, u in draws
-    )  # each an interval lo..hi
+    # each an interval lo..hi
+    assert all(u == frozenset(range(min(u), max(u) + 1)) for _, u in draws)
     assert all(1 <= min(u) and s in u and max(u) <= 100 and len(u) >= 5 for s, u in draws)
     assert len({len(u) for _, u in draws}) > 50 and len({min(u) for _, u in draws}) > 50
-    assert random_interval(7, 10, 50, rng) == frozenset(
-        range(1, 11)
-    )  # a universe wider than the game is all of it
+    # a universe wider than the game is all of it
+    assert random_interval(7, 10, 50, rng) == frozenset(range(1, 11))
 
 
 def test_random_subset_holds_its_secret_and_small_universes_are_common():
@@ -473,9 +478,8 @@ def test_random_class_is_the_secrets_digit_class_where_one_digit_question_tells_
             if answer_parts(q, universe, cfg) == [len(universe)]
         ]
         if len(universe) < 100:
-            assert (
-                len(shared) == 1 and 2 <= len(universe) <= 10
-            )  # exactly the drawn question tells nothing
+            # exactly the drawn question tells nothing
+            assert len(shared) == 1 and 2 <= len(universe) <= 10
             seen.add(shared[0])
             f = {
                 "digit_sum": lambda n: sum(map(int, str(n))),
@@ -489,9 +493,8 @@ def test_random_class_is_the_secrets_digit_class_where_one_digit_question_tells_
         {*range(1, 10), 100},
         set(range(1, 92, 10)),
     )
-    assert all(
-        random_class(s, 100, 11, rng) == set(range(1, 101)) for s in range(1, 101)
-    )  # no class has 11
+    # no class has 11
+    assert all(random_class(s, 100, 11, rng) == set(range(1, 101)) for s in range(1, 101))
 
 
 def test_episodes_start_from_their_own_universe_and_bisection_resolves_each():
@@ -581,9 +584,8 @@ def test_a_refused_family_is_deflected_without_the_oracle_and_the_refusal_carrie
     (r,) = game.step([act(2, "What is the last digit?"), act(3, "What is the sum of the digits?")])[
         :1
     ]
-    assert (
-        r.hint == DEFLECTION and not r.redundant and len(calls) == 3
-    )  # to another arm: refused again
+    # to another arm: refused again
+    assert r.hint == DEFLECTION and not r.redundant and len(calls) == 3
     start = explored(42, GameConfig(), RandomPolicy(0), 0, refused=frozenset({"digit_sum"}))
     assert start.refused == {"digit_sum"} and start.carried_on(7).refused == {"digit_sum"}
     (r,) = CSG([42], GameConfig(expected_info=True), refused=[{"parity"}]).step(
@@ -597,7 +599,8 @@ def test_a_refused_family_is_deflected_without_the_oracle_and_the_refusal_carrie
 def test_an_explored_start_is_a_reachable_state_that_has_not_ended():
     """env.explored: up to K turns of random questions from the universe, never the turn that
     would end the episode; the state's history shows them, its belief holds the secret, and a
-    learner's rollouts carried on from it (rollouts.play_rollouts starts=) play from that turn on."""
+    learner's rollouts carried on from it (rollouts.play_rollouts starts=) play from that turn
+    on."""
     from episodes import explored, random_subset
     from rollouts import play_rollouts
     from reference import RandomPolicy
@@ -609,9 +612,8 @@ def test_an_explored_start_is_a_reachable_state_that_has_not_ended():
         start = explored(secret, cfg, RandomPolicy(k), 4, universe=universe)
         assert not start.resolved and start.turn <= 4 and not start.records
         assert secret in start.candidates <= universe
-        assert (
-            sum(len(h) for h in start.arm_histories) == start.turn
-        )  # each turn in its arm's history
+        # each turn in its arm's history
+        assert sum(len(h) for h in start.arm_histories) == start.turn
     start = explored(57, cfg, RandomPolicy(1), 3)
     assert start.turn == 3 and len(start.candidates) > 1
 

@@ -124,7 +124,7 @@ def test_reference_policies_end_to_end_and_from_logs(tmp_path, capsys):
 
 
 def test_bayes_resolves_every_secret_on_both_question_sets():
-    """The belief-only Bayes policy resolves all 100 secrets within T = 10 (paper and binary sets)."""
+    """The belief-only Bayes policy resolves all 100 secrets in T = 10 (paper and binary sets)."""
     for question_set in ("paper", "binary"):
         game = play(
             BayesPolicy(),
@@ -213,9 +213,8 @@ def test_language_model_path_and_prompting_variants(tmp_path, capsys, monkeypatc
     assert plain["messages"][0][1]["content"].startswith("You are solving a number guessing game.")
     react = [c for c in lm.calls if c["messages"][0][0]["content"] == evaluate.REACT_SYSTEM]
     simple = [c for c in react if len(c["messages"][0]) == 2]
-    assert (
-        len(simple) >= 3
-    )  # ReAct: a fresh two-message prompt every turn (plus Full ReAct's first turn)
+    # ReAct: a fresh two-message prompt every turn (plus Full ReAct's first turn)
+    assert len(simple) >= 3
     full = max(react, key=lambda c: len(c["messages"][0]))["messages"][0]
     assert [m["role"] for m in full] == ["system", "user"] + ["assistant", "user"] * (
         (len(full) - 2) // 2
@@ -253,11 +252,8 @@ def test_language_models_are_also_played_sampled_beside_greedy(tmp_path, capsys,
         ],
         capsys,
     )
-    assert list(results) == [
-        "bayes",
-        "fake/lm",
-        "fake/lm [T=1]",
-    ]  # no sampled row for a reference policy
+    # no sampled row for a reference policy
+    assert list(results) == ["bayes", "fake/lm", "fake/lm [T=1]"]
     sampled_calls = [c for c in lm.calls if not c["greedy"]]
     assert sampled_calls and all(c["temperature"] == 1.0 for c in sampled_calls)
     assert (
@@ -277,7 +273,8 @@ def test_language_models_are_also_played_sampled_beside_greedy(tmp_path, capsys,
 
 
 def test_sampled_decoding_passes_temperature_and_per_run_seeds(tmp_path, capsys, monkeypatch):
-    """--temperature > 0 samples with the given temperature / top-p, and run r's seeds differ from run r+1's."""
+    """--temperature > 0 samples with the given temperature / top-p, and run r's seeds differ from
+    run r+1's."""
     lm = FakeLM()
     monkeypatch.setattr(
         evaluate, "load_lm", lambda base, question_set="paper", candidate_format="list": lm
@@ -353,13 +350,13 @@ def test_unknown_flags_and_wrong_types_are_errors(capsys):
         with pytest.raises(SystemExit) as e:
             evaluate.parse_args(args)
         assert e.value.code == 2
-    assert all(
-        f.metadata.get("help") for f in dataclasses.fields(evaluate.EvalConfig)
-    )  # every flag explained
+    # every flag explained
+    assert all(f.metadata.get("help") for f in dataclasses.fields(evaluate.EvalConfig))
 
 
 def test_missing_weights_and_missing_oracle_key_stop_early(tmp_path, monkeypatch, capsys):
-    """models.load_policy's ModelNotFoundError and the LLM oracle's missing key become one sentence."""
+    """models.load_policy's ModelNotFoundError and the LLM oracle's missing key become one
+    sentence."""
     with pytest.raises(SystemExit) as e:
         evaluate.main(["--policies", "bayes,owner/absent", "--out", str(tmp_path)])
     assert e.value.code == 2 and "'owner/absent' is not on disk" in capsys.readouterr().err

@@ -72,9 +72,8 @@ def test_onestep_expected_reward_is_exact():
     even = '{"arm": 0, "question": "Is the number even?"}'
     assert fidelity.onestep_expected_reward([(game, even)], GameConfig()) == [pytest.approx(0.6)]
     game.step([even])
-    assert fidelity.onestep_expected_reward([(game, even)], GameConfig()) == [
-        pytest.approx(-0.1)
-    ]  # now redundant
+    # now redundant
+    assert fidelity.onestep_expected_reward([(game, even)], GameConfig()) == [pytest.approx(-0.1)]
 
 
 def test_onestep_expected_reward_equals_the_mean_over_every_secret_of_the_belief():

@@ -50,9 +50,8 @@ def test_a_repeated_question_counts_as_redundant():
     while game.active:
         beliefs = [game.episodes[i].candidates for i in game.active]
         pairs += list(zip(game.step([text] * len(game.active)), beliefs))
-    assert behaviour(pairs)["redundant_rate"] == pytest.approx(
-        18 / 20
-    )  # 2 episodes x 10 turns, 1 new each
+    # 2 episodes x 10 turns, 1 new each
+    assert behaviour(pairs)["redundant_rate"] == pytest.approx(18 / 20)
     game = CSG([7, 88], cfg)
     policy = FixedSequencePolicy()
     fixed = []
@@ -87,10 +86,8 @@ def test_the_opening_is_the_most_common_pair_of_first_question_families():
             [ask[plays[game.episodes[i].secret][game.episodes[i].turn]] for i in game.active]
         )
     assert opening(records) == ("tens_digit, last_digit", 0.5)
-    assert opening([r for r in records if r.episode >= 2]) == (
-        "digit_sum, tens_digit",
-        0.5,
-    )  # a tie: the first met
+    # a tie: the first met
+    assert opening([r for r in records if r.episode >= 2]) == ("digit_sum, tens_digit", 0.5)
     assert opening(
         [r for r in records if r.episode == 3] + [r for r in records if r.episode == 2]
     ) == ("last_digit, tens_digit", 0.5)
@@ -120,7 +117,7 @@ def test_pairing_is_by_seed_within_the_rows_given():
     assert (g["t"], g["p"]) == pytest.approx(paired_t_test([0.5, 0.7, 0.9], [0.4, 0.5, 0.6]))
 
 
-def test_rows_of_runs_not_scored_now_are_carried_over_and_a_run_scored_now_is_not_whatever_its_flags():
+def test_rows_of_runs_not_scored_now_carry_over_and_a_run_scored_now_does_not_whatever_its_flags():
     """An earlier row is carried over only where no run scored now is that run (same set, estimator,
     seed, split, steps, kept step, train seconds): its "changed" was taken against the defaults of
     its day, so a run scored again after the defaults moved replaces its row, not adds a second;
@@ -129,7 +126,7 @@ def test_rows_of_runs_not_scored_now_are_carried_over_and_a_run_scored_now_is_no
         "question_set": q,
         "estimator": "echo",
         "seed": 0,
-        "split_seed": 3,  # noqa: E731
+        "split_seed": 3,
         "steps": 80,
         "kept_step": 80,
         "train_seconds": secs,
@@ -140,12 +137,10 @@ def test_rows_of_runs_not_scored_now_are_carried_over_and_a_run_scored_now_is_no
         {**run("binary", 20.0), "v": 2},
         {**run("paper", 30.0, refusal_rate=0.3), "v": 3},
     ]
-    assert (
-        carried_over(before, [run("paper", 10.0, steps=80)]) == before[1:]
-    )  # flags now named against new defaults
-    assert (
-        carried_over(before, [run("paper", 11.0)]) == before[1:]
-    )  # the same command trained again
+    # flags now named against new defaults
+    assert carried_over(before, [run("paper", 10.0, steps=80)]) == before[1:]
+    # the same command trained again
+    assert carried_over(before, [run("paper", 11.0)]) == before[1:]
     assert (
         carried_over(before, [{**run("paper", 11.0), "seed": 1}, run("paper", 11.0, steps=120)])
         == before
@@ -159,18 +154,15 @@ def test_rows_of_runs_not_scored_now_are_carried_over_and_a_run_scored_now_is_no
 
 def test_a_carried_row_names_the_defaults_it_ran_at_after_they_move():
     """A row whose run directory is gone keeps its flags true when train.py's defaults move: its
-    "changed" is taken again from the defaults the file recorded with it. A setting it ran at the old
-    default is named now, one it gave that is today's default is no longer named, and a file that
-    recorded no defaults leaves its rows as they were."""
+    "changed" is taken again from the defaults the file recorded with it. A setting it ran at the
+    old default is named now, one it gave that is today's default is no longer named, and a file
+    that recorded no defaults leaves its rows as they were."""
     from bench.generalization import retaken, set_defaults
 
     today = set_defaults("paper")
     assert "seed" not in today and "threads" not in today and today["steps"] == TrainConfig().steps
-    then = {
-        **today,
-        "ppo_epochs": today["ppo_epochs"] + 1,
-        "top_p": 0.5,
-    }  # the defaults of an earlier day
+    # the defaults of an earlier day
+    then = {**today, "ppo_epochs": today["ppo_epochs"] + 1, "top_p": 0.5}
     row = {
         "question_set": "paper",
         "estimator": "echo",
@@ -192,7 +184,8 @@ def test_a_carried_row_names_the_defaults_it_ran_at_after_they_move():
 def test_a_run_that_predates_a_setting_is_scored_as_it_played(tmp_path):
     """A run made before train.py had --refusal-rate and --candidate-format played without refusals
     and with every candidate listed: it is scored so, and its flags (what it changed from today's
-    defaults) are taken again at each scoring, so a run that gave a default explicitly shows none."""
+    defaults) are taken again at each scoring, so a run that gave a default explicitly shows
+    none."""
     from bench.generalization import BEFORE_THE_FIELD, run_config, run_facts
     import train
 
@@ -229,7 +222,11 @@ def test_a_run_that_predates_a_setting_is_scored_as_it_played(tmp_path):
     }
 
 
-def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, model_dir, monkeypatch):  # noqa: F811
+def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(
+    tmp_path,
+    model_dir,  # noqa: F811
+    monkeypatch,
+):
     (summary,) = run(
         tmp_path / "runs",
         model_dir,
@@ -250,9 +247,8 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     import bench.generalization as gen
 
     played = []
-    scored = (
-        behaviour_bench.scored
-    )  # 1..200 thinned to 20 secrets: the row's plumbing is tested, not the policy
+    # 1..200 thinned to 20 secrets: the row's plumbing is tested, not the policy
+    scored = behaviour_bench.scored
     monkeypatch.setattr(
         behaviour_bench,
         "scored",
@@ -285,7 +281,8 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     )
     out = tmp_path / "generalization.json"
     generalization(["--runs", str(tmp_path / "runs"), "--out", str(out)])
-    # FAST: --n-heldout 4; the run's --eval-samples, the seed of its final evaluation (step 1), its prompts
+    # FAST: --n-heldout 4; the run's --eval-samples, the seed of its final evaluation (step 1),
+    # its prompts
     assert played == [(secret_split(100, 4, seed=3)[1], 3, eval_seed(5, 1), "paper", OTHER_FORMAT)]
     written = json.loads(out.read_text())
     assert referenced == [("paper", 3)] and written["references"][0]["split_seed"] == 3
@@ -315,16 +312,16 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(tmp_path, mode
     assert (
         row["gen200_threshold_points_greedy"] >= 0 and row["gen200_threshold_points_sampled"] >= 0
     )
-    assert {"heldout_repeat_ratio", "gen200_repeat_ratio"} <= set(
-        row
-    )  # NaN here: a random model reads no action
+    # NaN here: a random model reads no action
+    assert {"heldout_repeat_ratio", "gen200_repeat_ratio"} <= set(row)
     # the row names the code that trained the run (its summary's) and the code that scored it, today
     assert (
         summary["code"] == code_version() == row["measured"]["scored"]
         and row["measured"]["trained"] == summary["code"]
     )
     assert row["measured"]["date"] == written["date"]
-    # a row written before the points and the repeat ratios were counted gets them, the same as a full scoring
+    # a row written before the points and the repeat ratios were counted gets them,
+    # the same as a full scoring
     assert (
         row["gen200_opening_greedy"].count(", ") <= 1
         and 0.0 < row["gen200_opening_share_greedy"] <= 1.0
@@ -470,16 +467,15 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_generalization())
     assert (
-        "| echo | 1 | 9 | `--split-seed 9` | 40 (35) | 2 (1) | 100.0 / 90.0 | 70.0 / 50.0 | 25.0 / 0.0 | 0.50 / 0.90 |"
-        in text
+        "| echo | 1 | 9 | `--split-seed 9` | 40 (35) | 2 (1) | 100.0 / 90.0 | 70.0 / 50.0 | "
+        "25.0 / 0.0 | 0.50 / 0.90 |" in text
     )
     assert (
-        "| ECHO | - | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 | 50.0 ± 0.0 | 25.0 ± 0.0 | 0.80 ± 0.10 |"
-        in text
+        "| ECHO | - | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 | 50.0 ± 0.0 | 25.0 ± 0.0 | "
+        "0.80 ± 0.10 |" in text
     )
-    assert (
-        "| GRPO | - | 0 | 100.0 | 90.0 | 10.0 | 50.0 | 25.0 | n/a |" in text
-    )  # scored before the ratio was
+    # scored before the ratio was
+    assert "| GRPO | - | 0 | 100.0 | 90.0 | 10.0 | 50.0 | 25.0 | n/a |" in text
     assert "| 30.0 / 50.0 | 25.0 / 0.0 | n/a / n/a | 0.80 / n/a | 0.40 |" in text
     counted = {
         **row("binary", "rloo", 0, 0.3),
@@ -531,9 +527,8 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
     with report_tables.reading(str(tmp_path), str(repo)):
         text = "\n".join(section_generalization())
     assert "| 2026-01-02 (1 file changed since) |" in text
-    with report_tables.reading(
-        str(tmp_path), str(repo)
-    ):  # what the README's line says "older code" by
+    # what the README's line says "older code" by
+    with report_tables.reading(str(tmp_path), str(repo)):
         assert (
             row_changes(measured[0]) == ["env.py"]
             and row_changes(measured[1]) is None
@@ -603,11 +598,8 @@ def test_the_repeat_ratio_scores_each_action_under_its_own_episodes_next_prompt(
     b.prompt_ids = [[0], [0], [0, 10, 11], [0, 20, 21], [0, 10, 11, 12, 13], [0, 20, 21, 22, 23]]
     b.logprobs = [[math.log(0.5)] * 2] * 3 + [[math.log(0.25)] * 2] * 3
     before, after = again_probabilities(Stub(reads=True), b)
-    assert before == pytest.approx([0.25, 0.25, 0.25**2]) and after == [
-        0.0,
-        0.0,
-        0.0,
-    ]  # (0,2) (1,3) (3,5); not (2,4)
+    # (0,2) (1,3) (3,5); not (2,4)
+    assert before == pytest.approx([0.25, 0.25, 0.25**2]) and after == [0.0, 0.0, 0.0]
     before, after = again_probabilities(Stub(reads=False), b)
     assert after == pytest.approx([0.25] * 3) and repeat_ratio(before, after) == pytest.approx(
         0.75 / (2 * 0.25 + 0.0625)

@@ -237,9 +237,8 @@ def test_lora_run_trains_only_the_adapter_saves_resumes_and_evaluates(
         for n in ("straight", "cut")
     )
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
-    assert any(
-        v.abs().sum() > 0 for k, v in a.items() if "lora_B" in k
-    )  # the adapter is not at its zero start
+    # the adapter is not at its zero start
+    assert any(v.abs().sum() > 0 for k, v in a.items() if "lora_B" in k)
     base = load_file(models.Path(qwen_dir) / "model.safetensors")
     tuned = models.load_policy(str(ckpt), "cpu", "fp32", trainable=False)
     for name, w in tuned.model.get_base_model().state_dict().items():
@@ -310,7 +309,7 @@ def test_warm_up_cache_is_reused_and_invalidated(qwen_dir, tmp_path, monkeypatch
         qwen_dir, "paper", warm, "cpu", True, lora=lora, precision="fp32", mode="always"
     )
     assert not calls and info_again == info
-    lora_weights = lambda p: {k: v for k, v in p.model.state_dict().items() if "lora_" in k}  # noqa: E731
+    lora_weights = lambda p: {k: v for k, v in p.model.state_dict().items() if "lora_" in k}
     assert all(torch.equal(v, lora_weights(again)[k]) for k, v in lora_weights(first).items())
     warmup.prepared(
         qwen_dir,

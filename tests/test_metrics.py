@@ -67,7 +67,8 @@ def numbered(episode):
     return episode
 
 
-# Three episodes (positions in the comments are 1-based, as the paper counts: turn = position - 1). Qual = min(elim / max(before / 2, 1), 1).
+# Three episodes (positions in the comments are 1-based, as the paper counts: turn = position - 1).
+# Qual = min(elim / max(before / 2, 1), 1).
 EP1 = numbered(
     [  # resolves at position 4
         row(
@@ -76,13 +77,15 @@ EP1 = numbered(
             arm=0,
             qtype="comparison",
             arm_match=True,  # Qual 1, grounded
-            raw='Thought: halve the range.\nAction: {"arm": 0, "question": "Is it greater than 50?"}',
+            raw=(
+                'Thought: halve the range.\nAction: {"arm": 0, "question": '
+                '"Is it greater than 50?"}'
+            ),
         ),
         row(50, 0, arm=0, qtype="parity", arm_match=True),  # zero, Qual 0
         row(50, 20, arm=2, qtype="divisibility", arm_match=True),  # Qual 20/25 = 0.8, grounded
-        row(
-            30, 29, arm=3, qtype="last_digit", arm_match=True, resolved=True
-        ),  # Qual min(29/15, 1) = 1, grounded
+        # Qual min(29/15, 1) = 1, grounded
+        row(30, 29, arm=3, qtype="last_digit", arm_match=True, resolved=True),
     ]
 )
 EP2 = numbered(
@@ -109,9 +112,8 @@ RUN = [EP1, EP2, EP3]  # 4 + 6 + 1 = 11 turns; wasted: EP2 t2, EP2 t6, EP3 t1 ->
 def test_turn_level_definitions():
     """Qual halves-normalised and capped; grounded needs Qual >= 0.5 and a non-wasted turn."""
     assert M.elim_quality(row(100, 25)) == 0.5 and M.elim_quality(row(100, 80)) == 1.0
-    assert (
-        M.elim_quality(row(1, 0)) == 0.0 and M.elim_quality(row(2, 1)) == 1.0
-    )  # max(|C|/2, 1) = 1
+    # max(|C|/2, 1) = 1
+    assert M.elim_quality(row(1, 0)) == 0.0 and M.elim_quality(row(2, 1)) == 1.0
     assert M.elim_quality(row(3, 1)) == 1 / 1.5  # 3/2 = 1.5
     assert M.is_grounded(row(100, 25)) and not M.is_grounded(row(100, 24))
     assert not M.is_grounded(row(100, 50, redundant=True))  # wasted is never grounded
@@ -127,22 +129,21 @@ def test_turn_level_definitions():
 def test_table1_metrics_on_hand_built_run():
     """Resolve, Zero, Qual., Ground, LateCalib, Reason% and ResAfterZero of RUN, by hand."""
     assert M.resolve(RUN) == pytest.approx(1 / 3)  # only EP1 resolves
-    assert M.zero(RUN) == pytest.approx(
-        3 / 8
-    )  # zeros EP1 t2, EP2 t3, EP2 t4 over 8 non-wasted turns
+    # zeros EP1 t2, EP2 t3, EP2 t4 over 8 non-wasted turns
+    assert M.zero(RUN) == pytest.approx(3 / 8)
     # Qual: EP1 1 + 0 + 0.8 + 1 = 2.8; EP2 0.2 + 0 + 0 + 0 + 1 + 0 = 1.2; EP3 0 -> 4.0 / 11
     assert M.quality(RUN) == pytest.approx(4.0 / 11)
     assert M.ground(RUN) == pytest.approx(4 / 11)  # EP1 t1, t3, t4 and EP2 t5, over all 11 turns
     assert M.late_calib(RUN) == 1.0  # one late narrow turn (EP2 t6), and it is redundant
-    assert M.reason_pct(RUN) == pytest.approx(
-        100 * 2 / 11
-    )  # EP1 t1 (Thought text) and EP3 t1 (long prose)
+    # EP1 t1 (Thought text) and EP3 t1 (long prose)
+    assert M.reason_pct(RUN) == pytest.approx(100 * 2 / 11)
     assert M.res_after_zero(RUN) == 0.5  # EP1 (resolved) and EP2 (not) have ZeroEvents
     assert [M.zero_events(ep) for ep in RUN] == [[1], [2, 3], []]
 
 
 def test_recovery_after_zero_events_by_hand():
-    """Three ZeroEvents: EP1 t2 -> t3 (grounded, Qual 0.8), EP2 t3 -> t4 (zero), EP2 t4 -> t5 (Qual 1)."""
+    """Three ZeroEvents: EP1 t2 -> t3 (grounded, Qual 0.8), EP2 t3 -> t4 (zero), EP2 t4 -> t5 (Qual
+    1)."""
     rec = M.recovery(RUN, "zero")
     assert rec["N"] == 3
     assert rec["Rec1"] == pytest.approx(2 / 3) and rec["GRec1"] == pytest.approx(2 / 3)
@@ -164,9 +165,8 @@ def test_recovery_after_zero_events_by_hand():
 
 def test_recovery_after_bad_low_and_late_bad_events():
     """bad = zero or wasted; low = answered with Qual < 0.5; late-bad = bad at position >= 5."""
-    bad = M.recovery(
-        RUN, "bad"
-    )  # EP1 t2; EP2 t2 (redundant), t3, t4; EP2 t6 and EP3 t1 are last turns
+    # EP1 t2; EP2 t2 (redundant), t3, t4; EP2 t6 and EP3 t1 are last turns
+    bad = M.recovery(RUN, "bad")
     assert bad["N"] == 4
     assert bad["Rec1"] == 0.5  # EP1 t3 and EP2 t5 eliminate; EP2 t3, t4 do not
     assert bad["NextZero"] == 0.5 and bad["NextRed"] == 0  # EP2 t3 and t4 follow bad turns
@@ -178,7 +178,8 @@ def test_recovery_after_bad_low_and_late_bad_events():
 
 
 def test_episodes_of_length_one_and_no_zero_events():
-    """No ZeroEvents (a zero on the last turn does not count): recovery metrics and ResAfterZero are NaN."""
+    """No ZeroEvents (a zero on the last turn does not count): recovery metrics and ResAfterZero are
+    NaN."""
     single = [[row(100, 0)], [row(100, 50)]]
     assert M.zero_events(single[0]) == []
     assert (
@@ -193,11 +194,8 @@ def test_episodes_of_length_one_and_no_zero_events():
 
 def test_ttr_is_nan_when_no_event_recovers():
     """TTR averages only over recovered events; TTRsucc counts the others as failures."""
-    ep = [
-        row(100, 0),
-        row(100, 0),
-        row(100, 1),
-    ]  # two ZeroEvents, the only later elimination is Qual 0.02
+    # two ZeroEvents, the only later elimination is Qual 0.02
+    ep = [row(100, 0), row(100, 0), row(100, 1)]
     rec = M.recovery([ep])
     assert rec["N"] == 2 and math.isnan(rec["TTR"]) and rec["TTRsucc"] == 0 and rec["Rec1"] == 0.5
 
@@ -216,9 +214,8 @@ def test_has_reasoning():
     assert M.has_reasoning("Let me think about it. " + JSON)
     assert not M.has_reasoning("I would ask about parity.")  # no JSON, 25 characters
     assert M.has_reasoning("x" * 51) and not M.has_reasoning("x" * 50)
-    assert M.has_reasoning(
-        '{"question": "no arm here"} ' + "y" * 30
-    )  # JSON without "arm": length rule (58)
+    # JSON without "arm": length rule (58)
+    assert M.has_reasoning('{"question": "no arm here"} ' + "y" * 30)
     # text on both sides: each side stripped, joined by one space, as the paper's script does:
     # "abcd" + " " + "efghij" is 11 characters (reasoning); the raw concatenation with all its
     # spaces would also be over 10, but "abcd" + "efghi" joined is exactly 10 (not reasoning)
@@ -237,9 +234,8 @@ def test_arm_diagnostics_by_hand():
     assert D.arm_match(RUN) == 0.6  # EP1 x4, EP2 t1 and t5
     # pairs: EP1 same, switch, switch; EP2 same, same, switch, same, same -> 5 of 8 same
     assert D.same_arm(RUN) == 5 / 8
-    assert D.zero_same(RUN) == pytest.approx(
-        2 / 3
-    )  # EP1 t2, EP2 t3 zero; EP2 t5 not (EP2 t2, t6 wasted)
+    # EP1 t2, EP2 t3 zero; EP2 t5 not (EP2 t2, t6 wasted)
+    assert D.zero_same(RUN) == pytest.approx(2 / 3)
     assert D.zero_switch(RUN) == pytest.approx(1 / 3)  # EP1 t3, t4 not; EP2 t4 zero
     assert D.qual_same(RUN) == pytest.approx(1 / 5)  # Qual 0, 0, 0, 1, 0
     assert D.qual_switch(RUN) == pytest.approx(1.8 / 3)  # Qual 0.8, 1, 0
@@ -319,9 +315,8 @@ def test_episode_aggregates_of_the_papers_evaluation_script():
         row(100, 0, invalid=True, reward=-0.1),
     ]
     a = M.episode_aggregates([e1, e2])
-    assert a["efficiency"] == pytest.approx(
-        (2.88 / 2 - 0.15 / 3) / 2
-    )  # reward per turn, per episode
+    # reward per turn, per episode
+    assert a["efficiency"] == pytest.approx((2.88 / 2 - 0.15 / 3) / 2)
     assert a["mean_total_reward"] == pytest.approx((2.88 - 0.15) / 2)
     assert a["mean_eliminated"] == pytest.approx((99 / 2 + 0) / 2)
     assert a["mean_final_candidates"] == pytest.approx((1 + 100) / 2)
@@ -365,9 +360,8 @@ def test_training_metrics_by_hand():
         1 / 5
     )
     assert m["diversity_rate"] == pytest.approx(3 / 5)  # e1 t1, t2 and e2 t1 asked new questions
-    assert m["inconsistent_rate"] == 0 and m["zero_rate"] == pytest.approx(
-        1 / 3
-    )  # e2 t1 of 3 answered
+    # e2 t1 of 3 answered
+    assert m["inconsistent_rate"] == 0 and m["zero_rate"] == pytest.approx(1 / 3)
     empty = M.training_metrics([], [], max_turns=10)
     assert all(math.isnan(v) for v in empty.values())
     assert math.isnan(M.training_metrics(e2, episodes[1:], 3)["mean_turn"])  # nothing resolved

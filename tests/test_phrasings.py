@@ -83,7 +83,8 @@ def _id(p: Phrasing) -> str:
 
 def test_corpus_is_well_formed():
     """The corpus is big enough, every line is question<TAB>meaning, no question repeats, every
-    meaning is a boolean over n (or a known value quantity, or deflect), and every family is there."""
+    meaning is a boolean over n (or a known value quantity, or deflect), and every family is
+    there."""
     assert len(PHRASINGS) >= MIN_LINES
     assert len({p.question for p in PHRASINGS}) == len(PHRASINGS)
     for p in PHRASINGS:

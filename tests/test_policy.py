@@ -82,9 +82,8 @@ def test_top_p_set_read_from_the_largest_few_is_the_set_a_sort_gives():
             )
             got = process_logits(logits, 1.0, top_p) > float("-inf")
             assert torch.equal(got, kept)
-            assert torch.equal(
-                nucleus_floor(logp, top_p), nucleus_floor(logp, top_p, 300)
-            )  # the sort alone: compiled
+            # the sort alone: compiled
+            assert torch.equal(nucleus_floor(logp, top_p), nucleus_floor(logp, top_p, 300))
             assert all(sizes(n) for n in got.sum(-1).flatten().tolist())
 
 
@@ -253,7 +252,7 @@ def test_per_row_generators_make_a_row_independent_of_its_batch(tokenizer):
     (what makes a run's rollouts the same on any number of ranks)."""
     policy = random_policy(tokenizer, "llama")
     prompts = mixed_prompts(policy)
-    gens = lambda seeds: [torch.Generator().manual_seed(s) for s in seeds]  # noqa: E731
+    gens = lambda seeds: [torch.Generator().manual_seed(s) for s in seeds]
     together = policy.generate(prompts, SampleConfig(max_new_tokens=12), gens([11, 12, 13, 14, 15]))
     for i, prompt in enumerate(prompts):
         (alone,) = policy.generate([prompt], SampleConfig(max_new_tokens=12), gens([11 + i]))

@@ -1,8 +1,8 @@
 """The property language: every family, many phrasings, every secret in 1..200.
 
-The reference meanings below are written independently of properties.py and grammar.py (plain definitions), so
-a test fails if the grammar misreads a question, the oracle answers it wrongly, or the reader
-turns the answer into the wrong set of candidates.
+The reference meanings below are written independently of properties.py and grammar.py (plain
+definitions), so a test fails if the grammar misreads a question, the oracle answers it wrongly, or
+the reader turns the answer into the wrong set of candidates.
 """
 
 from hypothesis import given, settings, strategies as st
@@ -106,7 +106,7 @@ def between(draw):
     return template.format(a=a, b=b), meaning
 
 
-DS = lambda n: sum(digits(n))  # noqa: E731
+DS = lambda n: sum(digits(n))
 CASES = {
     "parity": fixed(
         ("Is the number even?", lambda n: n % 2 == 0),
@@ -324,8 +324,9 @@ CASES = {family: st.one_of(CASES[family], WIDER[family]) for family in CASES}
 @given(data=st.data())
 @settings(max_examples=25, deadline=None)
 def test_kept_set_is_exactly_what_the_question_means(family, data):
-    """For every secret in 1..200 the belief update keeps exactly {n : meaning(n) == meaning(secret)}:
-    the secret is never eliminated and nothing consistent with the answer is lost."""
+    """For every secret in 1..200 the belief update keeps exactly {n : meaning(n) ==
+    meaning(secret)}: the secret is never eliminated and nothing consistent with the answer is
+    lost."""
     question, meaning = data.draw(CASES[family])
     question = data.draw(st.sampled_from(STYLES))(question)
     assert question_type(question) == family, question
@@ -377,7 +378,8 @@ VAGUE = [
 
 @pytest.mark.parametrize("question", VAGUE)
 def test_vague_identity_and_multi_property_questions_are_deflected(question):
-    """The oracle answers them with the paper's deflection, which eliminates nothing for any secret."""
+    """The oracle answers them with the paper's deflection, which eliminates nothing for any
+    secret."""
     for secret in (1, 17, 42, 100, 200):
         hint = ORACLE.answer(question, secret)
         assert hint == DEFLECTION

@@ -14,9 +14,10 @@ from safetensors.torch import load_file
 from warmup import WarmupConfig, warmed_up
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# --lr 5e-5: small steps. At the default lr the first step here moves pi by a KL of 1.3 with 36% of the
-# tokens clipped; summing the gradients over two ranks in another order then flips which, and pbrs's two
-# runs part by 3% of how far they moved (0.02% between 1 and 2 threads), though their credit agrees.
+# --lr 5e-5: small steps. At the default lr the first step here moves pi by a KL of 1.3 with 36% of
+# the tokens clipped; summing the gradients over two ranks in another order then flips which, and
+# pbrs's two runs part by 3% of how far they moved (0.02% between 1 and 2 threads), though their
+# credit agrees.
 FLAGS = [
     "--steps",
     "2",
@@ -110,7 +111,6 @@ def test_two_ranks_take_the_same_steps_as_one(tmp_path, estimator):
             "train/group_return_std",
         ):
             assert x[key] == pytest.approx(y[key], rel=1e-6), key
-        assert x["train/loss"] == pytest.approx(
-            y["train/loss"], rel=1e-4, abs=1e-6
-        )  # a sum that nearly cancels
+        # a sum that nearly cancels
+        assert x["train/loss"] == pytest.approx(y["train/loss"], rel=1e-4, abs=1e-6)
     assert not list(two.glob("*rank1*")) and len(rows[1]) == 2

@@ -11,7 +11,7 @@ def test_a_cold_train_speed_file_is_one_row_naming_both_runs(tmp_path):
     side = lambda wall, greedy: {
         "rl_seconds": wall / 2,
         "process_wall": wall,
-        "final_greedy_resolve": greedy,  # noqa: E731
+        "final_greedy_resolve": greedy,
         "final_sampled_resolve": 1.0,
     }
     data = {
@@ -94,8 +94,8 @@ def test_device_runs_summarise_a_metrics_file_and_fill_one_speed_row(tmp_path):
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_speed())
     assert (
-        "(default): 3 steps, 20 s the whole command, RL phase 15.0 s (median step 3.0 s, fastest 2.0 s)"
-        in text
+        "(default): 3 steps, 20 s the whole command, RL phase 15.0 s (median step 3.0 s, "
+        "fastest 2.0 s)" in text
     )
     assert (
         "held-out resolve greedy 1.00, sampled 1.00" in text
@@ -136,7 +136,7 @@ def test_the_gpu_line_names_the_settings_its_default_run_had_that_are_no_longer_
         "runs": [
             {
                 "command": "python train.py --estimator echo",
-                "steps": steps,  # noqa: E731
+                "steps": steps,
                 "final_greedy_resolve": 1.0,
                 "final_sampled_resolve": 1.0,
                 "process_wall": 200.0,
@@ -147,8 +147,8 @@ def test_the_gpu_line_names_the_settings_its_default_run_had_that_are_no_longer_
     with report_tables.reading(str(tmp_path)):
         line = gpu_summary(step, run(40), cold)
         assert (
-            f"40 steps with `--secrets-per-step {older['secrets_per_step']}` `--candidate-format list`"
-            in line
+            f"40 steps with `--secrets-per-step {older['secrets_per_step']}` "
+            "`--candidate-format list`" in line
         )
         assert "beside 150.0 s on" in line and "in 200 s (its steps and evaluations 180 s)" in line
         line = gpu_summary(step, run(today["steps"]), cold)
@@ -207,13 +207,11 @@ def test_a_micro_batch_that_did_not_fit_is_said_so_in_the_speed_row_and_the_gpu_
         and "lora/fast/micro-batch-96: out of GPU memory" in text
     )
     assert "LoRA (update micro-batch 64) 10.5 s (rollout 4.5 s" in line
-    assert (
-        "; LoRA (update micro-batch 64) (update's layers compiled) 10.5 s (rollout 4.5 s" in line
-    )  # --compile-update on
+    # --compile-update on
+    assert "; LoRA (update micro-batch 64) (update's layers compiled) 10.5 s (rollout 4.5 s" in line
     assert "; LoRA (update micro-batch 96) did not fit in the GPU's memory." in line
-    assert (
-        "the update in micro-batches of 32 unless named" in line
-    )  # the bench's default, not the sweep's list
+    # the bench's default, not the sweep's list
+    assert "the update in micro-batches of 32 unless named" in line
 
 
 def test_the_gpu_default_run_is_set_beside_the_cpu_run_of_its_own_code():

@@ -34,17 +34,19 @@ from bench.common import RESULTS, code_version
 ROOT = Path(__file__).resolve().parent.parent
 FIGURE = re.compile(
     r"""
-    [±]\s*\d | \+-\s*\d                                        # a spread
-  | \d+(?:\.\d+)?\s*%                                          # a percentage
-  | (?<![\w.\-])\d+\.\d+(?![\w.])                              # a decimal fraction (not 2.13.0, not Qwen2.5-1.5B)
-  | \b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds?|min|minutes?|h|hours?|GB|MB|GiB)\b   # a duration or a size
+    [±]\s*\d | \+-\s*\d                         # a spread
+  | \d+(?:\.\d+)?\s*%                           # a percentage
+  | (?<![\w.\-])\d+\.\d+(?![\w.])               # a decimal fraction (not 2.13.0, not Qwen2.5-1.5B)
+  | \b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds?|min|minutes?|h|hours?|GB|MB|GiB)\b
+                                                # a duration or a size
   | \ban\s+hour\b
-  | \b\d+(?:\.\d+)?x\b                                         # a speed-up
+  | \b\d+(?:\.\d+)?x\b                          # a speed-up
 """,
     re.X,
 )
 NUMBERED = re.compile(
-    r"(?:§|Proposition|Theorem|Lemma|Corollary|Definition|Section|Table|Figure|Eq\.)\s*[A-Z]?\d+(?:\.\d+)*"
+    r"(?:§|Proposition|Theorem|Lemma|Corollary|Definition|Section|Table|Figure|Eq\.)"
+    r"\s*[A-Z]?\d+(?:\.\d+)*"
 )
 DEFINITIONS = {  # phrase: why it is not a result
     "steps-to-90%": "the name of the metric experiment.steps_to_90",
@@ -76,13 +78,15 @@ def git_history_here() -> bool:
 
 
 def test_the_figure_detector_tells_results_from_settings():
-    """The detector finds what results look like and leaves settings, counts, sections and versions."""
+    """The detector finds what results look like and leaves settings, counts, sections and
+    versions."""
     assert figures(
         "resolve 99.6 ± 0.4, 65% of 20 secrets, 61-229 min, about an hour, 3.02x faster"
     ) == ["99.6", "± 0", "65%", "229 min", "an hour", "3.02x"]
     assert (
         figures(
-            "Theorem 3.2 (ii), §5.1, Qwen2.5-1.5B, `torch==2.13.0`, G = 8, 200 steps, lr 5e-6, 1..200"
+            "Theorem 3.2 (ii), §5.1, Qwen2.5-1.5B, `torch==2.13.0`, G = 8, 200 steps, lr 5e-6, "
+            "1..200"
         )
         == []
     )
@@ -159,10 +163,11 @@ def test_every_result_kind_lists_the_code_it_measured():
         commit = report_tables.meta(path.name, json.loads(path.read_text())).get("commit")
         assert commit, path.name
         for f in report_tables.depends_on(path.name):
-            at = lambda rev: (
-                subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{rev}:{f}"]).returncode
-                == 0
-            )  # noqa: E731
+
+            def at(rev):
+                found = subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{rev}:{f}"])
+                return found.returncode == 0
+
             assert at(commit) or at("HEAD") or (ROOT / f).is_file(), (path.name, f)
     with pytest.raises(KeyError):
         report_tables.depends_on("a_new_kind_of_result.json")
@@ -178,16 +183,19 @@ def test_means_are_not_rounded_onto_0_or_100():
 
 
 def commit_all(repo: Path, message: str) -> str:
-    run = lambda *a: subprocess.run(
-        ["git", "-C", str(repo), *a], capture_output=True, text=True, check=True
-    )  # noqa: E731
+    def run(*a):
+        return subprocess.run(
+            ["git", "-C", str(repo), *a], capture_output=True, text=True, check=True
+        )
+
     run("add", "-A")
     run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", message)
     return run("rev-parse", "HEAD").stdout.strip()
 
 
 def scratch_repository(tmp_path: Path, name: str) -> Path:
-    """A git repository holding every source file `name`'s kind depends on (one line each), committed."""
+    """A git repository holding every source file `name`'s kind depends on (one line each),
+    committed."""
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -315,7 +323,8 @@ def test_comments_docstrings_and_layout_are_not_a_change_of_code(tmp_path):
     commit_all(repo, "code")
     data = generalization_file(code_version(str(repo)))
     (repo / "env.py").write_text(
-        '"""The game, as the paper has it."""\n\n\ndef size(n):  # why\n    return (n\n            + 1)\n'
+        '"""The game, as the paper has it."""\n\n\ndef size(n):  # why\n    return (n\n'
+        "            + 1)\n"
     )
     commit_all(repo, "words and layout")
     try:

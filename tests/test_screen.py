@@ -1,6 +1,6 @@
-"""bench/screen.py: a run's kept checkpoint screened on its split's held-out secrets and on the probe
-201..300 (train.py's own greedy held-out figure, played again), rows carried over and replaced by
-what names a run; and its RESULTS.md section, read from the file, each group set against the
+"""bench/screen.py: a run's kept checkpoint screened on its split's held-out secrets and on the
+probe 201..300 (train.py's own greedy held-out figure, played again), rows carried over and replaced
+by what names a run; and its RESULTS.md section, read from the file, each group set against the
 default one by seed."""
 
 import json
@@ -14,7 +14,11 @@ from env import secret_split
 from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
 
 
-def test_a_trained_run_is_screened_on_its_split_and_on_201_to_300(tmp_path, model_dir, monkeypatch):  # noqa: F811
+def test_a_trained_run_is_screened_on_its_split_and_on_201_to_300(
+    tmp_path,
+    model_dir,  # noqa: F811
+    monkeypatch,
+):
     (summary,) = run(
         tmp_path / "runs",
         model_dir,
@@ -63,9 +67,8 @@ def test_a_trained_run_is_screened_on_its_split_and_on_201_to_300(tmp_path, mode
         1,
     )
     assert row["changed"]["refusal_rate"] == 0.5 and "seed" not in row["changed"]
-    assert (
-        row["heldout_greedy"] == summary["final_eval"]["eval/resolve_rate"]
-    )  # the run's own greedy figure
+    # the run's own greedy figure
+    assert row["heldout_greedy"] == summary["final_eval"]["eval/resolve_rate"]
     resolved = {r.episode for r, _ in turns if r.turn_resolved}
     assert (
         row["probe_greedy"] == len(resolved) / 100
@@ -73,7 +76,8 @@ def test_a_trained_run_is_screened_on_its_split_and_on_201_to_300(tmp_path, mode
     )
     assert row["probe_invalid_rate_greedy"] == sum(r.invalid for r, _ in turns) / len(turns)
     assert written["probe"] == {"secrets": [201, 300], "n_max": 300} and "commit" in written
-    # a row whose run is not scored now is kept; a run of the same split, estimator, seed and flags replaces its row
+    # a row whose run is not scored now is kept; a run of the same split, estimator, seed and flags
+    # replaces its row
     other = {**row, "seed": 6, "probe_greedy": 0.25}
     out.write_text(json.dumps({**written, "runs": [{**row, "probe_greedy": -1.0}, other]}))
     screen.main(["--runs", str(tmp_path / "runs"), "--out", str(out)])
@@ -103,8 +107,9 @@ def test_a_trained_run_is_screened_on_its_split_and_on_201_to_300(tmp_path, mode
 
 def test_the_section_sets_each_group_against_the_default_by_seed(tmp_path):
     """Pass counts the runs at or above 80% on the probe; a group's difference from ECHO at the
-    defaults of its split is paired over the seeds both have; the split's held-out secrets shared with a
-    reported split are named (split 0 and split 1 share 13, 18, 33, 50, 63, 98; split 3594 none)."""
+    defaults of its split is paired over the seeds both have; the split's held-out secrets shared
+    with a reported split are named (split 0 and split 1 share 13, 18, 33, 50, 63, 98; split 3594
+    none)."""
 
     def row(estimator, seed, probe, changed=None, split=0):
         return {
@@ -150,8 +155,8 @@ def test_the_section_sets_each_group_against_the_default_by_seed(tmp_path):
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_screens())
     assert (
-        "| 0 | ECHO | - | 0, 1, 2 | 2 of 3 | 100.0 ± 0.0 | 76.7 ± 14.5 | 50.0 ± 0.0 | 10.0 ± 5.8 | - | - |"
-        in text
+        "| 0 | ECHO | - | 0, 1, 2 | 2 of 3 | 100.0 ± 0.0 | 76.7 ± 14.5 | 50.0 ± 0.0 | "
+        "10.0 ± 5.8 | - | - |" in text
     )
     # refusal 0.6 minus the default on seeds 0 and 1: (0.5 - 1.0 + 0.3 - 0.5) / 2
     assert (
@@ -159,16 +164,15 @@ def test_the_section_sets_each_group_against_the_default_by_seed(tmp_path):
         and "| -35.0 (t = -2.33, p = 0.26; seeds 0, 1) |" in text
     )
     assert "| 0 | ECHO-BELIEF | - | 0 | 1 of 1 |" in text  # one seed in common: no paired figure
+    # another split: its own default
+    assert "| 1 | ECHO | - | 0 | 0 of 1 | 100.0 | 20.0 | 50.0 | 0.0 | - | - |" in text
     assert (
-        "| 1 | ECHO | - | 0 | 0 of 1 | 100.0 | 20.0 | 50.0 | 0.0 | - | - |" in text
-    )  # another split: its own default
-    assert (
-        "split 0's held-out secrets that split 1's reported runs also hold out: 13, 18, 33, 50, 63, 98"
-        in text
+        "split 0's held-out secrets that split 1's reported runs also hold out: "
+        "13, 18, 33, 50, 63, 98" in text
     )
     assert "split 0's held-out secrets that split 3594's reported runs also hold out: none" in text
     assert text.index("| 0 | ECHO | - |") < text.index("| 0 | ECHO | `--refusal-rate 0.6` |")
     assert (
-        "| echo | 5 | 0 | `--refusal-rate 0.6` | 80 (80) | 100.0 | 90.0 | 50.0 | 50.0 | digit sum, last digit | not recorded |"
-        in text
+        "| echo | 5 | 0 | `--refusal-rate 0.6` | 80 (80) | 100.0 | 90.0 | 50.0 | 50.0 | "
+        "digit sum, last digit | not recorded |" in text
     )

@@ -18,7 +18,8 @@ def test_mean_sem():
 
 
 def test_t_distribution_against_closed_forms_and_tables():
-    """Two-sided t tail: Cauchy (df 1) and df 2 closed forms, textbook critical values, the normal limit."""
+    """Two-sided t tail: Cauchy (df 1) and df 2 closed forms, textbook critical values, the normal
+    limit."""
     for t in (-3.0, -0.5, 0.0, 0.3, 1.0, 7.0):
         assert M.two_sided_p(t, 1) == pytest.approx(1 - 2 * math.atan(abs(t)) / math.pi, abs=1e-12)
         assert M.two_sided_p(t, 2) == pytest.approx(1 - abs(t) / math.sqrt(2 + t * t), abs=1e-12)
@@ -43,7 +44,8 @@ def test_betainc_against_mpmath():
 
 
 def test_paired_t_test_by_hand():
-    """d = (0.5, 1, 2.5): t = 8 / sqrt(13); df 2 -> p = 1 - |t| / sqrt(2 + t^2) = 1 - 8 / sqrt(90)."""
+    """d = (0.5, 1, 2.5): t = 8 / sqrt(13); df 2 -> p = 1 - |t| / sqrt(2 + t^2) = 1 - 8 /
+    sqrt(90)."""
     t, p = M.paired_t_test([1, 2, 3.5], [0.5, 1, 1])
     assert t == pytest.approx(8 / math.sqrt(13)) and p == pytest.approx(1 - 8 / math.sqrt(90))
     t, p = M.paired_t_test([0.5, 1, 1], [1, 2, 3.5])  # swapped: same p, negative t
@@ -61,7 +63,7 @@ def test_final_window_table_by_hand():
     p = 1 - 2 atan(3) / pi = 0.2048."""
     from bench.reproduce import final_window_table
 
-    rows = lambda *rewards: [{"step": i + 1, "clue/reward": r} for i, r in enumerate(rewards)]  # noqa: E731
+    rows = lambda *rewards: [{"step": i + 1, "clue/reward": r} for i, r in enumerate(rewards)]
     results = {
         "echo": [({}, rows(0, 1, 3)), ({}, rows(0, 2, 4))],
         "grpo": [({}, rows(1, 1, 1)), ({}, rows(5, 0, 2))],

@@ -433,11 +433,11 @@ def test_bisection_identity_with_questions_written_here(C, k, m, d):
         (f"Is the number greater than {k}?", lambda z: z > k),
         (f"Is the number divisible by {m}?", lambda z: z % m == 0),
         ("Is the number odd?", lambda z: z % 2 == 1),
+        # a < b: "between a and a" is an identity question, deflected
         (
             f"Is the number between {min(k, m)} and {max(k, m) + 1} inclusive?",
             lambda z: min(k, m) <= z <= max(k, m) + 1,
-        ),  # a < b: "between a and a" is
-        # an identity question, deflected
+        ),
         (f"Is the last digit {d}?", lambda z: z % 10 == d),
     ]
     for question, yes in questions:

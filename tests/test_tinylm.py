@@ -104,7 +104,7 @@ def plain_bpe(lines, n_merges, min_count):
         weight[tuple(s)] = weight.get(tuple(s), 0) + 1
     seqs = [(list(s), w) for s, w in weight.items()]
     digits = {p for s, _ in seqs for p in s if any(c.isdigit() for c in p)}
-    ok = lambda p: p not in digits and p not in tinylm.DELIMITERS  # noqa: E731
+    ok = lambda p: p not in digits and p not in tinylm.DELIMITERS
     phrases = []
     for _ in range(n_merges):
         counts = {}

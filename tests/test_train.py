@@ -1,4 +1,5 @@
-"""train.py end to end with a tiny budget: no NaN, checkpoints, exact resume, clear config errors."""
+"""train.py end to end with a tiny budget: no NaN, checkpoints, exact resume, clear config
+errors."""
 
 import json
 import math
@@ -84,9 +85,10 @@ def test_two_step_run_has_no_nan_and_writes_logs_and_a_checkpoint(tmp_path, mode
 def test_compile_update_wraps_every_update_and_nothing_else(
     tmp_path, model_dir, monkeypatch, compile_update
 ):
-    """--compile-update: Eq. 2's passes, and not the rollouts, run inside engine.CompiledLayers, built
-    once a run over every decoder layer of the trained model; without it nothing is compiled.
-    (torch.compile is recorded, not run: tests/test_engine.py checks the compiled layers' numbers.)"""
+    """--compile-update: Eq. 2's passes, and not the rollouts, run inside engine.CompiledLayers,
+    built once a run over every decoder layer of the trained model; without it nothing is compiled.
+    (torch.compile is recorded, not run: tests/test_engine.py checks the compiled layers'
+    numbers.)"""
     compiled, built, inside, calls = [], [], [False], []
     init, enter, leave = (
         engine.CompiledLayers.__init__,
@@ -118,9 +120,8 @@ def test_compile_update_wraps_every_update_and_nothing_else(
         train, "play_rollouts", lambda *a, **k: calls.append(("play", inside[0])) or play(*a, **k)
     )
     run(tmp_path, model_dir, "--steps", "3", *(["--compile-update"] if compile_update else []))
-    assert len(built) == 1 and len(built[0].layers) == len(compiled) == (
-        1 if compile_update else 0
-    )  # model_dir: 1 layer
+    # model_dir: 1 layer
+    assert len(built) == 1 and len(built[0].layers) == len(compiled) == (1 if compile_update else 0)
     assert calls.count(("update", compile_update)) == 3 and calls.count(("play", False)) == 3
 
 
@@ -163,6 +164,7 @@ def test_sampled_logprobs_serve_as_pi_old_where_they_are_its_own(tmp_path, model
     """The default reads pi_old from the log-probs the eager fp32 rollout sampled with: its first
     ratio is 1 up to float rounding, and one step moves the weights as scoring pi_old again does.
     Were the sampled log-probs of another turn or token read, rho would be far from 1."""
+    # a stop that never fires: every turn scored
     (summary,) = run(
         tmp_path,
         model_dir,
@@ -176,7 +178,7 @@ def test_sampled_logprobs_serve_as_pi_old_where_they_are_its_own(tmp_path, model
         "sampled",
         "--target-kl",
         "1e9",
-    )  # a stop that never fires: every turn scored
+    )
     row = json.loads(open(tmp_path / "sampled" / "metrics.jsonl").readline())
     assert row["train/first_step_log_ratio_max"] < 1e-4
     assert abs(row["train/ratio_mean"] - 1.0) < 1e-5 and row["train/clip_fraction"] == 0.0
@@ -225,10 +227,10 @@ def test_resume_reaches_the_same_state_as_an_uninterrupted_run(tmp_path, model_d
     a = load_file(tmp_path / "straight" / "checkpoint" / "model.safetensors")
     b = load_file(tmp_path / "cut" / "checkpoint" / "model.safetensors")
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
-    rows = lambda name: [json.loads(line) for line in open(tmp_path / name / "metrics.jsonl")]  # noqa: E731
+    rows = lambda name: [json.loads(line) for line in open(tmp_path / name / "metrics.jsonl")]
     # the batch and update metrics of both steps are the same (NaN == NaN here); the cut run also
     # evaluated at its last step, which the straight run did not do
-    same = lambda x, y: x == y or (x != x and y != y)  # noqa: E731
+    same = lambda x, y: x == y or (x != x and y != y)
     straight, cut = rows("straight"), rows("cut")
     assert [r["step"] for r in cut] == [1, 2]
     for a_row, b_row in zip(straight, cut):
@@ -303,9 +305,8 @@ def test_the_same_command_twice_starts_a_second_run_and_resume_continues_the_lat
         and resumed["steps"] == 2
         and not (tmp_path / "once-3").exists()
     )
-    assert [json.loads(line)["step"] for line in open(tmp_path / "once" / "metrics.jsonl")] == [
-        1
-    ]  # untouched
+    # untouched
+    assert [json.loads(line)["step"] for line in open(tmp_path / "once" / "metrics.jsonl")] == [1]
     capsys.readouterr()
     with pytest.raises(SystemExit) as e:
         run(tmp_path, model_dir, "--steps", "1", "--run-name", "never", "--resume")
@@ -362,7 +363,8 @@ def test_validation_secrets_choose_the_kept_checkpoint(tmp_path, model_dir):
 
 
 def test_validation_halves_are_alternate_secrets():
-    """Secrets 0 and 2 make half a, 1 and 3 half b; each half averages greedy and sampled resolve."""
+    """Secrets 0 and 2 make half a, 1 and 3 half b; each half averages greedy and sampled
+    resolve."""
     a, b = experiment.validation_halves([1.0, 0.0, 1.0, 0.0], [0.5, 0.5, 1.0, 0.0])
     assert (a, b) == ((1 + 1 + 0.5 + 1) / 4, (0 + 0 + 0.5 + 0) / 4)
 
@@ -404,6 +406,7 @@ def test_a_non_finite_gradient_skips_the_step_and_leaves_the_weights(
         "clipped_objective",
         lambda *a, **k: (lambda o, st: (o * float("nan"), st))(*objective(*a, **k)),
     )
+    # a KL stop that never fires: every turn is scored, none skipped for A = 0
     (summary,) = run(
         tmp_path,
         model_dir,
@@ -415,7 +418,7 @@ def test_a_non_finite_gradient_skips_the_step_and_leaves_the_weights(
         "2",
         "--target-kl",
         "1e9",
-    )  # a KL stop that never fires: every turn is scored, none skipped for A = 0
+    )
     row = json.loads(open(tmp_path / summary["run_name"] / "metrics.jsonl").readline())
     assert row["train/nonfinite_steps_skipped"] == 4 and row["train/optimizer_steps"] == 0
     before = load_file(f"{model_dir}/model.safetensors")
@@ -441,11 +444,8 @@ def test_presets_set_what_the_flags_do_not_give_and_are_recorded(tmp_path, model
     ) == (80, 4, 4, 0)
     llm = train.config_from_flags(["--model", "org/m"])
     assert (defaults.top_p, binary.top_p, llm.top_p, llm.ppo_epochs) == (0.9, 1.0, 1.0, 2)
-    starts = (
-        "prefix_turns",
-        "refusal_rate",
-        "candidate_format",
-    )  # the paper's episodes: (0, 0, list)
+    # the paper's episodes: (0, 0, list)
+    starts = ("prefix_turns", "refusal_rate", "candidate_format")
     assert [getattr(defaults, k) for k in starts] == [3, 0.3, "runs"]
     assert [getattr(binary, k) for k in starts] == [0, 0.0, "list"]
     assert {k: getattr(binary, k) for k in train.PRESETS["binary"].values} == train.PRESETS[
@@ -656,9 +656,8 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
             for r in b.records
             if r.question_type in b.starts[r.episode].refused
         )
-    cfg = replace(
-        train.TrainConfig(), prefix_turns=0, refusal_rate=0.0
-    )  # the paper's episode starts
+    # the paper's episode starts
+    cfg = replace(train.TrainConfig(), prefix_turns=0, refusal_rate=0.0)
     game_cfg, rngs = train.game_config(cfg), [random.Random(5), random.Random(5)]
     assert episode_starts(cfg, rngs[0], [3, 9], 0, game_cfg, None)[1] is None
     assert rngs[0].random() == rngs[1].random()  # p = 0 draws nothing of its own
@@ -667,14 +666,14 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
 
 
 def test_hidden_beliefs_are_drawn_per_secret_and_the_credit_probe_replays_them(tmp_path, model_dir):
-    """--hidden-share p: a training secret's G rollouts all leave C_t out of their prompts or none do
-    (one draw per secret); the credit probe replays a turn with the same prompt; p = 0 draws
+    """--hidden-share p: a training secret's G rollouts all leave C_t out of their prompts or none
+    do (one draw per secret); the credit probe replays a turn with the same prompt; p = 0 draws
     nothing (episodes.episode_starts), p = 1 hides every secret's."""
     from episodes import episode_starts
 
     hidden_prompt = lambda game: (
         "Remaining candidates not shown" in game.messages()[0][1]["content"]
-    )  # noqa: E731
+    )
     batches, replayed = run_watching_replays(
         tmp_path,
         model_dir,
@@ -698,9 +697,8 @@ def test_hidden_beliefs_are_drawn_per_secret_and_the_credit_probe_replays_them(t
         for g in range(3)
     )
     assert 0 < sum(b.starts[3 * k].hidden for b in batches for k in range(8)) < 16
-    cfg = replace(
-        train.TrainConfig(), prefix_turns=0, refusal_rate=0.0
-    )  # the paper's episode starts
+    # the paper's episode starts
+    cfg = replace(train.TrainConfig(), prefix_turns=0, refusal_rate=0.0)
     game_cfg, rngs = train.game_config(cfg), [random.Random(5), random.Random(5)]
     assert (
         episode_starts(cfg, rngs[0], [3, 9], 0, game_cfg, None)[1] is None
@@ -766,17 +764,16 @@ def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them
 
 def test_an_action_outside_the_scoring_nucleus_still_has_a_ratio(model_dir):  # noqa: F811
     """Actions sampled from a wider distribution than the update scores under (here top-p 1 against
-    0.5; on a GPU, the bf16 copy at a nucleus edge): pi_old is scored again on the trained model, and
-    every action keeps a finite log-ratio, so Eq. 2's first ratio is 1 and no optimizer step is
+    0.5; on a GPU, the bf16 copy at a nucleus edge): pi_old is scored again on the trained model,
+    and every action keeps a finite log-ratio, so Eq. 2's first ratio is 1 and no optimizer step is
     skipped as not finite."""
     policy = models.load_policy(model_dir, "cpu", "fp32")
     batch = play_rollouts(
         policy, [3, 4], 2, GameConfig(), SampleConfig(max_new_tokens=8), seeds=[0, 1, 2, 3]
     )
     cfg = replace(train.TrainConfig(), top_p=0.5, micro_batch=4)
-    with (
-        torch.no_grad()
-    ):  # each action token's log-prob under the 0.5 nucleus alone: some fall outside it
+    # each action token's log-prob under the 0.5 nucleus alone: some fall outside it
+    with torch.no_grad():
         cut = []
         for p, c in zip(batch.prompt_ids, batch.completion_ids):
             logits = policy.model(input_ids=torch.tensor([p + c])).logits[0, len(p) - 1 : -1]
@@ -813,9 +810,8 @@ def test_turns_of_advantage_zero_are_not_scored_and_the_update_is_the_same(model
 
     def updates(target_kl):
         policy = models.load_policy(model_dir, "cpu", "fp32")
-        cfg = replace(
-            train.TrainConfig(), target_kl=target_kl, micro_batch=4, top_p=1.0
-        )  # as the batch was sampled
+        # as the batch was sampled
+        cfg = replace(train.TrainConfig(), target_kl=target_kl, micro_batch=4, top_p=1.0)
         optimizer = torch.optim.AdamW(policy.model.parameters(), lr=1e-3, weight_decay=0.0)
         scored, score = [], policy.score
         policy.score = lambda p, c, *a: (
@@ -837,10 +833,8 @@ def test_turns_of_advantage_zero_are_not_scored_and_the_update_is_the_same(model
     scored, one, two = updates(0.0)
     all_scored, want_one, want_two = updates(1e9)
     passes = train.TrainConfig().ppo_epochs
-    assert all_scored == 2 * passes * n and scored == passes * (
-        n - n // 2
-    )  # Eq. 2's passes with gradient
+    # Eq. 2's passes with gradient
+    assert all_scored == 2 * passes * n and scored == passes * (n - n // 2)
     assert torch.allclose(one, want_one, atol=1e-6) and torch.allclose(two, want_two, atol=1e-6)
-    assert not torch.allclose(
-        one, two, atol=1e-5
-    )  # the all-zero update still stepped, on momentum alone
+    # the all-zero update still stepped, on momentum alone
+    assert not torch.allclose(one, two, atol=1e-5)

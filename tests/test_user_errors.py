@@ -60,13 +60,13 @@ def run(monkeypatch, capsys):
         return subprocess.CompletedProcess(args, status, *capsys.readouterr())
 
     yield run_here
-    torch.set_num_threads(
-        threads
-    )  # train.py and evaluate.py set it, as a process of their own would
+    # train.py and evaluate.py set it, as a process of their own would
+    torch.set_num_threads(threads)
 
 
 def one_sentence(result, *must_say):
-    """Exit status 2, no traceback, one line on stderr (argparse's bad-flag report: usage + one line)."""
+    """Exit status 2, no traceback, one line on stderr (argparse's bad-flag report: usage + one
+    line)."""
     err = result.stderr.strip()
     assert result.returncode == 2, f"exit status {result.returncode}: {err}"
     assert "Traceback" not in err and err, err
@@ -108,7 +108,8 @@ def test_train_py(run, tmp_path, flags, must_say, must_not_say):
 
 
 def test_train_py_resume_of_a_run_that_never_started(run, tmp_path):
-    """--resume of a run that was never started, and of one that stopped before its first checkpoint."""
+    """--resume of a run that was never started, and of one that stopped before its first
+    checkpoint."""
     out = tmp_path / "runs"
     one_sentence(
         run(["train.py", "--out", str(out), "--resume"], tmp_path),
@@ -187,7 +188,8 @@ def test_other_entry_points_reject_unknown_flags(run, tmp_path, command, program
     ],
 )
 def test_a_fresh_process_answers_as_main_does(run, tmp_path, command, must_say):
-    """The same sentence and exit status from `python COMMAND` as from main(argv) in this process."""
+    """The same sentence and exit status from `python COMMAND` as from main(argv) in this
+    process."""
     out = ["--out", str(tmp_path / "out")]
     assert one_sentence(fresh_process([*command, *out], tmp_path), *must_say) == one_sentence(
         run([*command, *out], tmp_path), *must_say
@@ -279,7 +281,8 @@ def test_evaluate_of_a_damaged_checkpoint(run, tmp_path, saved_model):
 )
 @pytest.mark.parametrize("below", ["", "sub"])
 def test_an_out_directory_that_is_a_file(run, tmp_path, command, below):
-    """--out naming a file, or a path under a file: one sentence before anything is read or written."""
+    """--out naming a file, or a path under a file: one sentence before anything is read or
+    written."""
     (tmp_path / "a-file").write_text("mine")
     out = tmp_path / "a-file" / below if below else tmp_path / "a-file"
     one_sentence(

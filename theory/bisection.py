@@ -3,7 +3,8 @@
 Implements App. C, paragraph "Bisection as a special case of the EDP objective": under the
 uniform belief b_t = Unif(C_t) of the CSG (Lemma A.5 "Exact posterior in CSG") and a
 deterministic yes/no question whose yes-set is a fraction p of C_t, the expected fractional
-elimination u = (|C_t| - |C_{t+1}|) / |C_t| (Sec. 5.1, the r_info term of App. C "CSG Reward Composition") is
+elimination u = (|C_t| - |C_{t+1}|) / |C_t| (Sec. 5.1, the r_info term of App. C
+"CSG Reward Composition") is
 
     E_{z*~b_t}[u(b_t, a_t, o_t)] = p (1 - p) + (1 - p) p = 2p(1 - p),   maximal at p = 1/2.
 
@@ -65,7 +66,9 @@ class Config:
     n_sets: int = field(
         default=60,
         metadata={
-            "help": "random candidate sets of each kind (random subset, interval, bisection-visited)"
+            "help": (
+                "random candidate sets of each kind (random subset, interval, bisection-visited)"
+            )
         },
     )
     questions_per_set: int = field(default=8, metadata={"help": "random yes/no questions per set"})

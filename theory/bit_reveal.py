@@ -361,13 +361,8 @@ def main(argv=None):
     )
     lines = [header]
     for r in rows:
-        best = (
-            "-"
-            if r["best_agnostic"] is None
-            else (
-                f"{str(r['best_agnostic']):>10}{' ==' if r['best_agnostic'] == r['bound'] else ' !='}"
-            )
-        )
+        same = " ==" if r["best_agnostic"] == r["bound"] else " !="
+        best = "-" if r["best_agnostic"] is None else f"{str(r['best_agnostic']):>10}{same}"
         mc = (
             f"{fmt_prob(r['mc_best'])} [{fmt_prob(r['mc_lo'])}, {fmt_prob(r['mc_hi'])}]"
             if r["best_agnostic"] is not None
