@@ -48,11 +48,6 @@ Five pieces, each there because of a cost of decoding one token for every live r
   train.py --behaviour-is-cap can weight each action's term of Eq. 2 by the truncated ratio
   min(C, pi_old / pi_copy) (echo.behaviour_weights).
 
-One piece is for the update, not the rollout: `CompiledLayers` (train.py --compile-update)
-compiles the trained model's decoder layers for Eq. 2's passes, whose micro-batches on a GPU
-otherwise wait on the host launching a layer's small kernels, and scores each micro-batch in one
-plain pass (bench/gpu_step.py --compile-update off,on times both ways).
-
 Still paid per token, with top-p < 1: the sort of the whole vocabulary. On a CPU the engine
 draws with policy.sample_next itself, so its tokens are the reference's bit for bit; compiled,
 its sums add in another order, and a uniform within rounding of a boundary can take the
@@ -522,44 +517,3 @@ def sampler(policy: LMPolicy, rollout: str) -> LMPolicy:
     over a StaticDecoder ("fast"; "auto": fast on CUDA). Call `refresh` after each update."""
     fast = rollout == "fast" or (rollout == "auto" and policy.device.type == "cuda")
     return rollout_policy(policy, torch.bfloat16, StaticDecoder()) if fast else policy
-
-
-def decoder_layers(model: nn.Module) -> list[nn.Module]:
-    """The model's transformer blocks: the modules of the classes transformers keeps whole on one
-    device (`_no_split_modules`, e.g. Qwen2DecoderLayer), under a peft wrapper or not."""
-    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
-    names = set(getattr(inner, "_no_split_modules", None) or ())
-    return [m for m in inner.modules() if type(m).__name__ in names]
-
-
-class CompiledLayers:
-    """The trained model's decoder layers compiled (torch.compile) for Eq. 2's passes, as a context
-    around the update (train.py --compile-update): inside it each layer runs its compiled forward,
-    outside it the eager one, so generation and evaluation, whose KV caches would make the layers
-    compile again, never meet them.
-
-    Why: on a GPU the update's passes wait on the host, not the GPU. An eager layer launches its
-    dozens of kernels one by one from Python, and LoRA adds a dropout, two products, a scale and a
-    sum to each adapted projection, forward and backward, for little arithmetic; compiled, the
-    small kernels fuse and a layer's Python runs once, at compile time. The shapes are dynamic
-    (rows and length change with every micro-batch) and every layer runs the same code on
-    parameters passed in as inputs, so the layers share their graphs: one with gradient and one
-    without (pi_old's scoring pass), compiled on the first micro-batch that needs each. Inside the
-    block LMPolicy.score runs its plain pass (`plain_scoring`): a KV cache handed through the
-    layers would give each layer a graph of its own (its index in the cache is a constant of it).
-    With `on` False it compiles nothing and the block changes nothing."""
-
-    def __init__(self, policy: LMPolicy, on: bool = True):
-        self.policy, self.layers = policy, decoder_layers(policy.model) if on else []
-        self.compiled = [torch.compile(layer.forward, dynamic=True) for layer in self.layers]
-
-    def __enter__(self):
-        for layer, forward in zip(self.layers, self.compiled):
-            layer.forward = forward  # an instance attribute, over the class's forward
-        self.policy.plain_scoring = bool(self.layers)
-        return self
-
-    def __exit__(self, *exc):
-        for layer in self.layers:
-            layer.__dict__.pop("forward", None)
-        self.policy.plain_scoring = False

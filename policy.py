@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 
 from env import CSG
 
@@ -158,6 +159,31 @@ def pad(seqs: list[list[int]], pad_id: int, left: bool) -> tuple[torch.Tensor, t
     return ids, mask
 
 
+def length_buckets(lengths, n: int = 4) -> list[list[int]]:
+    """The indices of `lengths`, shortest first, in at most n groups of (nearly) equal count: each
+    group is padded to its own longest, so little of a pass is padding."""
+    order = sorted(range(len(lengths := list(lengths))), key=lambda i: (lengths[i], i))
+    size = -(-len(order) // n)
+    return [order[k : k + size] for k in range(0, len(order), size)]
+
+
+def joined(parts: list) -> tuple:
+    """The prefills of several groups of prompts as one: (logits, cache, mask) each, caches and
+    masks left-padded to the longest (a masked key is never attended to), rows in group order."""
+    from transformers import DynamicCache
+
+    width = max(mask.shape[1] for _, _, mask in parts)
+    left = [width - mask.shape[1] for _, _, mask in parts]
+    cache = DynamicCache()
+    for layer in range(len(parts[0][1].layers)):
+        keys, values = zip(*((p[1].layers[layer].keys, p[1].layers[layer].values) for p in parts))
+        keys = torch.cat([F.pad(k, (0, 0, n, 0)) for k, n in zip(keys, left)])  # (U, H, L, D)
+        values = torch.cat([F.pad(v, (0, 0, n, 0)) for v, n in zip(values, left)])
+        cache.update(keys, values, layer)
+    mask = torch.cat([F.pad(p[2], (n, 0)) for p, n in zip(parts, left)])
+    return torch.cat([p[0] for p in parts]), cache, mask
+
+
 def positions(mask: torch.Tensor) -> torch.Tensor:
     """Position ids counted over real tokens only: pads never shift the real tokens' positions."""
     return (mask.cumsum(-1) - 1).clamp(min=0)
@@ -229,31 +255,38 @@ class LMPolicy:
         return self.tokenizer(texts, add_special_tokens=False)["input_ids"]
 
     def prefill(self, prompt_ids: list[list[int]]):
-        """Run every distinct prompt once, left-padded, and share its KV cache with each turn
-        that has the same prompt (at turn 0 every rollout of every secret sees the same prompt).
+        """Run every distinct prompt once and share its KV cache with each turn that has the same
+        prompt (at turn 0 every rollout of every secret sees the same prompt). The distinct prompts
+        run in groups of alike length (`length_buckets`), each left-padded to its own longest
+        only, and the groups' caches are joined, left-padded to the longest of all: the padding a
+        mask hides is not computed (a turn's history, and so its prompt, can be twice another's).
 
         Returns (next-token logits (N, V), a KV cache with N rows, the prompts' mask (N, Lp)).
-        The arithmetic is that of one padded pass over all N prompts; only repeats are skipped.
         """
         from transformers import DynamicCache
 
         rows = {}
         index = [rows.setdefault(tuple(p), len(rows)) for p in prompt_ids]  # its distinct prompt
-        ids, mask = (t.to(self.device) for t in pad(list(rows), self.pad_id, left=True))
-        with self.autocast():
-            out = self.model(
-                input_ids=ids,
-                attention_mask=mask,
-                position_ids=positions(mask),
-                past_key_values=DynamicCache(),
-                use_cache=True,
-                logits_to_keep=1,
-            )
-        index = torch.tensor(index, device=self.device)
-        cache = out.past_key_values
-        if len(rows) < len(prompt_ids):
-            cache.reorder_cache(index)  # (U, ...) -> (N, ...): row i holds its prompt's
-        return out.logits[:, -1][index], cache, mask[index]
+        distinct, parts = list(rows), []
+        buckets = length_buckets([len(p) for p in distinct])
+        for bucket in buckets:
+            ids, mask = pad([distinct[i] for i in bucket], self.pad_id, left=True)
+            ids, mask = ids.to(self.device), mask.to(self.device)
+            with self.autocast():
+                out = self.model(
+                    input_ids=ids,
+                    attention_mask=mask,
+                    position_ids=positions(mask),
+                    past_key_values=DynamicCache(),
+                    use_cache=True,
+                    logits_to_keep=1,
+                )
+            parts.append((out.logits[:, -1], out.past_key_values, mask))
+        logits, cache, mask = joined(parts)  # the distinct prompts, in bucket order
+        row = {i: r for r, i in enumerate(i for bucket in buckets for i in bucket)}
+        index = torch.tensor([row[i] for i in index], device=self.device)
+        cache.reorder_cache(index)  # (U, ...) -> (N, ...): row i holds its prompt's keys and values
+        return logits[index], cache, mask[index]
 
     def eager_decoder(self, prompt_ids: list[list[int]], max_new_tokens: int):
         """The reference decoder: `prefill`, then one eager forward per token over a cache that

@@ -51,7 +51,7 @@ from rollouts import RolloutBatch, episode_seed, play_rollouts
 from prompts import CANDIDATE_FORMATS
 from ranks import setup as ranks_setup
 from stats import mean_sem
-from update import ppo_update, sampled_logprobs_are_old, trainable
+from update import CompiledLayers, ppo_update, sampled_logprobs_are_old, trainable
 from warmup import starting_policy
 
 WARMUP_MODES = ("auto", "always", "never")
@@ -283,7 +283,7 @@ def train(cfg: TrainConfig) -> dict:
         sample = SampleConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens)
         offline = None if estimator.online else OfflineData(run, policy, train_secrets, sample, ctx)
         sampled_are_old = sampled_logprobs_are_old(cfg, sampler, policy, offline is None)
-        update_context = engine.CompiledLayers(policy, on=cfg.compile_update)
+        update_context = CompiledLayers(policy, on=cfg.compile_update)
         for step in range(start, cfg.steps):
             started = time.time()
             # 1. play: G rollouts of each of B training secrets, sampled from pi_old (section 4)

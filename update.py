@@ -4,7 +4,9 @@ update needs and reports: pi_old's log-probs of the batch's actions, and its tra
 
     J(theta) = 1 / sum_t |G_t| * sum_t sum_{g in G_t} min(rho A, clip(rho, 1 - eta, 1 + eta) A)
 
-(echo.clipped_objective computes one minibatch's part of J; `ppo_update` optimises it.)
+(echo.clipped_objective computes one minibatch's part of J; `ppo_update` optimises it.
+`CompiledLayers`, train.py --compile-update, compiles the trained model's decoder layers for its
+passes, whose micro-batches on a GPU otherwise wait on the host launching small kernels.)
 
 Departures from the paper, and why:
 - Eq. 2 runs `ppo_epochs` passes, `num_minibatches` optimizer steps each (PPO practice); the
@@ -205,3 +207,44 @@ class UpdateLog:
             "train/behaviour_action_log_ratio_max_abs": ranks.max(self.gap[1]),
             "train/behaviour_action_log_ratio_mean_abs": s["action_drift"] / max(s["actions"], 1),
         }
+
+
+def decoder_layers(model) -> list:
+    """The model's transformer blocks: the modules of the classes transformers keeps whole on one
+    device (`_no_split_modules`, e.g. Qwen2DecoderLayer), under a peft wrapper or not."""
+    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
+    names = set(getattr(inner, "_no_split_modules", None) or ())
+    return [m for m in inner.modules() if type(m).__name__ in names]
+
+
+class CompiledLayers:
+    """The trained model's decoder layers compiled (torch.compile) for Eq. 2's passes, as a context
+    around the update (train.py --compile-update): inside it each layer runs its compiled forward,
+    outside it the eager one, so generation and evaluation, whose KV caches would make the layers
+    compile again, never meet them.
+
+    Why: on a GPU the update's passes wait on the host, not the GPU. An eager layer launches its
+    dozens of kernels one by one from Python, and LoRA adds a dropout, two products, a scale and a
+    sum to each adapted projection, forward and backward, for little arithmetic; compiled, the
+    small kernels fuse and a layer's Python runs once, at compile time. The shapes are dynamic
+    (rows and length change with every micro-batch) and every layer runs the same code on
+    parameters passed in as inputs, so the layers share their graphs: one with gradient and one
+    without (pi_old's scoring pass), compiled on the first micro-batch that needs each. Inside the
+    block LMPolicy.score runs its plain pass (`plain_scoring`): a KV cache handed through the
+    layers would give each layer a graph of its own (its index in the cache is a constant of it).
+    With `on` False it compiles nothing and the block changes nothing."""
+
+    def __init__(self, policy, on: bool = True):
+        self.policy, self.layers = policy, decoder_layers(policy.model) if on else []
+        self.compiled = [torch.compile(layer.forward, dynamic=True) for layer in self.layers]
+
+    def __enter__(self):
+        for layer, forward in zip(self.layers, self.compiled):
+            layer.forward = forward  # an instance attribute, over the class's forward
+        self.policy.plain_scoring = bool(self.layers)
+        return self
+
+    def __exit__(self, *exc):
+        for layer in self.layers:
+            layer.__dict__.pop("forward", None)
+        self.policy.plain_scoring = False

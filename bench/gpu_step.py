@@ -24,7 +24,7 @@ every turn writes max_new_tokens and every episode runs all 10 turns: the step t
 one a run can have. `--micro-batch 32,64` times the update at each micro-batch on the same model and
 engine, and records one that runs out of GPU memory as such: a sweep finds the largest that fits;
 `--compile-update off,on` times it with the trained model's decoder layers eager and compiled
-(train.py --compile-update, engine.CompiledLayers; the first compiled step compiles them).
+(train.py --compile-update, update.CompiledLayers; the first compiled step compiles them).
 `--profile-turns N` then plays one more step of N-turn episodes under torch.profiler and keeps, for
 the rollout and for the update (pi_old's scoring included), the seconds the GPU's kernels were busy
 beside the wall time, and the costliest kernels and host calls: where a phase's time goes, and
@@ -73,7 +73,7 @@ from env import GameConfig
 from policy import LMPolicy, SampleConfig
 from rollouts import play_rollouts
 from ranks import Ranks
-from update import old_logprobs, ppo_update, sampled_logprobs_are_old
+from update import CompiledLayers, old_logprobs, ppo_update, sampled_logprobs_are_old
 
 QWEN25_15B = dict(  # Qwen/Qwen2.5-1.5B-Instruct config.json, as published
     vocab_size=151936,
@@ -591,7 +591,7 @@ def main(argv=None):
         for mode in cfg.modes.split(","):
             policy = build(cfg, mode, directory)
             # compiles on first use
-            compiled_layers = engine.CompiledLayers(policy, on="on" in compile_update)
+            compiled_layers = CompiledLayers(policy, on="on" in compile_update)
             for name in cfg.engines.split(","):
                 sampler = make_sampler(policy, name)
                 for micro_batch, compiled in [

@@ -17,7 +17,6 @@ import update
 from echo import behaviour_weights
 from engine import (
     GROUPED,
-    CompiledLayers,
     FusedAttention,
     FusedMLP,
     StaticDecoder,
@@ -33,6 +32,7 @@ from env import GameConfig
 from policy import LMPolicy, SampleConfig, inverse_cdf, process_logits
 from rollouts import play_rollouts
 from ranks import Ranks
+from update import CompiledLayers
 from test_lora import qwen_dir  # noqa: F401  (a fixture: a random Qwen2 and a BPE tokenizer, saved)
 from test_policy import mixed_prompts, random_policy, tokenizer  # noqa: F401  (tokenizer: fixture)
 from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
@@ -468,7 +468,7 @@ def test_behaviour_cap_weights_each_action_of_eq2(model_dir):  # noqa: F811
 
 
 def test_compiled_layers_give_the_eager_logprobs_and_lora_gradients(tmp_path):
-    """Eq. 2's passes inside engine.CompiledLayers: the log-probs and the adapters' gradients of the
+    """Eq. 2's passes inside update.CompiledLayers: the log-probs and the adapters' gradients of the
     eager layers (float32, to rounding) on micro-batches of other rows and lengths, without and with
     gradient (inside it score() runs its plain pass); one set of graphs serves every layer (fewer
     graphs than layers) and no shape compiles again; outside the block the layers run their eager

@@ -85,17 +85,17 @@ def test_two_step_run_has_no_nan_and_writes_logs_and_a_checkpoint(tmp_path, mode
 def test_compile_update_wraps_every_update_and_nothing_else(
     tmp_path, model_dir, monkeypatch, compile_update
 ):
-    """--compile-update: Eq. 2's passes, and not the rollouts, run inside engine.CompiledLayers,
+    """--compile-update: Eq. 2's passes, and not the rollouts, run inside update.CompiledLayers,
     built once a run over every decoder layer of the trained model; without it nothing is compiled.
     (torch.compile is recorded, not run: tests/test_engine.py checks the compiled layers'
     numbers.)"""
     compiled, built, inside, calls = [], [], [False], []
     init, enter, leave = (
-        engine.CompiledLayers.__init__,
-        engine.CompiledLayers.__enter__,
-        engine.CompiledLayers.__exit__,
+        update.CompiledLayers.__init__,
+        update.CompiledLayers.__enter__,
+        update.CompiledLayers.__exit__,
     )
-    update, play = train.ppo_update, train.play_rollouts
+    step, play = train.ppo_update, train.play_rollouts
 
     def entered(self):
         inside[0] = bool(self.layers)
@@ -107,14 +107,14 @@ def test_compile_update_wraps_every_update_and_nothing_else(
 
     monkeypatch.setattr(torch, "compile", lambda f, **kw: compiled.append(f) or f)
     monkeypatch.setattr(
-        engine.CompiledLayers,
+        update.CompiledLayers,
         "__init__",
         lambda self, *a, **k: built.append(self) or init(self, *a, **k),
     )
-    monkeypatch.setattr(engine.CompiledLayers, "__enter__", entered)
-    monkeypatch.setattr(engine.CompiledLayers, "__exit__", left)
+    monkeypatch.setattr(update.CompiledLayers, "__enter__", entered)
+    monkeypatch.setattr(update.CompiledLayers, "__exit__", left)
     monkeypatch.setattr(
-        train, "ppo_update", lambda *a, **k: calls.append(("update", inside[0])) or update(*a, **k)
+        train, "ppo_update", lambda *a, **k: calls.append(("update", inside[0])) or step(*a, **k)
     )
     monkeypatch.setattr(
         train, "play_rollouts", lambda *a, **k: calls.append(("play", inside[0])) or play(*a, **k)
