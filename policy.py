@@ -159,7 +159,7 @@ def pad(seqs: list[list[int]], pad_id: int, left: bool) -> tuple[torch.Tensor, t
     return ids, mask
 
 
-def length_buckets(lengths, n: int = 4) -> list[list[int]]:
+def length_buckets(lengths, n: int = 8) -> list[list[int]]:
     """The indices of `lengths`, shortest first, in at most n groups of (nearly) equal count: each
     group is padded to its own longest, so little of a pass is padding."""
     order = sorted(range(len(lengths := list(lengths))), key=lambda i: (lengths[i], i))
