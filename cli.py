@@ -8,14 +8,15 @@ Unknown flags, values of the wrong type and values out of a field's range (`conf
 errors: one sentence and exit status 2, before the program reads or writes anything.
 
 Threads. Entry points import this module before torch, so that OpenMP's idle threads spin only
-briefly before they sleep (GOMP_SPINCOUNT=10000; libgomp, which torch's Linux wheels use, reads
-it once, when torch loads it). Threads that spin long (libgomp's default) make two torch
-processes sharing 2 cores run several times slower each; threads that sleep at once
-(OMP_WAIT_POLICY=PASSIVE) make a run alone slower, as waking them costs on every one of the tiny
-model's many small operations. The brief spin is as fast as the default for a run alone; two runs
-with 2 threads each side by side lose less to it than to the default, a little more than to
-sleeping threads, and least with --threads 1 each (bench/threads.py). A value set in the
-environment wins.
+briefly before they sleep (GOMP_SPINCOUNT=1000; libgomp, which torch's Linux wheels use, reads
+it once, when torch loads it). Threads that spin long (libgomp's default, or 10000) make two
+torch processes sharing 2 cores run several times slower each, as each spins on the other's
+core; threads that sleep at once (OMP_WAIT_POLICY=PASSIVE) make a run alone slower, as waking
+them costs on every one of the tiny model's many small operations. The brief spin is as fast as
+the longer ones for a run alone, and two runs with 2 threads each side by side take about twice
+a run alone's time, as two runs of 1 thread would (bench/threads.py). A value set in the
+environment wins. The count of threads stays what it was at the start, whatever else starts
+later: a run's numbers depend on it (to rounding), and must not on the machine's load.
 `use_threads` then gives torch every core the process may run on, divided among the runs it
 starts side by side.
 """
@@ -30,7 +31,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-os.environ.setdefault("GOMP_SPINCOUNT", "10000")
+os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 
 
 def arg(default, meaning: str, *, writes: str | None = None, choices: tuple = (), **bounds):

@@ -10,7 +10,7 @@ it: one thread per process, OMP_WAIT_POLICY=PASSIVE (threads sleep at once), a b
 step of the default run: its rollout (many one-token model calls) and its update (Eq. 2's passes).
 
     python bench/threads.py [--episodes 6] [--processes 1,2,3] \\
-        [--settings 2,1,2-passive,2-spin10000,auto]
+        [--settings 2,1,2-passive,2-spin10000,2-spin1000,auto]
 """
 
 import json
@@ -33,7 +33,8 @@ import train
 from ranks import Ranks
 from update import ppo_update
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
-from policy import SampleConfig, play_rollouts
+from policy import SampleConfig
+from rollouts import play_rollouts
 from warmup import WarmupConfig, warmed_up
 cfg = train.config_from_flags([])
 game = train.game_config(cfg)
@@ -62,7 +63,7 @@ class ThreadsConfig:
     )
     processes: str = arg("1,2,3", "comma list: how many processes run side by side")
     settings: str = arg(
-        "2,1,2-passive,2-spin10000,auto",
+        "2,1,2-passive,2-spin10000,2-spin1000,auto",
         "comma list of thread settings: N threads with spinning "
         "OpenMP threads (torch's default), N-passive with OMP_WAIT_POLICY=PASSIVE, N-spinK with "
         "GOMP_SPINCOUNT=K, auto as train.py does it (cli.py imported first, cli.use_threads)",
