@@ -159,12 +159,21 @@ def pad(seqs: list[list[int]], pad_id: int, left: bool) -> tuple[torch.Tensor, t
     return ids, mask
 
 
-def length_buckets(lengths, n: int = 8) -> list[list[int]]:
-    """The indices of `lengths`, shortest first, in at most n groups of (nearly) equal count: each
-    group is padded to its own longest, so little of a pass is padding."""
+def length_buckets(lengths, n: int = 8, waste: float = 0.1) -> list[list[int]]:
+    """The indices of `lengths`, shortest first, in groups each padded to its own longest: at
+    most n of (nearly) equal count, neighbours joined again while no more than `waste` of the
+    joined group would be padding (a forward pass per group costs more than a few pads)."""
     order = sorted(range(len(lengths := list(lengths))), key=lambda i: (lengths[i], i))
     size = -(-len(order) // n)
-    return [order[k : k + size] for k in range(0, len(order), size)]
+    groups = []
+    for group in (order[k : k + size] for k in range(0, len(order), size)):
+        joined = (groups[-1] if groups else []) + group
+        padded = len(joined) * max(lengths[i] for i in joined)
+        if groups and sum(lengths[i] for i in joined) >= (1 - waste) * padded:
+            groups[-1] = joined
+        else:
+            groups.append(group)
+    return groups
 
 
 def joined(parts: list) -> tuple:
