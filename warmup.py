@@ -228,9 +228,7 @@ def prepared(
             )
             policy.name = name + ("+lora" if lora else "")
             return policy, info
-        except (
-            models.DamagedFileError
-        ) as e:  # a cache is rebuilt, never fatal (a damaged `spec` fails below)
+        except models.DamagedFileError as e:  # a cache is rebuilt, never fatal
             say(f"[warm-up] the cached warm-up cannot be used, so it is made again: {e}")
     start = time.time()
     policy = models.load_policy(spec, device, compute, tiny, lora)
@@ -283,7 +281,10 @@ def prepared(
         policy.save(tmp)
     (tmp / "warmup.json").write_text(json.dumps(info, indent=2))
     shutil.rmtree(path, ignore_errors=True)
-    tmp.rename(path)  # atomic: a half-written cache is never read
+    try:
+        tmp.rename(path)  # atomic: a half-written cache is never read
+    except OSError:  # a run beside this one cached the same warm-up meanwhile: keep that one
+        shutil.rmtree(tmp, ignore_errors=True)
     return policy, info
 
 

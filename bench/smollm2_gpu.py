@@ -127,9 +127,8 @@ def main(argv=None) -> dict:
     estimators, lrs = cfg.estimators.split(","), cfg.lrs.split(",")
     start = config_from_flags(run_flags(cfg, estimators[0], lrs[0]))
     began = time.time()
-    policy = starting_policy(start)[
-        0
-    ]  # caches the weights and the warm-up before the runs share it
+    # caches the weights and the warm-up before the runs share them
+    policy = starting_policy(start)[0]
     prepared = time.time() - began
     procs = {
         (e, lr): subprocess.Popen([sys.executable, "train.py", *run_flags(cfg, e, lr)], cwd=ROOT)
