@@ -61,6 +61,13 @@ class SmolGpuConfig:
     minutes: float = arg(4.5, "each run's RL time limit (train.py --time-limit-min)", above=0)
     steps: int = arg(400, "each run's steps at most (the time limit ends it first)", at_least=1)
     seed: int = arg(0, "the runs' seed; the held-out split is split 0's", at_least=0)
+    rollout: str = arg(
+        "eager",
+        "train.py --rollout of the runs: eager, as the fast engine compiles each new decode shape, "
+        "which a run of minutes cannot repay",
+        choices=("eager", "fast"),
+    )
+    threads: int = arg(2, "CPU threads of each run (runs share the machine's cores)", at_least=1)
     samples: int = arg(2, "sampled episodes per secret in the final evaluations", at_least=1)
     runs: str = arg("runs/gpu", "where the runs are written", writes="directory")
     out: str = arg(os.path.join(RESULTS, "smollm2_gpu.json"), "the results file", writes="file")
@@ -68,26 +75,10 @@ class SmolGpuConfig:
 
 def run_flags(cfg: SmolGpuConfig, estimator: str, lr: str) -> list[str]:
     """The train.py flags of one run: the llm preset's settings, with validation secrets."""
-    return [
-        "--model",
-        cfg.model,
-        "--estimator",
-        estimator,
-        "--lr",
-        lr,
-        "--seed",
-        str(cfg.seed),
-        "--steps",
-        str(cfg.steps),
-        "--time-limit-min",
-        str(cfg.minutes),
-        "--validation-secrets",
-        "10",
-        "--out",
-        cfg.runs,
-        "--run-name",
-        f"{estimator}-lr{lr}",
-    ]
+    flags = f"--model {cfg.model} --estimator {estimator} --lr {lr} --seed {cfg.seed}"
+    flags += f" --steps {cfg.steps} --time-limit-min {cfg.minutes} --validation-secrets 10"
+    flags += f" --rollout {cfg.rollout} --threads {cfg.threads}"
+    return [*flags.split(), "--out", cfg.runs, "--run-name", f"{estimator}-lr{lr}"]
 
 
 def curve(run_dir: Path) -> list[dict]:
