@@ -1,4 +1,4 @@
-"""The binary question set's sections of RESULTS.md (bench/report_results.py builds the file): the
+"""The binary question set's sections of bench/LAB.md (bench/report_results.py builds it): the
 kept checkpoints on their split's held-out secrets and on 1..200 (binary_final.json, by a script
 that bench/generalization.py has replaced, on an older tokenizer), with what
 each setting was chosen on and what that split shares with the split those choices looked at
@@ -14,10 +14,14 @@ from bench import report_tables
 from bench.report_tables import (
     code_cell,
     code_note,
+    first_commit_with,
+    is_ancestor,
+    last_commit_of,
     load,
     machine_text,
     meta,
     missing,
+    ms,
     named,
     names,
     nan,
@@ -435,3 +439,62 @@ def section_defaults() -> list[str]:
         f"**{d['chosen']}**.",
         "",
     ]
+
+
+def since_split_one(general: dict) -> str:
+    """One sentence on what differs between the binary set's runs of binary_final.json (by the
+    script bench/generalization.py replaced) and its rows of generalization.json: the split, the
+    script, and whether the built-in model's tokenizer wrote numbers digit by digit (git: the
+    commit that first said so in tinylm.py, against the last commit that changed binary_final.json
+    and the commits that scored the rows). Only what the files and git show."""
+    final = load("binary_final.json")
+    rows = [r for r in general["runs"] if r["question_set"] == "binary"]
+    if not final or not rows:
+        return ""
+    then = seeds_text(sorted({r["split_seed"] for r in final["runs"]}))
+    now = seeds_text(sorted({r["split_seed"] for r in rows}))
+    echo = [r for r in final["runs"] if r["estimator"] == "echo"]
+    date = meta("binary_final.json", final).get("date")
+    text = (
+        f"Split {then}'s runs (`binary_final.json`, {date}; "
+        f"bench/LAB.md), where ECHO resolved {ms([r['heldout_greedy'] for r in echo])} held-out "
+        f"greedy over seeds {seeds_text(sorted(r['seed'] for r in echo))}, "
+    )
+    digit, last = (
+        first_commit_with("digit by digit", "tinylm.py"),
+        last_commit_of("binary_final.json"),
+    )
+    scored = [(r.get("measured") or {}).get("scored") or {} for r in rows]
+    after = digit and all(s.get("commit") and is_ancestor(digit, s["commit"]) for s in scored)
+    untrained = all(not (r.get("measured") or {}).get("trained") for r in rows)
+    if digit and last and last != digit and is_ancestor(last, digit) and after:
+        return text + (
+            "were all committed before the built-in model's tokenizer wrote numbers digit by digit "
+            f"(tinylm.py); split {now}'s were scored at code whose tokenizer does, on another "
+            "split, by bench/generalization.py, which replaced the script of split "
+            f"{then}'s" + (" (their runs record no training commit)." if untrained else ".")
+        )
+    return text + (
+        f"were measured at other code than split {now}'s, on another split, by the script "
+        "bench/generalization.py replaced."
+    )
+
+
+def preset_chosen_on() -> str:
+    """One sentence (or nothing): what chose the binary preset's settings, from the files of
+    those choices (binary_defaults.json; the older runs' split for the passes of Eq. 2)."""
+    defaults, older = load("binary_defaults.json"), load("reproduce_binary_60min_g8.json")
+    if not defaults:
+        return ""
+    (run,) = [r for r in defaults["runs"] if r["name"] == defaults["chosen"]]
+    compared = ", ".join(f"`--{k.replace('_', '-')}`" for k in run["settings"])
+    passes = (
+        " and its passes of Eq. 2 on split "
+        f"{older['train_config']['resolved'].get('split_seed', 0)}'s held-out scores"
+        if older
+        else ""
+    )
+    return (
+        f"The binary preset's {compared} and checkpoint rule were chosen on split "
+        f"{run['split_seed']}'s validation secrets{passes} (bench/LAB.md). "
+    )

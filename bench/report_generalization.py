@@ -1,16 +1,16 @@
-"""The generalization section of RESULTS.md and its README line (bench/report_results.py builds
-both) from bench/generalization.py's file: the paper's test of training on 1..100 and playing
-secrets up to 200 (section 5.1, "Game dynamics"), per question set, each run's kept checkpoint,
-mean +- SEM per estimator over seeds, ECHO minus each other estimator paired by seed (computed
-here from the rows, as the means are), and the reference policies on the same secrets. No number
-is typed here: each is read from the file.
+"""bench/LAB.md's section of every run bench/generalization.py scored (bench/report_results.py
+builds it; RESULTS.md's headline, the sealed split only, is bench/report_headline.py's): the
+paper's test of training on 1..100 and playing secrets up to 200 (section 5.1, "Game dynamics"),
+per question set, each run's kept checkpoint, mean +- SEM per estimator over seeds within one
+split and flags, ECHO minus each other estimator paired by seed (computed here from the rows, as
+the means are), and the reference policies on the same secrets; and the row helpers the headline
+shares. No number is typed here: each is read from the file.
 """
 
 from bench.report_tables import (
     code_changes,
     load,
     ms,
-    nan,
     num,
     provenance_line,
     seeds_text,
@@ -130,6 +130,26 @@ def flags_of(row: dict) -> str:
     return changed_text({k: v for k, v in row["changed"].items() if k != "split_seed"})
 
 
+def by_split_and_flags(runs: list[dict]) -> dict:
+    """{(split, flags): runs}: runs are averaged and paired only within one split and flags."""
+    out = {}
+    for r in sorted(runs, key=lambda r: (r["split_seed"], flags_of(r) != "-")):
+        out.setdefault((r["split_seed"], flags_of(r)), []).append(r)
+    return out
+
+
+def splits_text(d: dict) -> str:
+    """What each split of the paper set's rows is: the sealed test, or one the defaults were
+    compared on (it holds flag groups)."""
+    seal = load("sealed.json")
+    test = seal["split_seed"] if seal else None
+    paper = [r for r in d["runs"] if r["question_set"] == "paper"]
+    compared = sorted({r["split_seed"] for r in paper if flags_of(r) != "-"} - {test})
+    parts = [f"split {test} is the sealed test (RESULTS.md's headline)"] if test is not None else []
+    parts += [f"split {s} is a split the defaults were compared on" for s in compared]
+    return "Paper set: " + "; ".join(parts) + "." if parts else ""
+
+
 def by_flags(runs: list[dict]) -> dict:
     """{flags: runs}, the runs without extra flags first."""
     out = {}
@@ -139,7 +159,10 @@ def by_flags(runs: list[dict]) -> dict:
 
 
 def section_generalization() -> list[str]:
-    lines = ["## Policies that read their belief: secrets up to 200", ""]
+    lines = [
+        "## Every scored run: each split and flag group, on its held-out secrets and 1..200",
+        "",
+    ]
     d = load(FILE)
     if d is None:
         from bench.report_tables import missing
@@ -168,7 +191,7 @@ def section_generalization() -> list[str]:
         "now from the code that measured it (its training's where the run recorded it, "
         "else its scoring's; each row of the file names that commit); "
         "rows are gathered a few runs at a time, so they need not share the code the line above "
-        "names.",
+        "names. " + splits_text(d),
         "",
     ]
     for question_set, title in SETS.items():
@@ -230,9 +253,9 @@ def section_generalization() -> list[str]:
             ]
         lines += table(header, rows)
         means, paired = [], []
-        for flags, group in by_flags(runs).items():
+        for (split, flags), group in by_split_and_flags(runs).items():
             means += [
-                [e.upper(), flags, seeds_text(sorted(r["seed"] for r in rs))]
+                [e.upper(), split, flags, seeds_text(sorted(r["seed"] for r in rs))]
                 + [ms([r[k] for r in rs]) for k, _ in FIGURES]
                 + [
                     ms([r["gen200_redundant_rate_greedy"] for r in rs]),
@@ -248,16 +271,16 @@ def section_generalization() -> list[str]:
                     if k in figures
                 ]
                 paired += [
-                    f"ECHO minus {other.upper()}"
+                    f"ECHO minus {other.upper()} on split {split}"
                     + (f", both with {flags}" if flags != "-" else "")
                     + f", paired over seeds {seeds_text(next(iter(figures.values()))['seeds'])}: "
                     + "; ".join(parts)
                     + ".",
                     "",
                 ]
-        lines += ["Mean ± SEM over seeds (%), per estimator and flags beyond the split:", ""]
+        lines += ["Mean ± SEM over seeds (%), per estimator, split and flags beyond the split:", ""]
         lines += table(
-            ["Estimator", "Flags", "Seeds"]
+            ["Estimator", "Split", "Flags", "Seeds"]
             + [f"Resolve, {name}" for _, name in FIGURES]
             + ["1..200 redundant, greedy", "Repeat ratio, 1..200"],
             means,
@@ -288,79 +311,3 @@ def section_generalization() -> list[str]:
             [[r["policy"], r["split_seed"], pct(r["heldout"]), pct(r["gen200"])] for r in refs],
         )
     return lines
-
-
-def generalization_summary(d: dict) -> str:
-    """The README's line: per question set, the runs at its defaults, per estimator resolve on
-    1..200 (mean +- SEM over seeds; ECHO's seeds one by one), and how many other flag groups
-    RESULTS.md holds."""
-    parts = []
-    for question_set in SETS:
-        every = [r for r in d["runs"] if r["question_set"] == question_set]
-        bayes = next(
-            (
-                r
-                for r in d["references"]
-                if r["question_set"] == question_set and r["policy"] == "bayes"
-            ),
-            None,
-        )
-        fixed = next(
-            (
-                r
-                for r in d["references"]
-                if r["question_set"] == question_set and r["policy"] == "fixed_sequence"
-            ),
-            None,
-        )
-        refs = (
-            f"; the Bayes policy {pct(bayes['gen200'])}, the best fixed sequence "
-            f"{pct(fixed['gen200'])}"
-            if bayes and fixed and not nan(bayes["gen200"])
-            else ""
-        )
-        groups = by_flags(every)
-        for flags, runs in list(groups.items())[:1]:  # the defaults' runs where there are any
-            cells = [
-                f"{e.upper()} {ms([r['gen200_greedy'] for r in rs])} greedy / "
-                f"{ms([r['gen200_sampled'] for r in rs])} sampled (held-out 1..100: "
-                f"{ms([r['heldout_greedy'] for r in rs])} / "
-                f"{ms([r['heldout_sampled'] for r in rs])}; "
-                + (
-                    f"repeat ratio on 1..200 {ms([r['gen200_repeat_ratio'] for r in rs], 2, 1.0)}; "
-                    if all("gen200_repeat_ratio" in r for r in rs)
-                    else ""
-                )
-                + f"seeds {seeds_text(sorted(r['seed'] for r in rs))}"
-                + (
-                    "; 1..200 greedy by seed "
-                    + ", ".join(
-                        pct(r["gen200_greedy"]) for r in sorted(rs, key=lambda row: row["seed"])
-                    )
-                    if e == "echo" and len(rs) > 1
-                    else ""
-                )
-                + ")"
-                for e, rs in by_estimator(runs).items()
-            ]
-            steps = "/".join(str(s) for s in sorted({r["steps"] for r in runs}))
-            n = len(groups) - 1
-            others = (
-                f" RESULTS.md gives {n} more flag group{'s' if n > 1 else ''} of this set."
-                if n
-                else ""
-            )
-            parts.append(
-                f"{question_set} set"
-                + (f" with {flags}" if flags != "-" else "")
-                + f" ({steps} steps): "
-                + "; ".join(cells)
-                + (refs if flags == "-" else "")
-                + "."
-                + others
-            )
-    return (
-        "- **Generalization to secrets 1..200** (trained on 1..100; kept checkpoints; "
-        "resolve %, mean ± SEM over seeds): "
-        + " ".join(p[0].upper() + p[1:] + ("." if not p.endswith(".") else "") for p in parts)
-    )

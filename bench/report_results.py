@@ -1,25 +1,34 @@
-"""RESULTS.md, built from the JSON in bench/results: every table with its command, machine, date and
-protocol, and whether the code it depends on has changed since it was measured. No number is
-typed here: each is read from a file, and means +- SEM and paired t-tests are computed from
-per-seed values (stats.mean_sem, stats.paired_t_test). The output depends on the files and on
-git's HEAD only (no clock, fixed order and float formats), so running it twice writes the same
-bytes; `--check` exits 1 if RESULTS.md or the README's summary differs from what it would write,
-naming first any result whose code has changed without the text saying so (CI runs it).
+"""RESULTS.md and bench/LAB.md, built from the JSON in bench/results. RESULTS.md reads like the
+paper's results section: one section per claim of the paper, in the paper's order (the game and
+its references; Table 1 for every policy; ECHO against GRPO and RLOO; generalization to 1..200;
+credit against the true advantage; the theorems; speed), each with its table, its command and
+protocol in a few sentences, and its figure where one exists. What was tried on the way (screens,
+flag groups, other splits, older runs, capacity checks, bisection behaviour, SmolLM2 on CPU cores,
+every timing) is bench/LAB.md, linked once. No number is typed here: each is read from a file,
+and means +- SEM and paired t-tests are computed from per-seed values (stats.mean_sem,
+stats.paired_t_test). The output depends on the files and on git's HEAD only (no clock, fixed
+order and float formats), so running it twice writes the same bytes; `--check` exits 1 if
+RESULTS.md, bench/LAB.md or the README's summary differs from what it would write, naming first
+any result whose code has changed without the text saying so (CI runs it).
 
     python bench/report_results.py [--check]
 
-It also writes the README's results summary (between its two `results summary` comments) from
-the same files, and draws credit_grid.png again from its JSON (bench/report_credit_grid.py,
-which `--check` holds to the same bytes). The binary set's sections are in bench/report_binary.py,
-the speed section in bench/report_speed.py, the reading and formatting they share in
-bench/report_tables.py; a new section is a function returning its lines, added to SECTIONS.
+It also writes the README's results summary (between its two `results summary` comments, one
+short line per claim), and draws credit_grid.png again from its JSON (bench/report_credit_grid.py,
+which `--check` holds to the same bytes). The sections are in bench/report_claims.py (the game,
+Table 1, credit, the theorems), bench/report_headline.py (ECHO against GRPO and RLOO, and
+generalization: the sealed split only), bench/report_speed.py and the lab's in
+bench/report_screens.py, report_generalization.py, report_binary.py, report_smollm2.py; the reading
+and formatting they share in bench/report_tables.py. A new section is a function returning its
+lines, added to RESULTS or LAB below.
 
 Has the code changed? Each result file records the commit of the code it measured ("commit", and
 "uncommitted": {path: blob} for files that differed from it then; bench/common.code_version);
 where a file does not, provenance.json gives the commit that last changed its figures, traced
 from git. report_tables.DEPENDS lists, per kind of result, the source files its figures depend
-on; those that differ now from what was measured are named beside the figures (the figures are
-of the older code). A result kind with no DEPENDS line is an error.
+on; a row or column whose files differ now from what was measured carries a mark (†), and one
+footnote per section names the files (the figures are of the older code). A result kind with no
+DEPENDS line is an error.
 
 Files read (in bench/results). Each carries "command", "machine" (a dict of bench/common.machine
 or a sentence), "date" (ISO) and "commit"; where an older file does not, provenance.json gives
@@ -66,6 +75,8 @@ that file.
   "epoch_losses", "heldout", "n200": {"greedy", "sampled", "behaviour_greedy",
   "behaviour_sampled"}}.
 - generalization.json (bench/generalization.py): its docstring gives the schema.
+- sealed.json (written before any run plays the split it names): {"split_seed", "drawn" (a date),
+  "rule", ...}: the split RESULTS.md's headline reads, and only it.
 - screens.json (bench/screen.py): its docstring gives the schema.
 - binary_final.json, binary_scores_NAME.json (by a script bench/generalization.py replaced):
   {"runs": [{"estimator", "seed", "steps", "changed", "kept_step", "split_seed", "universe_least",
@@ -77,6 +88,7 @@ that file.
   "criterion", "runs": [{"name", "settings", "seed", "split_seed", "steps", "evaluations",
   "train_seconds", "kept_step", "kept_validation", "last_validation", "cross_validated": {RULE:
   score}}], "rule_means": {RULE: score}, "chosen_rule", "ranking", "chosen"}.
+- smollm2_gpu.json (bench/smollm2_gpu.py; its docstring gives the schema), where it exists.
 - smollm2_learning.json (bench/smollm2_learning.py): {"warmup", "config", "train_flags", "steps":
   [{"step", "seconds", "valid_action_rate", "reward", ...}]}; where "train_flags" is missing,
   provenance.json's note gives the flags the script passed to train.py.
@@ -88,41 +100,42 @@ that file.
 """
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench import report_tables  # noqa: E402
+from bench import report_credit_grid, report_tables  # noqa: E402
 from bench.common import RESULTS  # noqa: E402
-from bench.gpu_step import GpuStepConfig  # noqa: E402
-from bench.report_binary import section_binary  # noqa: E402
-from bench import report_credit_grid  # noqa: E402
-from bench.report_generalization import (
-    FILE,
-    generalization_summary,
-    row_changes,
-    section_generalization,
-)  # noqa: E402
-from bench.report_screens import section_screens  # noqa: E402
-from bench.report_speed import paper_hours, section_speed  # noqa: E402
-import train  # noqa: E402
-from bench.report_tables import (
-    RESOLVE,
-    code_changes,
-    load,
-    machine_text,
-    meta,
-    missing,
-    ms,
-    named,  # noqa: E402
-    nan,
-    num,
-    per_seed,
-    provenance_line,
-    seeds_text,
-    table,
+from bench.report_binary import section_binary, split_of  # noqa: E402
+from bench.report_claims import (  # noqa: E402
+    section_credit,
+    section_game,
+    section_table1,
+    section_theorems,
 )
+from bench.report_generalization import section_generalization as section_every_run  # noqa: E402
+from bench.report_headline import (  # noqa: E402
+    binary_summary,
+    section_generalization,
+    section_versus,
+    sealed,
+    versus_summary,
+)
+from bench.report_screens import section_screens  # noqa: E402
+from bench.report_smollm2 import (  # noqa: E402
+    section_smollm2,
+    section_smollm2_gpu,
+    smollm2_gpu_summary,
+)
+from bench.report_speed import (  # noqa: E402
+    cpu_summary,
+    gpu_summary,
+    section_speed,
+    section_speed_claim,
+)
+from bench.report_tables import MARK, code_changes, footnote, load, meta, num  # noqa: E402
 from cli import arg, parse_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,10 +145,11 @@ ROOT = Path(__file__).resolve().parent.parent
 class ReportConfig:
     check: bool = arg(
         False,
-        "write nothing; exit 1 if RESULTS.md or the README's summary differs from what this "
-        "script would write",
+        "write nothing; exit 1 if RESULTS.md, bench/LAB.md or the README's summary differs from "
+        "what this script would write",
     )
     out: str = arg(str(ROOT / "RESULTS.md"), "the report", writes="file")
+    lab: str = arg(str(ROOT / "bench" / "LAB.md"), "the lab book", writes="file")
     readme: str = arg(
         str(ROOT / "README.md"), "the README whose results summary is written", writes="file"
     )
@@ -143,563 +157,228 @@ class ReportConfig:
     repo: str = arg(str(ROOT), "the git checkout whose HEAD is the code as it is now")
 
 
-# ---------------------------------------------------------------- fidelity, Table 1
-def section_fidelity() -> list[str]:
-    lines = [
-        "## Credit measured against the true advantage (fidelity)",
-        "",
-        "The true per-turn Bayesian advantage A_B(h_t, a_t) is measured by branching (draw the "
-        "secret from the exact belief b_t, replay h_t, take a_t or an alternative, play on), and "
-        "every estimator's credit for the same turns is set against it.",
-        "",
-    ]
-    found = names("fidelity_*.json", "fidelity_floor.json")
-    if not found:
-        return lines + missing("fidelity_NAME.json", "python fidelity.py")
-    files = sorted(
-        ((n, load(n)) for n in found), key=lambda f: (f[1]["config"]["policy"] != "tiny", f[0])
-    )
-    floors = load("fidelity_floor.json") or {"files": {}}
-    label = lambda d: (
-        "before RL" if d["config"]["policy"] == "tiny" else f"`{d['config']['policy']}`"
-    )  # noqa: E731
-    for n, d in files:
-        c, stem = d["config"], n[: -len(".json")]
-        companions = "; ".join(
-            f"{what} {named(stem + ext)}"
-            for what, ext in (("*Turns:*", ".csv"), ("*Figure:*", ".png"))
-            if (report_tables.DIR / (stem + ext)).exists()
-        )
-        lines += [
-            f"{label(d)}: {provenance_line(n, d)} {c['secrets']} secrets x {c['group_size']} "
-            f"rollouts ({d['batch_turns']} turns) on the {c['question_set']} set; A_B of "
-            f"{next((r['n'] for r in d['rows'] if r['turns'] == 'all'), c['turns'])} drawn turns "
-            f"(K = {c['branches']} secrets per action, M = {c['alternatives']} alternatives): RMS "
-            f"A_B {num(d['a_b_rms'])}, mean branching standard error {num(d['noise_se_mean'])}."
-            + (f" {companions}." if companions else ""),
-            "",
-        ]
-    interval = (
-        ""
-        if not floors["files"]
-        else f" [{floors['method']}, {floors['draws']} draws: bench/fidelity_floor.py]"
-    )
-    if floors["files"]:
-        lines += [f"The floor's interval: {provenance_line('fidelity_floor.json', floors)}", ""]
-    lines += [
-        "*Protocol:* one batch per policy, every estimator's credit for the same turns; nothing "
-        "here is trained or chosen. Pearson correlation with A_B over all drawn turns [bootstrap "
-        "95% over the turns]. The last row is Theorem 3.2 (ii)'s floor for any credit that is a "
-        "function of the return alone, E[Var(A_B | R)] / E[A_B^2], estimated on the same turns "
-        f"(within-return-bin variance of the measured A_B less the branching noise){interval}: a "
-        "point estimate from that many turns, not a bound.",
-        "",
-    ]
-    overall = lambda d, e: next(
-        (r for r in d["rows"] if r["estimator"] == e and r["turns"] == "all"), None
-    )  # noqa: E731
-    cell = lambda r: (
-        "n/a"
-        if r is None
-        # noqa: E731
-        else f"{num(r['pearson'])} [{num(r['pearson_lo'])}, {num(r['pearson_hi'])}]"
-    )
-    estimators = dict.fromkeys(r["estimator"] for _, d in files for r in d["rows"])
-    rows = [[e] + [cell(overall(d, e)) for _, d in files] for e in estimators]
-    rows.append(
-        ["floor of any return-only credit, E[Var(A_B given R)] / E[A_B^2]"]
-        + [floor_text(d, floors["files"].get(n)) for n, d in files]
-    )
-    return lines + table(["Estimator"] + [label(d) for _, d in files], rows)
+# ---------------------------------------------------------------- the two documents
+def section_speed_and_gpu() -> list[str]:
+    """Speed on 2 CPU cores and on one GPU, and SmolLM2 on one GPU where its file exists."""
+    lines, changes = section_speed_claim()
+    smol, more = section_smollm2_gpu()
+    return lines + smol + footnote({**changes, **more})
 
 
-def names(pattern: str, *but: str) -> list[str]:
-    return [n for n in report_tables.names(pattern) if n not in but]
-
-
-def floor_text(d: dict, interval: dict | None) -> str:
-    """The floor of a fidelity file, with its bootstrap interval where bench/fidelity_floor.py
-    gave one."""
-    point = num(d["floors"].get("all"))
-    return (
-        point
-        if interval is None
-        else f"{point} [{num(interval['floor_lo'])}, {num(interval['floor_hi'])}]"
-    )
-
-
-def section_table1() -> list[str]:
-    lines = ["## Table 1 of the paper for every policy (paper set)", ""]
-    data = load("eval_paper_model_summary.json")
-    if data is None:
-        return lines + missing(
-            "eval_paper_model_summary.json",
-            "python evaluate.py --question-set paper --policies ... "
-            "--out DIR, then DIR/model_summary.jsonl as a JSON list",
-        )
-    by_key = {r["model_key"]: r for r in (data["rows"] if isinstance(data, dict) else data)}
-
-    def pair(
-        r, key, digits, scale
-    ):  # mean +- SEM over runs; blank where the policy has no such row
-        if r is None:
-            return ""
-        sem = (
-            ""
-            if nan(r.get(key)) or nan(r.get(key + "_sem"))
-            else f" ± {num(r[key + '_sem'], digits, scale)}"
-        )
-        return num(r.get(key), digits, scale) + sem
-
-    rows = [
-        [f"`{k}`"]
-        + [
-            pair(r, key, d, s)
-            for key, d, s in (("resolve_rate", 1, 100), ("zero_rate", 1, 100), ("quality", 3, 1))
-            for r in (by_key[k], by_key.get(k + " [T=1]"))
-        ]
-        for k in by_key
-        if not k.endswith(" [T=1]")
-    ]
-    how = data.get("protocol", "") if isinstance(data, dict) else ""
-    tables = (
-        f" evaluate.py's tables.txt of the same evaluation: {named('eval_paper.txt')}."
-        if (report_tables.DIR / "eval_paper.txt").exists()
-        else ""
-    )
-    lines += [
-        provenance_line("eval_paper_model_summary.json", data) + tables,
-        "",
-        f"*Protocol:* {how}. Policies are played as they are: nothing is chosen here. Mean ± SEM "
-        "over runs; Resolve and Zero in %.",
-        "",
-    ]
-    return lines + table(
-        [
-            "Policy",
-            "Resolve greedy",
-            "Resolve sampled",
-            "Zero greedy",
-            "Zero sampled",
-            "Qual. greedy",
-            "Qual. sampled",
-        ],
-        rows,
-    )
-
-
-# ---------------------------------------------------------------- SmolLM2
-def smollm2_flags(m: dict, data: dict) -> dict:
-    """The train.py flags bench/smollm2_learning.py passed ({"--group-size": "4", ...}): the file's
-    own, else those provenance.json traced from the script at the file's commit."""
-    flags = data.get("train_flags") or m.get("train_flags") or []
-    return dict(zip(flags[::2], flags[1::2])) if all(f.startswith("--") for f in flags[::2]) else {}
-
-
-def smollm2_figures(data: dict) -> dict:
-    """The first and last k steps' means (k = up to 4, at most half the steps), and the per-step
-    range of the reward."""
-    steps = data["steps"]
-    k = min(4, len(steps) // 2)
-    mean = lambda rows, key: sum(r[key] for r in rows) / k  # noqa: E731
-    return {
-        "k": k,
-        "n": len(steps),
-        **{
-            f"{key}_{end}": mean(rows, key)
-            for key in ("reward", "valid_action_rate", "resolve_rate", "episode_length")
-            for end, rows in (("first", steps[:k]), ("last", steps[-k:]))
-        },
-        "reward_min": min(r["reward"] for r in steps),
-        "reward_max": max(r["reward"] for r in steps),
-    }
-
-
-def section_smollm2() -> list[str]:
-    lines = ["## SmolLM2-135M-Instruct with ECHO on CPU cores: one seed, no control", ""]
-    data = load("smollm2_learning.json")
-    if data is None:
-        return lines + missing("smollm2_learning.json", "python bench/smollm2_learning.py")
-    c, w, steps, m = (
-        data["config"],
-        data["warmup"],
-        data["steps"],
-        meta("smollm2_learning.json", data),
-    )
-    flags, f = smollm2_flags(m, data), smollm2_figures(data)
-    change = lambda key, label: f"{label} {num(f[key + '_first'], 3)} -> {num(f[key + '_last'], 3)}"  # noqa: E731
-    batch = (
-        f"{c['secrets_per_step']} secrets x {flags['--group-size']} rollouts"
-        if "--group-size" in flags
-        else f"{c['secrets_per_step']} secrets"
-    )
-    heldout = f" on {flags['--n-heldout']} held-out secrets" if "--n-heldout" in flags else ""
-    lines += [
-        provenance_line("smollm2_learning.json", data),
-        "",
-        "*Protocol:* LoRA on SmolLM2-135M-Instruct, the format warm-up, then ECHO on secrets "
-        f"1..{c['n_max']}, {batch} a step, lr {c['lr']:g}, {c['minutes']:g}-minute limit; settings "
-        f"set for speed on this machine, not chosen on any score. One seed, {f['n']} steps, and no "
-        "control run (no other estimator, no run without RL), so nothing here separates what ECHO "
-        "taught from what the format warm-up and the valid-action rate changed: read it as a run "
-        "of the code on a real instruct model, not as evidence of learning. Held-out resolve is "
-        f"of the step's policy{heldout}; nothing is kept. Warm-up: valid actions "
-        f"{num(w['valid_before'], 3)} -> {num(w['valid_after'], 3)} ({w['seconds']:g} s).",
-        "",
-    ]
-    lines += table(
-        [
-            "Step",
-            "s/step",
-            "Valid actions",
-            "Reward",
-            "Eliminated (fraction)",
-            "Resolved",
-            "Ep. length",
-            "Held-out greedy",
-            "Held-out sampled",
-        ],
-        [
-            [
-                r["step"],
-                r["seconds"],
-                r["valid_action_rate"],
-                r["reward"],
-                r["fraction_eliminated"],
-                r["resolve_rate"],
-                r["episode_length"],
-                num(r["heldout_greedy"]),
-                num(r["heldout_sampled"]),
-            ]
-            for r in steps
-        ],
-    )
-    return lines + [
-        f"Mean of the first {f['k']} steps -> the last {f['k']} (training batches, sampled): "
-        f"{change('reward', 'reward')}, {change('valid_action_rate', 'valid-action rate')}, "
-        f"{change('resolve_rate', 'resolve rate')}, {change('episode_length', 'episode length')}; "
-        f"the reward of single steps ranges {num(f['reward_min'])}-{num(f['reward_max'])}.",
-        "",
-    ]
-
-
-# ---------------------------------------------------------------- the README's summary
-SUMMARY = (
-    "<!-- results summary: written by bench/report_results.py -->",
-    "<!-- end of results summary -->",
-)
-
-
-OLDER = " Measured on older code: RESULTS.md names the files changed since."
-
-
-def older_code(name: str, data) -> str:
-    """The README's words for a figure whose code has changed since (RESULTS.md names the files)."""
-    return OLDER if code_changes(name, data) else ""
-
-
-def readme_summary() -> list[str]:
-    """The README's results summary, at most 10 lines, every number read from the files above."""
-    lines = []
-    fid, floors = load("fidelity_tiny-before-rl.json"), load("fidelity_floor.json") or {"files": {}}
-    if fid:
-        r = {row["estimator"]: row for row in fid["rows"] if row["turns"] == "all"}
-        shown = [e for e in ("echo", "grpo", "rloo", "onestep A1_B") if e in r]
-        interval = floors["files"].get("fidelity_tiny-before-rl.json")
-        floor = f"estimated at {num(fid['floors'].get('all'))} E[A_B^2]" + (
-            f" [bootstrap 95% over return bins: {num(interval['floor_lo'])}, "
-            f"{num(interval['floor_hi'])}]"
-            if interval
-            else " (a point estimate)"
-        )
-        lines.append(
-            "- **Credit against the true advantage A_B** (the tiny model before RL, one batch, "
-            f"A_B measured by branching on {r['echo']['n']} turns; Pearson [bootstrap 95%]): "
-            + ", ".join(
-                f"{e} {num(r[e]['pearson'])} [{num(r[e]['pearson_lo'])}, {num(r[e]['pearson_hi'])}]"
-                for e in shown
-            ).replace("onestep A1_B", "the one-step Bayesian advantage")
-            + ". Theorem 3.2 (ii): a credit that is a function of the return alone errs by at "
-            f"least E[Var(A_B | R)]; on these turns that floor is {floor}, with branching noise "
-            f"(mean standard error {num(fid['noise_se_mean'])}) of the order of A_B itself (RMS "
-            f"{num(fid['a_b_rms'])})." + older_code("fidelity_tiny-before-rl.json", fid)
-        )
-    grid = report_credit_grid.summary_line()
-    if grid:
-        grid_file = report_credit_grid.FILE
-        lines.append(grid + older_code(grid_file, load(grid_file)))
-    general = load(FILE)
-    if general:
-        older = code_changes(FILE, general) or any(
-            row_changes(r) for r in general["runs"]
-        )  # a row's own code too
-        lines.append(generalization_summary(general) + (OLDER if older else ""))
-    final = load("binary_final.json")
-    if final:
-        splits = load("splits.json")
-        lines.append(
-            binary_final_summary(final, splits)
-            + (
-                older_code("binary_final.json", final)
-                or splits
-                and older_code("splits.json", splits)
-                or ""
-            )
-        )
-    g8 = load("reproduce_binary_60min_g8.json")
-    if (
-        g8 and not final
-    ):  # the older runs' settings were chosen on held-out scores: shown only until the finals exist
-        runs, limit = g8["runs"]["echo"], g8["train_config"]["resolved"]["time_limit_min"]
-        lines.append(
-            f"- **Binary question set**, older runs of up to {limit:g} minutes "
-            f"({machine_text(meta('reproduce_binary_60min_g8.json', g8).get('machine'))}): "
-            f"held-out resolve (%) ECHO {ms(per_seed(runs, RESOLVE[0]), 0)} greedy / "
-            f"{ms(per_seed(runs, RESOLVE[1]), 0)} sampled over seeds {seeds_text(g8['seeds'])}; "
-            "its settings were chosen on held-out scores, so this figure is not a clean estimate."
-        )
-    smol = load("smollm2_learning.json")
-    if smol:
-        lines.append(smollm2_summary(smol) + older_code("smollm2_learning.json", smol))
-    # the default run on the current engine where it has been measured, else the older file's
-    gpu_runs = "train_gpu_default.json" if load("train_gpu_default.json") else "train_gpu.json"
-    step, runs = load("gpu_step.json"), load(gpu_runs)
-    if step and runs and step.get("device", "cpu") != "cpu":
-        lines.append(
-            gpu_summary(step, runs, load("train_speed_cold.json"))
-            + (older_code("gpu_step.json", step) or older_code(gpu_runs, runs))
-        )
-    return lines + [
-        "",
-        "Every figure, with its command, machine, date, protocol and whether its code has changed "
-        "since, is in `RESULTS.md`.",
-    ]
-
-
-def cpu_run_like(runs: dict, default: dict, cold: dict | None) -> dict | None:
-    """The CPU's cold run (bench/train_speed.py --cold) of the GPU's default run: the one of the
-    same code where both files record it (the same command then plays the same settings), else
-    the one of as many steps (the defaults may have moved since)."""
-    if not cold:
-        return None
-    commit, cold_meta = runs.get("commit") or "", meta("train_speed_cold.json", cold)
-    revisions = (
-        ((cold_meta.get("commit") or ""), cold["current"]),
-        (cold.get("baseline_revision") or "", cold["baseline"]),
-    )
-    if commit and all(rev for rev, _ in revisions):
-        return next(
-            (r for rev, r in revisions if commit.startswith(rev) or rev.startswith(commit)), None
-        )
-    return next(
-        (r for _, r in revisions if (r.get("train_config") or {}).get("steps") == default["steps"]),
-        None,
-    )
-
-
-def gpu_summary(step: dict, runs: dict, cold: dict | None) -> str:
-    """The README's line for the GPU files: the default run there (beside the CPU's, where measured)
-    and the paper's step on its model's shape, with what that shape's random weights mean."""
-    default = next(r for r in runs["runs"] if r["command"] == "python train.py --estimator echo")
-    same = cpu_run_like(runs, default, cold)
-    cpu = (
-        f", beside {same['process_wall']} s on "
-        f"{machine_text(meta('train_speed_cold.json', cold).get('machine'))}"
-        if same
-        else ""
-    )
-    # the settings of that run that are not today's defaults: the command alone no longer plays it
-    today, then = vars(train.TrainConfig()), (same or {}).get("train_config") or {}
-    moved = [
-        f"`--{k.replace('_', '-')} {then[k]}`"
-        for k in (
-            "ppo_epochs",
-            "secrets_per_step",
-            "prefix_turns",
-            "refusal_rate",
-            "candidate_format",
-            "top_p",
-        )
-        if k in then and then[k] != today[k]
-    ]
-    settings = f" with {' '.join(moved)}, the defaults of the code it ran" if moved else ""
-    modes = {
-        m: v for m, v in step["modes"].items() if m.split("/")[1] == "fast"
-    }  # MODE/fast[/micro-batch-K][/compiled-update]
-    label = (
-        lambda m: (
-            m.split("/")[0].replace("full", "full fine-tuning").replace("lora", "LoRA")  # noqa: E731
-            + "".join(
-                f" (update micro-batch {k.removeprefix('micro-batch-')})"
-                if k.startswith("micro-batch-")
-                else " (update's layers compiled)"
-                for k in m.split("/")[2:]
-            )
-        )
-    )
-    too_big = [label(m) for m, v in modes.items() if v.get("out_of_memory")]
-    timed = "; ".join(
-        f"{label(m)} {v['step_s']} s (rollout {v['rollout_s']} s, scoring {v['scoring_s']} s, "
-        f"update {v['update_s']} s; decode {v['decode_tokens_per_s']:,.0f} tokens/s, "
-        f"{v['percent_of_bandwidth_bound']:.0f}% of the memory-bandwidth bound; peak "
-        f"{v['peak_gpu_memory_gb']} GB; {paper_hours(v['step_s'])})"
-        for m, v in modes.items()
-        if not v.get("out_of_memory")
-    )
-    timed += "".join(f"; {m} did not fit in the GPU's memory" for m in too_big)
-    return (
-        f"- **On one {step['device']}**, one run each: the tiny run `{default['command']}` "
-        f"({default['steps']} steps{settings}; from an empty cache) reached held-out resolve "
-        f"{num(default['final_greedy_resolve'])} greedy / {num(default['final_sampled_resolve'])} "
-        f"sampled in {default['process_wall']:.0f} s (its steps and evaluations "
-        f"{default['rl_seconds']:.0f} s){cpu}. One step of the paper's batch "
-        f"({step['config']['secrets']} x {step['config']['group_size']}, up to "
-        f"{step['config']['max_new_tokens']} new tokens, the update in micro-batches of "
-        f"{GpuStepConfig.micro_batch} unless named) on {step['shape']}'s shape with random "
-        f"weights, which write every token and play all 10 turns: {timed}. The paper's model "
-        "itself has not been trained on a GPU."
-    )
-
-
-def smollm2_summary(d: dict) -> str:
-    """The README's line for bench/smollm2_learning.py: what ran, and what moved, no verdict."""
-    m = meta("smollm2_learning.json", d)
-    flags, f, c = smollm2_flags(m, d), smollm2_figures(d), d["config"]
-    group = f" x {flags['--group-size']} rollouts" if "--group-size" in flags else ""
-    return (
-        f"- **SmolLM2-135M-Instruct** (LoRA, ECHO) on {machine_text(m.get('machine'))}: one seed, "
-        f"{f['n']} steps of {c['secrets_per_step']} secrets{group} on secrets 1..{c['n_max']}, no "
-        f"control run. Mean reward {num(f['reward_first'])} over its first {f['k']} steps, "
-        f"{num(f['reward_last'])} over its last {f['k']} (single steps "
-        f"{num(f['reward_min'])}-{num(f['reward_max'])}), while the valid-action rate went from "
-        f"{num(f['valid_action_rate_first'])} to {num(f['valid_action_rate_last'])}: a run of the "
-        "code on a real instruct model, not evidence that it learns the game."
-    )
-
-
-def correlation_text(runs: list[dict]) -> str:
-    """The sampled threshold-median correlation over the seeds where it could be measured, naming
-    the seeds where it could not (fewer than 3 comparisons, or one fixed threshold)."""
-    unmeasured = sorted(r["seed"] for r in runs if nan(r["threshold_median_corr_sampled"]))
-    text = ms([r["threshold_median_corr_sampled"] for r in runs], 2, 1)
-    if unmeasured and len(unmeasured) < len(runs):
-        text += f" (not measurable on seed{'s' * (len(unmeasured) > 1)} {seeds_text(unmeasured)})"
-    return text
-
-
-def split_text(final: dict, splits: dict | None) -> str:
-    """Which split the finals were scored on, and what of it earlier choices saw (splits.json):
-    the held-out secrets it shares with split 0, on whose held-out scores settings were chosen."""
-    seeds = sorted({r.get("split_seed") for r in final["runs"]} - {None})
-    if len(seeds) != 1 or splits is None:
-        return (
-            f"the held-out secrets of split{'s' * (len(seeds) > 1)} {seeds_text(seeds)}"
-            if seeds
-            else "held-out secrets"
-        )
-    shared = next(
-        (s["heldout"] for s in splits["shared"] if s["from"] == 0 and s["to"] == seeds[0]), None
-    )
-    text = f"split {seeds[0]}'s {splits['n_heldout']} held-out secrets"
-    return text + (
-        f", {len(shared)} of which ({seeds_text(shared)}) are also split 0's, on whose held-out "
-        "scores the preset's passes of Eq. 2 were chosen"
-        if shared
-        else ""
-    )
-
-
-def binary_final_summary(final: dict, splits: dict | None = None) -> str:
-    """The README's line for binary_final.json: per estimator, mean +- SEM over its seeds."""
-    by = {}
-    for r in final["runs"]:
-        by.setdefault(r["estimator"], []).append(r)
-    cell = lambda runs, k: ms([r[k] for r in runs], 0)  # noqa: E731
-    parts = [
-        f"{e.upper()} {cell(rs, 'heldout_greedy')} greedy / {cell(rs, 'heldout_sampled')} sampled, "
-        f"1..200 {cell(rs, 'n200_greedy')} / {cell(rs, 'n200_sampled')}, threshold-median "
-        f"correlation {correlation_text(rs)} sampled (seeds "
-        f"{seeds_text(sorted(r['seed'] for r in rs))})"
-        for e, rs in by.items()
-    ]
-    steps = sorted({r["steps"] for r in final["runs"]})
-    minutes = sorted(r["train_seconds"] / 60 for r in final["runs"] if r.get("train_seconds"))
-    threads = sorted({r["threads"] for r in final["runs"] if r.get("train_seconds")}, key=str)
-    took = (
-        f", trained in {minutes[0]:.0f}-{minutes[-1]:.0f} minutes a run at "
-        f"{'/'.join(map(str, threads))} thread{'s' * (threads != [1])}"
-        if minutes
-        else ""
-    )
-    return (
-        f"- **Binary question set** (yes/no questions), the default ({'/'.join(map(str, steps))} "
-        f"steps){took}; kept checkpoints played on {split_text(final, splits)}. Resolve (%, mean ± "
-        f"SEM over seeds): {'; '.join(parts)}."
-        + "".join(
-            f" On split {k}, bisection resolves {num(v['bisection']['heldout'], 0, 100)} and the "
-            f"best fixed sequence {num(v['fixed_sequence']['heldout'], 0, 100)}."
-            for k, v in final["references"].items()
-        )
-    )
-
-
-def with_summary(readme: str) -> str:
-    head, rest = readme.split(SUMMARY[0], 1)
-    return (
-        head
-        + SUMMARY[0]
-        + "\n"
-        + "\n".join(readme_summary())
-        + "\n"
-        + SUMMARY[1]
-        + rest.split(SUMMARY[1], 1)[1]
-    )
-
-
-# ---------------------------------------------------------------- the file, and the check
-SECTIONS = [
-    section_fidelity,
-    report_credit_grid.section_credit_grid,
-    section_generalization,
-    section_screens,
+RESULTS_SECTIONS = [
+    section_game,
     section_table1,
+    section_versus,
+    section_generalization,
+    section_credit,
+    section_theorems,
+    section_speed_and_gpu,
+]
+LAB_SECTIONS = [
+    section_screens,
+    section_every_run,
     section_binary,
     section_smollm2,
+    report_credit_grid.section_time,
     section_speed,
 ]
 
 
+def traced() -> list[str]:
+    """The result files that record no commit of their own: provenance.json traces theirs."""
+    return [
+        n
+        for n in report_tables.names("*.json")
+        if n != "provenance.json"
+        and "commit" not in (load(n) or {"commit": None})
+        and meta(n, load(n)).get("commit")
+    ]
+
+
 def build() -> str:
+    n = len(traced())
     lines = [
         "# Results",
         "",
         "Every table below is built by `python bench/report_results.py` from the JSON files in "
-        "`bench/results/`; no number is typed by hand, and running it again writes this file byte "
-        "for byte (`python bench/report_results.py --check` says whether it is up to date). Each "
-        "table names the command that wrote its file, the machine, the date, and how its settings "
-        "were chosen: on validation secrets carved from the training secrets, with the held-out "
-        "secrets only reporting, except where its protocol line says otherwise. Each file records "
-        "the commit of the code it measured; where a file it depends on has changed since (in "
-        "what it runs: an edit of comments, docstrings or layout alone is no change), the table "
-        'says which ("Code changed since"), and its figures are of the older code.',
+        "`bench/results/`; no number is typed by hand, and `python bench/report_results.py "
+        "--check` says whether this file is what they write. Each section gives its files, "
+        "commands, machine, date and protocol; each file's commit is its own record of the code "
+        "it measured"
+        + (
+            f", or, for the {n} files that record none, the commit provenance.json traces as the "
+            "last to change their figures"
+            if n
+            else ""
+        )
+        + f". {MARK} on a row or column: the code it measured has changed since (in what it "
+        "runs; comments, docstrings and layout are no change), and its figures are of the older "
+        "code; the section's footnote names the files. Where a setting was chosen, the protocol "
+        'says on what; the defaults of the paper set and what chose each are under "ECHO '
+        'against GRPO and RLOO". What was tried on the way (screens, flag groups, the split the '
+        "defaults were compared on, older runs, capacity checks, SmolLM2 on CPU cores, every "
+        "timing) is in [bench/LAB.md](bench/LAB.md).",
         "",
     ]
-    for section in SECTIONS:
+    for section in RESULTS_SECTIONS:
         lines += section()
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def render(readme: str, changes: bool = True) -> tuple[str, str]:
-    """(RESULTS.md, the README with its summary) as they should read; with `changes` False, as they
-    would read if no code had changed since any result (the lines that differ carry the marks)."""
+def build_lab() -> str:
+    lines = [
+        "# The lab book",
+        "",
+        "What was tried on the way to [RESULTS.md](../RESULTS.md): screens of training changes "
+        "on validation, every scored run of every split and flag group, the binary set's older "
+        "runs, its defaults and capacity checks, SmolLM2 on CPU cores and every timing. Built by "
+        "`python bench/report_results.py` from `bench/results/` like RESULTS.md (`--check` "
+        "covers it); a table here names the files that have changed since it was measured "
+        "(its figures are then of the older code). The sealed test's figures are RESULTS.md's "
+        "headline; here they are only among every scored run.",
+        "",
+    ]
+    for section in LAB_SECTIONS:
+        lines += section()
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# ---------------------------------------------------------------- the README's summary
+REFERENCE_NAMES = {
+    "bayes": "the Bayes policy",
+    "fixed_sequence": "the best fixed sequence",
+    "random": "random questions",
+}
+SUMMARY = (
+    "<!-- results summary: written by bench/report_results.py -->",
+    "<!-- end of results summary -->",
+)
+OLDER = f" {MARK}"
+
+
+def game_summary() -> str | None:
+    """The README's line for the reference policies: the test split's, else the latest split's."""
+    d = load("generalization.json")
+    if not d or not d["references"]:
+        return None
+    seal = sealed()
+    splits = sorted({r["split_seed"] for r in d["references"]})
+    split = seal["split_seed"] if seal and seal["split_seed"] in splits else splits[-1]
+    refs = {
+        r["policy"]: r
+        for r in d["references"]
+        if r["question_set"] == "paper" and r["split_seed"] == split
+    }
+    cells = ", ".join(
+        f"{REFERENCE_NAMES.get(p, p)} {num(r['heldout'], 1, 100)} / {num(r['gen200'], 1, 100)}"
+        for p, r in refs.items()
+    )
+    return (
+        f"- **The game's reference policies** (paper set, split {split}'s held-out secrets / "
+        f"1..200, greedy resolve %): {cells}."
+        + (OLDER if code_changes("generalization.json", d) else "")
+    )
+
+
+def table1_summary() -> str | None:
+    """The README's line for Table 1: held-out resolve of each estimator's checkpoint and of the
+    references."""
+    data = load("eval_paper_model_summary.json")
+    if data is None:
+        return None
+    rows = {r["model_key"]: r for r in (data["rows"] if isinstance(data, dict) else data)}
+    shown = [
+        k
+        for k in rows
+        if not k.endswith(" [T=1]")
+        and (k in ("bayes", "random") or any(f"/{e}-seed" in k for e in ("echo", "grpo", "rloo")))
+    ]
+
+    def cell(k):
+        sampled = rows.get(k + " [T=1]")
+        tail = f" / {num(sampled['resolve_rate'], 1, 100)}" if sampled else ""
+        found = re.fullmatch(r"checkpoint:.*/(\w+)-seed(\d+)/\w+", k)
+        name = f"{found[1].upper()} (seed {found[2]})" if found else REFERENCE_NAMES.get(k, k)
+        return f"{name} {num(rows[k]['resolve_rate'], 1, 100)}{tail}"
+
+    split = split_of("eval_paper_model_summary.json", data)
+    return (
+        f"- **Table 1 of the paper** (paper set, split {split}'s held-out secrets; resolve %, "
+        f"greedy / sampled): {', '.join(cell(k) for k in shown)}."
+        + (OLDER if code_changes("eval_paper_model_summary.json", data) else "")
+    )
+
+
+def credit_summary() -> str | None:
+    fid = load("fidelity_tiny-before-rl.json")
+    if fid is None:
+        return None
+    floors = (load("fidelity_floor.json") or {"files": {}})["files"]
+    r = {row["estimator"]: row for row in fid["rows"] if row["turns"] == "all"}
+    shown = [e for e in ("echo", "grpo", "rloo") if e in r]
+    cells = ", ".join(
+        f"{e.upper()} {num(r[e]['pearson'])} [{num(r[e]['pearson_lo'])}, {num(r[e]['pearson_hi'])}]"
+        for e in shown
+    )
+    interval = floors.get("fidelity_tiny-before-rl.json")
+    floor = num(fid["floors"].get("all")) + (
+        f" [{num(interval['floor_lo'])}, {num(interval['floor_hi'])}]" if interval else ""
+    )
+    changed = code_changes("fidelity_tiny-before-rl.json", fid)
+    return (
+        f"- **Credit against the true advantage A_B** (the tiny model before RL, A_B by branching "
+        f"on {r['echo']['n']} turns; Pearson r [bootstrap 95%]): {cells}; the floor of any "
+        f"return-only credit, E[Var(A_B | R)] / E[A_B^2] (Theorem 3.2 (ii)), {floor}."
+        + (OLDER if changed else "")
+    )
+
+
+def readme_summary() -> list[str]:
+    """The README's results summary, at most 12 lines, one short line per claim, every number read
+    from the files above."""
+    lines = [game_summary(), table1_summary(), *versus_summary(), binary_summary()]
+    lines += [
+        credit_summary(),
+        "- **The theorems** (Theorem 3.2 (i) and (ii), App. A and C): checked numerically by "
+        "`python -m pytest tests/test_theory.py`; no results file holds their numbers, so none is "
+        "given (RESULTS.md says what each test checks).",
+        cpu_summary(),
+        gpu_summary(),
+        smollm2_gpu_summary(),
+    ]
+    lines = [line for line in lines if line]
+    older = any(line.endswith(OLDER) for line in lines)
+    note = f"{MARK} Measured on code that has changed since: RESULTS.md names the files. "
+    return lines + [
+        "",
+        (note if older else "")
+        + "Every figure's command, machine, date and protocol are in `RESULTS.md`; what was tried "
+        "on the way, in `bench/LAB.md`.",
+    ]
+
+
+def with_summary(readme: str) -> str:
+    head, rest = readme.split(SUMMARY[0], 1)
+    body = "\n".join(readme_summary())
+    return head + SUMMARY[0] + "\n" + body + "\n" + SUMMARY[1] + rest.split(SUMMARY[1], 1)[1]
+
+
+# ---------------------------------------------------------------- the files, and the check
+def render(readme: str, results: str | None = None, repo: str | None = None, changes=True):
+    """(RESULTS.md, bench/LAB.md, the README with its summary) as they should read from the
+    result files in `results` (default: those in use) and the code at `repo`'s HEAD; with
+    `changes` False, as they would read if no code had changed since any result (the lines that
+    differ carry the marks)."""
+    if results is not None:
+        report_tables.use(results, repo)
     report_tables.IGNORE_CHANGES = not changes
     try:
-        return build(), with_summary(readme)
+        return build(), build_lab(), with_summary(readme)
     finally:
         report_tables.IGNORE_CHANGES = False
 
 
-def unmarked(want: tuple[str, str], have: tuple[str, str], quiet: tuple[str, str]) -> list[str]:
+def unmarked(want: tuple, have: tuple, quiet: tuple) -> list[str]:
     """The lines that say a result's code has changed (in `want`, not in `quiet`) and that the
     current text (`have`) lacks."""
     marked = [
@@ -714,24 +393,19 @@ def unmarked(want: tuple[str, str], have: tuple[str, str], quiet: tuple[str, str
 
 def main(argv=None):
     cfg = parse_config(ReportConfig, argv, description=__doc__.splitlines()[0])
-    report_tables.use(cfg.results, cfg.repo)
-    out, readme_path = Path(cfg.out), Path(cfg.readme)
-    readme = readme_path.read_text()
-    text, new_readme = render(readme)
+    paths = (Path(cfg.out), Path(cfg.lab), Path(cfg.readme))
+    readme = paths[2].read_text()
+    want = render(readme, cfg.results, cfg.repo)
     drawn = report_credit_grid.figure()  # (path, the PNG its JSON draws), or None
     if cfg.check:
-        have = (out.read_text() if out.exists() else "", readme)
-        stale = [
-            name
-            for name, now, want in ((out, have[0], text), (readme_path, readme, new_readme))
-            if now != want
-        ]
+        have = tuple(p.read_text() if p.exists() else "" for p in paths)
+        stale = [str(p) for p, now, text in zip(paths, have, want) if now != text]
         if drawn is not None and (not drawn[0].exists() or drawn[0].read_bytes() != drawn[1]):
-            stale.append(drawn[0])
+            stale.append(str(drawn[0]))
         if not stale:
-            print(f"{out}, the README's summary and the figure drawn here are up to date")
+            print(f"{', '.join(map(str, paths))} and the figure drawn here are up to date")
             return
-        unsaid = unmarked((text, new_readme), have, render(readme, changes=False))
+        unsaid = unmarked(want, have, render(readme, changes=False))
         if unsaid:
             print(
                 "the code of these results has changed since they were measured, and the text "
@@ -741,15 +415,15 @@ def main(argv=None):
                 file=sys.stderr,
             )
         print(
-            f"{', '.join(map(str, stale))}: out of date; run python bench/report_results.py",
+            f"{', '.join(stale)}: out of date; run python bench/report_results.py",
             file=sys.stderr,
         )
         sys.exit(1)
-    out.write_text(text)
-    readme_path.write_text(new_readme)
+    for path, text in zip(paths, want):
+        path.write_text(text)
     if drawn is not None:
         drawn[0].write_bytes(drawn[1])
-    print(f"wrote {out}, the README's results summary and the figure drawn here")
+    print(f"wrote {', '.join(map(str, paths))} and the figure drawn here")
 
 
 if __name__ == "__main__":

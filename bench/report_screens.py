@@ -1,17 +1,22 @@
-"""The screens section of RESULTS.md (bench/report_results.py builds it) from bench/screen.py's
-file: training changes judged on validation (another split's held-out secrets, and secrets
-201..300 no test secret has), per group of runs that share a split, an estimator and flags, each
-set against the default group of its split, paired by seed. No number is typed here: each is
-read from the file.
+"""The screens (bench/report_results.py builds the files) from bench/screen.py's file:
+bench/LAB.md's section of training changes judged on validation (another split's held-out
+secrets, and secrets 201..300 no test secret has), per group of runs that share a split, an
+estimator and flags, each set against the default group of its split, paired by seed; and
+RESULTS.md's table of the paper set's defaults that depart from the paper, each with the
+validation group that chose it, or the test split it was compared on where the file has none. No
+number is typed here: each is read from the file.
 """
 
 from bench.report_generalization import changed_text, flags_of, measured_cell, pct
 from bench.report_tables import (
+    code_changes,
     load,
+    marked,
     missing,
     ms,
     num,
     provenance_line,
+    seed_range,
     seeds_text,
     t_test_text,
     table,
@@ -46,19 +51,25 @@ def groups(runs: list[dict]) -> dict:
     return out
 
 
-def against(runs: list[dict], base: list[dict], key: str) -> str:
-    """A group minus the default group on one figure, paired over the seeds both have."""
+def paired(runs: list[dict], base: list[dict], key: str) -> tuple | None:
+    """(mean difference, t, p, seeds) of a group minus the default group on one figure, paired
+    over the seeds both have; None with fewer than 2 such seeds."""
     by = {r["seed"]: r[key] for r in base}
     seeds = sorted(r["seed"] for r in runs if r["seed"] in by)
     if len(seeds) < 2 or runs is base:
-        return "-"
+        return None
     mine = {r["seed"]: r[key] for r in runs}
     a, b = [mine[s] for s in seeds], [by[s] for s in seeds]
-    t, p = paired_t_test(a, b)
-    return (
-        f"{num(sum(x - y for x, y in zip(a, b)) / len(seeds), 1, 100)} ({t_test_text(t, p)}; "
-        f"seeds {seeds_text(seeds)})"
-    )
+    return (sum(x - y for x, y in zip(a, b)) / len(seeds), *paired_t_test(a, b), seeds)
+
+
+def against(runs: list[dict], base: list[dict], key: str) -> str:
+    """A group minus the default group on one figure, paired over the seeds both have."""
+    found = paired(runs, base, key)
+    if found is None:
+        return "-"
+    diff, t, p, seeds = found
+    return f"{num(diff, 1, 100)} ({t_test_text(t, p)}; seeds {seeds_text(seeds)})"
 
 
 def overlap_text(screened: list[dict]) -> str:
@@ -153,3 +164,107 @@ def section_screens() -> list[str]:
         ],
     )
     return lines
+
+
+# ---------------------------------------------------------------- what chose the defaults
+# Each default of the paper set that departs from the paper: (train.py's field, what it is, the
+# paper's value (None: the paper gives none), the value it was compared with (None: compared with
+# nothing)). The defaults themselves are read from train.py.
+DEPARTURES = [
+    ("prefix_turns", "the most random questions an episode opens with", 0, 0),
+    ("refusal_rate", "chance a family an arm owns goes unanswered", 0, 0),
+    ("candidate_format", "how the prompt writes the candidates", "list", "list"),
+    ("secrets_per_step", "B, secrets per step", 8, 8),
+    ("steps", "RL steps", None, None),
+    ("ppo_epochs", "passes of Eq. 2 over each batch", None, 2),
+    ("top_p", "top-p of the rollouts", "the same", 1.0),
+]
+BUDGET = "a budget, chosen for time (minutes on 2 cores), not on any figure"
+
+
+def screened(runs: list[dict], field: str, value) -> dict:
+    """{split: ECHO's runs that changed `field` to `value` and nothing else} of the screens."""
+    out = {}
+    for r in runs:
+        others = {k: v for k, v in r["changed"].items() if k != "split_seed"}
+        if r["estimator"] == "echo" and others == {field: value}:
+            out.setdefault(r["split_seed"], []).append(r)
+    return out
+
+
+def chosen_cell(d: dict | None, field: str, value, compared: list[int]) -> str:
+    """What chose a default: its validation group in screens.json set against ECHO at the defaults
+    of the same split (paired by seed), else the test split it was compared on."""
+    if value is None:
+        return BUDGET
+    runs = [r for r in (d or {"runs": []})["runs"] if r["question_set"] == "paper"]
+    grouped = screened(runs, field, value)
+    if not grouped:
+        where = f"split {', '.join(map(str, compared))}'s" if compared else "the"
+        return f"compared on {where} test figures (`generalization.json`), not on validation"
+    parts = []
+    for split, rs in sorted(grouped.items()):
+        base = groups(runs).get((split, "echo", "-"), [])
+        found = paired(rs, base, "probe_greedy")
+        difference = (
+            "no seed in common with it"
+            if found is None
+            else f"the paired difference {num(found[0], 1, 100)} points "
+            f"({t_test_text(found[1], found[2])}, seeds {seed_range(found[3])})"
+        )
+        parts.append(
+            f"validation (`{FILE}`, split {split}): pass {passed(rs)}, the default {passed(base)}; "
+            f"probe {ms([r['probe_greedy'] for r in rs])}, the default "
+            f"{ms([r['probe_greedy'] for r in base])}; {difference}"
+        )
+    return "; ".join(parts)
+
+
+def passed(runs: list[dict]) -> str:
+    """How many runs reach the pass mark on the probe."""
+    return f"{sum(r['probe_greedy'] >= SCREEN_PASS for r in runs)} of {len(runs)}"
+
+
+def paper_cell(field: str, paper) -> str:
+    """The paper's value of a setting, in words where it gives none."""
+    if paper is None:
+        return "longer runs" if field == "steps" else "not given"
+    return str(paper)
+
+
+def section_defaults_chosen(compared: list[int]) -> tuple[list[str], dict]:
+    """One table: each default of the paper set that departs from the paper, the paper's value,
+    the flag that plays the value it was compared with, and what chose it; and {what: the files
+    changed since} for the section's footnote (a row chosen on a screen is marked with it)."""
+    import train  # the defaults as they are now
+
+    today, d = vars(train.TrainConfig()), load(FILE)
+    changed = code_changes(FILE, d) if d else None
+    rows = []
+    for field, meaning, paper, value in DEPARTURES:
+        chosen = chosen_cell(d, field, value, compared)
+        name = f"`{field}` ({meaning})"
+        rows.append(
+            [
+                marked(name, changed) if chosen.startswith("validation") else name,
+                today[field],
+                paper_cell(field, paper),
+                "-" if value is None else changed_text({field: value}),
+                chosen,
+            ]
+        )
+    lo, hi = d["probe"]["secrets"] if d else ("?", "?")
+    lines = [
+        "### The defaults, and what chose them",
+        "",
+        "Each default of the paper set that departs from the paper, and what chose it: a "
+        f"validation group of `{FILE}` (its split's held-out secrets, which the test split does "
+        f"not hold out, and the probe, secrets {lo}..{hi}) set against ECHO at the defaults of "
+        f"the same split, paired by seed (pass: probe resolve at least {num(SCREEN_PASS, 0, 100)}"
+        "%; probe resolve %, mean ± SEM; the difference in points), or the test split it was "
+        "compared on. Every screen is in bench/LAB.md.",
+        "",
+    ]
+    lines += table(["Setting", "Default", "The paper", "Compared with", "What chose it"], rows)
+    used = any(str(r[4]).startswith("validation") for r in rows)
+    return lines, ({f"`{FILE}`": changed} if used else {})

@@ -1,12 +1,28 @@
-"""The speed section of RESULTS.md (bench/report_results.py builds the file): one row per timing
-file of the bench scripts (and bench/device_runs.py's summary of train.py runs on a GPU), each
-with the command, machine and date that wrote it, and the files it depends on that have changed
-since it was measured: such a row times older code (bench/report_tables.code_changes).
+"""The timings (bench/report_results.py builds the files): bench/LAB.md's table of every timing
+file of the bench scripts (and bench/device_runs.py's summary of train.py runs on a GPU), one row
+each with the command, machine and date that wrote it and the files it depends on that have
+changed since it was measured (such a row times older code: bench/report_tables.code_changes);
+RESULTS.md's speed on 2 CPU cores and on one GPU, the rows of older code marked; and the README's
+lines for both. What a GPU run's code defaulted to, and the top-p a GPU step sampled at, are read
+from train.py at the commit its file records (report_tables.defaults_then). No number is typed
+here: each is read from a file.
 """
 
 import re
 
-from bench.report_tables import code_cell, load, machine_text, meta, num, table
+import train
+from bench.report_tables import (
+    code_cell,
+    code_changes,
+    defaults_then,
+    load,
+    machine_text,
+    marked,
+    meta,
+    moved_defaults,
+    num,
+    table,
+)
 
 
 def threads_figure(d: dict) -> str:
@@ -233,7 +249,7 @@ def section_speed() -> list[str]:
                 ]
             )
     return [
-        "## Speed",
+        "## Every timing",
         "",
         "*Protocol:* each row times the code of the commit its file records "
         "(bench/common.code_version; for a file whose benchmark recorded none, "
@@ -245,4 +261,273 @@ def section_speed() -> list[str]:
     ] + table(
         ["Benchmark", "Figure", "Machine", "Date", "File (`bench/results/`)", "Code changed since"],
         rows,
+    )
+
+
+# ---------------------------------------------------------------- RESULTS.md: the claim of speed
+CPU = {  # file -> what it times, in the order of the table
+    "train_speed_cold.json": "the default run, whole",
+    "profile_step.json": "one training step",
+    "profile_step_binary.json": "one training step",
+    "profile_step_binary_bf16.json": "one training step",
+    "threads.json": "training steps side by side",
+    "rollouts.json": "rollouts, batched",
+}
+GPU_STEPS = ["gpu_step.json", "gpu_step_lora_sweep.json", "gpu_step_h200.json"]
+GPU_RUNS = ["train_gpu_default.json", "train_gpu.json"]
+# the defaults a run on older code may have had otherwise (the settings the paper set compares)
+SETTINGS = (
+    "steps",
+    "ppo_epochs",
+    "top_p",
+    "secrets_per_step",
+    "prefix_turns",
+    "refusal_rate",
+    "candidate_format",
+)
+
+
+def cold_figure(d: dict) -> str:
+    """bench/train_speed.py --cold: the code measured's run (the older revision's is in LAB.md)."""
+    r = d["current"]
+    wall = r["process_wall"] if d.get("cold") else r["rl_seconds"]
+    flags = f" {d['train_flags']}" if d.get("train_flags") else ""
+    return (
+        f"`python train.py --estimator {d['estimator']}{flags}` from an empty warm-up cache: "
+        f"{wall} s, held-out resolve {num(r['final_greedy_resolve'])} greedy / "
+        f"{num(r['final_sampled_resolve'])} sampled"
+    )
+
+
+def cpu_figure(name: str, d: dict) -> str:
+    if name.startswith("train_speed"):
+        return cold_figure(d)
+    if name.startswith("profile_step"):
+        flags = f" (`{d['train_flags']}`)" if d.get("train_flags") else ""
+        return profile_figure(d) + flags
+    return SPEED[name](d)
+
+
+def micro_batch_of(mode: str, d: dict) -> str:
+    """A mode's update micro-batch: the one it names, else the one of the file's list that no mode
+    names (the bench's default in the code measured)."""
+    named = [p.removeprefix("micro-batch-") for p in mode.split("/")[2:] if p.startswith("micro")]
+    if named:
+        return named[0]
+    listed = str(d["config"].get("micro_batch", "")).split(",")
+    unnamed = [m for m in listed if not any(f"micro-batch-{m}" in k for k in d["modes"])]
+    return unnamed[0] if len(unnamed) == 1 else "not recorded"
+
+
+def setting_name(mode: str) -> str:
+    """MODE/ENGINE[/micro-batch-K][/compiled-update] in words."""
+    parts = mode.split("/")
+    what = {"full": "full fine-tuning", "lora": "LoRA"}.get(parts[0], parts[0])
+    engine = "" if parts[1] == "fast" else f", engine {parts[1]}"
+    compiled = ", update's layers compiled" if "compiled-update" in parts else ""
+    return what + engine + compiled
+
+
+def top_p_text(name: str, d: dict) -> str:
+    """The top-p a GPU step sampled at: bench/gpu_step.py builds train.py's config for a model
+    other than the tiny one, so the llm preset's over the defaults, in the code measured."""
+    then = (defaults_then(name, d, "llm") or {}).get("top_p")
+    return "not recorded" if then is None else f"{then}"
+
+
+def gpu_step_rows(files: list) -> list[list]:
+    rows = []
+    for name, d in files:
+        changed = code_changes(name, d)
+        for mode, v in d["modes"].items():
+            head = [
+                marked(setting_name(mode), changed),
+                d["device"],
+                micro_batch_of(mode, d),
+            ]
+            if v.get("out_of_memory"):
+                rows.append(head + ["out of the GPU's memory"] + [""] * 4 + [f"`{name}`"])
+                continue
+            rows.append(
+                head
+                + [
+                    v["step_s"],
+                    f"{v['rollout_s']} / {v['scoring_s']} / {v['update_s']}",
+                    f"{v['decode_tokens_per_s']:,.0f} ({v['percent_of_bandwidth_bound']:.0f}%)",
+                    v.get("peak_gpu_memory_gb", "n/a"),
+                    top_p_text(name, d),
+                    f"`{name}`",
+                ]
+            )
+    return rows
+
+
+def timed_out(name: str, d: dict, r: dict) -> tuple[str, str] | None:
+    """(the timeout, the seconds the run printed) where the file's note says the run's
+    whole-command seconds are the timeout the command ran under; else None."""
+    note = meta(name, d).get("note") or ""
+    timeout = re.search(r"timeout it ran under \((\d+) s\)", note)
+    printed = re.search(r"'done in (\d+) s'", note)
+    if timeout and printed and float(timeout[1]) == r["process_wall"]:
+        return timeout[1], printed[1]
+    return None
+
+
+def wall_text(name: str, d: dict, r: dict) -> str:
+    """A run's whole-command seconds, or, where they are the timeout it ran under, that."""
+    cut = timed_out(name, d, r)
+    if cut:
+        return (
+            f"not measured ({cut[0]} s is the timeout it ran under; the run printed done in "
+            f"{cut[1]} s after its warm-up)"
+        )
+    return f"{r['process_wall']:.0f} s"
+
+
+def gpu_run_rows(files: list) -> list[list]:
+    rows = []
+    for name, d in files:
+        moved = moved_defaults(name, d, SETTINGS)
+        settings = "not known" if moved is None else ", ".join(moved) or "none"
+        for r in d["runs"]:
+            rows.append(
+                [
+                    marked(f"`{r['command']}`", code_changes(name, d)),
+                    r["steps"],
+                    settings,
+                    r["rl_seconds"],
+                    wall_text(name, d, r),
+                    f"{num(r['final_greedy_resolve'])} / {num(r['final_sampled_resolve'])}",
+                    f"`{name}`",
+                ]
+            )
+    return rows
+
+
+def section_speed_claim() -> tuple[list[str], dict]:
+    """RESULTS.md's speed: on 2 CPU cores, and on one GPU (every timing is in LAB.md's table);
+    and {file: the files changed since} for the section's footnote."""
+    lines = ["## Speed on 2 CPU cores and on one GPU", ""]
+    cpu = [(n, load(n)) for n in CPU if load(n)]
+    steps = [(n, load(n)) for n in GPU_STEPS if load(n)]
+    runs = [(n, load(n)) for n in GPU_RUNS if load(n)]
+    today = train.config_from_flags(["--model", "qwen"]).top_p
+    batches = sorted(
+        {
+            f"{c['secrets']} secrets x {c['group_size']} rollouts, up to {c['max_new_tokens']} "
+            "new tokens"
+            for c in (d["config"] for _, d in steps)
+        }
+    )
+    lines += [
+        "*Protocol:* each row times the code of the commit its file records, on the machine "
+        "named (the commands are in bench/LAB.md's timing table); nothing is chosen by these "
+        f"figures. GPU steps (bench/gpu_step.py): one step of {' or '.join(batches)} on "
+        "Qwen2.5-1.5B's shape with random weights, which write every token and play all 10 "
+        "turns, the second of two steps, sampled at the top-p its row names (train.py's llm "
+        f"preset over its defaults in the code measured; today's: {today}). GPU runs: `train.py` "
+        "on the built-in model (bench/device_runs.py summarises their metrics).",
+        "",
+    ]
+    if cpu:
+        machines = sorted({machine_text(meta(n, d).get("machine")) for n, d in cpu})
+        lines += table(
+            [f"On {' or '.join(machines)}", "Figure", "Date", "File"],
+            [
+                [
+                    marked(CPU[n], code_changes(n, d))
+                    + (
+                        f" ({machine_text(meta(n, d).get('machine'))})" if len(machines) > 1 else ""
+                    ),
+                    cpu_figure(n, d),
+                    meta(n, d).get("date"),
+                    f"`{n}`",
+                ]
+                for n, d in cpu
+            ],
+        )
+    if steps:
+        lines += table(
+            [
+                "One GPU step",
+                "GPU",
+                "Update micro-batch",
+                "Step s",
+                "Rollout / scoring / update s",
+                "Decode tokens/s (of the bandwidth bound)",
+                "Peak GB",
+                "Top-p",
+                "File",
+            ],
+            gpu_step_rows(steps),
+        )
+    if runs:
+        lines += table(
+            [
+                "On one GPU",
+                "Steps",
+                "Defaults of its code that differ from today's",
+                "Steps and evaluations, s",
+                "Whole command",
+                "Held-out resolve, greedy / sampled",
+                "File",
+            ],
+            gpu_run_rows(runs),
+        )
+    return lines, {f"`{n}`": code_changes(n, d) for n, d in cpu + steps + runs}
+
+
+def gpu_summary() -> str | None:
+    """The README's line for the GPU: the tiny default run there, and the paper's step on its
+    model's shape: the fastest LoRA and full fine-tuning settings that fit, on one machine."""
+    steps = [(n, load(n)) for n in GPU_STEPS[:2] if load(n)]  # one H100, the same code
+    name, d = "train_gpu_default.json", load("train_gpu_default.json")
+    if not steps or not d:
+        return None
+    run = next(r for r in d["runs"] if r["command"] == "python train.py --estimator echo")
+    moved = moved_defaults(name, d, SETTINGS[1:])
+    code = f", at code whose defaults were {', '.join(moved)}" if moved else ""
+    timed = [(m, v, s) for _, s in steps for m, v in s["modes"].items() if "decode_s" in v]
+    best = []
+    for kind in ("lora", "full"):
+        mine = [t for t in timed if t[0].split("/")[1] == "fast" and t[0].startswith(kind)]
+        if mine:
+            m, v, s = min(mine, key=lambda t: t[1]["step_s"])
+            best.append(f"{setting_name(m)} {v['step_s']} s (micro-batch {micro_batch_of(m, s)})")
+    out = [
+        f"{setting_name(m)} at {micro_batch_of(m, s)}"
+        for _, s in steps
+        for m, v in s["modes"].items()
+        if v.get("out_of_memory")
+    ]
+    failed = f"; {', '.join(out)} did not fit" if out else ""
+    top_p = "/".join(sorted({top_p_text(n, s) for n, s in steps}))
+    c = steps[0][1]["config"]
+    batch = f"{c['secrets']} x {c['group_size']}"
+    changed = any(code_changes(n, s) for n, s in steps) or code_changes(name, d)
+    cut = timed_out(name, d, run)
+    took = (
+        f" and printed done in {cut[1]} s after its warm-up ({cut[0]} s, recorded as its whole "
+        "command's, is the timeout it ran under)"
+        if cut
+        else f" in {run['process_wall']:.0f} s, the whole command"
+    )
+    return (
+        f"- **On one {steps[0][1]['device']}**: `{run['command']}` ({run['steps']} steps{code}) "
+        f"reached held-out resolve {num(run['final_greedy_resolve'])} / "
+        f"{num(run['final_sampled_resolve'])}{took}. "
+        f"One step of {batch} on {steps[0][1]['shape']}'s shape, random weights, top-p {top_p}: "
+        f"fastest {', '.join(best)}{failed}." + (" †" if changed else "")
+    )
+
+
+def cpu_summary() -> str | None:
+    """The README's line for 2 CPU cores: the default run, whole, from an empty cache."""
+    d = load("train_speed_cold.json")
+    if d is None:
+        return None
+    machine = meta("train_speed_cold.json", d).get("machine")
+    where = f"{machine['cpus']} CPU cores" if isinstance(machine, dict) else machine_text(machine)
+    return f"- **On {where}**: {cold_figure(d)}." + (
+        " †" if code_changes("train_speed_cold.json", d) else ""
     )

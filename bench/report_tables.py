@@ -1,6 +1,7 @@
-"""Reading and formatting the result files for bench/report_results.py and bench/report_binary.py:
-where the files are (`use`), each file's command, machine and date, whether the code it depends on
-has changed since it was measured (`code_changes`), numbers as text, markdown tables, and the
+"""Reading and formatting the result files for bench/report_*.py: where the files are (`use`),
+each file's command, machine and date, whether the code it depends on has changed since it was
+measured (`code_changes`) and the mark and footnote that say so (`marked`, `footnote`), train.py's
+defaults in the code a file measured (`defaults_then`), numbers as text, markdown tables, and the
 reproduction tables of bench/reproduce.py's files (mean +- SEM over seeds, paired t-tests:
 stats.mean_sem, stats.paired_t_test). No number is typed here: each is read from a file.
 """
@@ -34,6 +35,7 @@ def use(results: str, repo: str | None = None) -> None:
     changed_since.cache_clear()
     head_blobs.cache_clear()
     code_of.cache_clear()
+    defaults_at.cache_clear()
     PROVENANCE = (load("provenance.json") or {}).get("files", {})
 
 
@@ -154,6 +156,11 @@ DEPENDS = [
         ["bench/gpu_step.py", "bench/rollouts.py", "engine.py"] + TRAINING + GAME + POLICY,
     ),
     ("train_gpu*.json", ["bench/device_runs.py", "engine.py"] + TRAINING + GAME + POLICY),
+    (
+        "smollm2_gpu.json",
+        ["bench/smollm2_gpu.py", "evaluate.py", "engine.py"] + TRAINING + GAME + POLICY,
+    ),
+    ("sealed.json", []),  # a split drawn before any run played it: no code measured
 ]
 
 
@@ -176,6 +183,27 @@ def git(*args) -> str | None:
         ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
+
+
+def is_ancestor(older: str, newer: str) -> bool:
+    """Whether commit `older` is in the history of `newer` (False where git cannot tell)."""
+    return git("merge-base", "--is-ancestor", older, newer) is not None
+
+
+def first_commit_with(text: str, path: str) -> str | None:
+    """The commit that first put `text` in the file `path` (git's pickaxe), or None."""
+    out = git("log", "--format=%H", "-S", text, "--", path)
+    return out.split()[-1] if out and out.split() else None
+
+
+def last_commit_of(name: str) -> str | None:
+    """The last commit that changed the result file `name`, where the results folder is in REPO."""
+    try:
+        path = (DIR / name).resolve().relative_to(REPO.resolve())
+    except ValueError:
+        return None
+    out = git("log", "-1", "--format=%H", "--", str(path))
+    return (out.strip() or None) if out else None
 
 
 @lru_cache(maxsize=None)
@@ -252,6 +280,121 @@ def code_changes(name: str, data) -> list[str] | None:
     return [f for f in depends_on(name) if differs(f) and not same_code(before(f), f)]
 
 
+# ---------------------------------------------------------------- the mark of older code
+MARK = "†"  # beside a row or column whose code has changed since it was measured
+
+
+def marked(text, changed) -> str:
+    """A cell with the mark where `changed` (code_changes, row_changes) names any file."""
+    return f"{text} {MARK}" if changed else str(text)
+
+
+def footnote(changes: dict) -> list[str]:
+    """One footnote for a section's marks: {what was measured (a file, some of its rows): the
+    files it depends on that have changed since (None: not known)}, those with the same files
+    together; nothing where no code has changed."""
+    by = {}
+    for what, changed in changes.items():
+        if changed is None or changed:
+            by.setdefault(None if changed is None else tuple(changed), []).append(what)
+    if not by:
+        return []
+    parts = [
+        f"{' and '.join(whats)}, in {', '.join(removed(f'`{f}`', f) for f in files)}"
+        for files, whats in by.items()
+        if files is not None
+    ]
+    text = (
+        f"{MARK} Measured on code that has changed since, so the figures are of the older code: "
+        + "; ".join(parts)
+        + "."
+        if parts
+        else ""
+    )
+    if None in by:
+        text += (
+            f" Whether the code of {' and '.join(by[None])} has changed cannot be told: it "
+            "records no commit."
+        )
+    return [text.strip(), ""]
+
+
+# ---------------------------------------------------------------- train.py's defaults then
+@lru_cache(maxsize=None)
+def defaults_at(obj: str, preset: str | None = None) -> dict | None:
+    """train.py's TrainConfig defaults in the file at a git object (`REV:train.py`, or a blob),
+    with the settings of its preset `preset` (PRESETS[preset]'s dict(...)) over them: {field:
+    value} for each whose value is a literal; None where git cannot show the file."""
+    text = git("cat-file", "-p", obj)
+    try:
+        tree = ast.parse(text) if text is not None else None
+    except SyntaxError:
+        tree = None
+    if tree is None:
+        return None
+    config = next(
+        (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "TrainConfig"), None
+    )
+    out = {}
+    for node in config.body if config else []:
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+            continue
+        value = node.value
+        if isinstance(value, ast.Call) and value.args:  # arg(DEFAULT, "meaning", ...)
+            value = value.args[0]
+        try:
+            out[node.target.id] = ast.literal_eval(value)
+        except ValueError:
+            continue
+    return out | (preset_settings(tree, preset) if preset else {})
+
+
+def preset_settings(tree: ast.Module, preset: str) -> dict:
+    """The literal settings of PRESETS[preset] in a parsed train.py: its Preset(...)'s dict(...)."""
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Dict)
+            and any(isinstance(k, ast.Constant) and k.value == preset for k in node.keys)
+        ):
+            continue
+        call = node.values[[getattr(k, "value", None) for k in node.keys].index(preset)]
+        for part in ast.walk(call):
+            if isinstance(part, ast.Call) and getattr(part.func, "id", None) == "dict":
+                out = {}
+                for kw in part.keywords:
+                    try:
+                        out[kw.arg] = ast.literal_eval(kw.value)
+                    except ValueError:
+                        continue
+                return out
+    return {}
+
+
+def defaults_then(name: str, data, preset: str | None = None) -> dict | None:
+    """train.py's defaults (with the preset `preset` applied) in the code a result file measured
+    (its commit, or the bytes it recorded as uncommitted); None where that cannot be read."""
+    m = meta(name, data)
+    uncommitted = (m.get("uncommitted") or {}).get("train.py")
+    if uncommitted:
+        return defaults_at(uncommitted, preset)
+    return defaults_at(f"{m['commit']}:train.py", preset) if m.get("commit") else None
+
+
+def moved_defaults(name: str, data, keys) -> list[str] | None:
+    """The settings among `keys` whose train.py default in the code a file measured differs from
+    today's, as flags (`--top-p 1.0`), and those that code did not have yet (`no --refusal-rate`);
+    None where that code cannot be read."""
+    import train  # the code as it is now
+
+    then, today = defaults_then(name, data), vars(train.TrainConfig())
+    if then is None:
+        return None
+    flag = lambda k: f"--{k.replace('_', '-')}"  # noqa: E731
+    return [f"`{flag(k)} {then[k]}`" for k in keys if k in then and then[k] != today[k]] + [
+        f"no `{flag(k)}` yet" for k in keys if k not in then and k in today
+    ]
+
+
 def removed(text: str, path: str | None = None) -> str:
     """A changed file's name (as `text`), "(removed)" after it where HEAD no longer has it."""
     return text + ("" if (path or text) in (head_blobs(REPO) or {}) else " (removed)")
@@ -294,6 +437,30 @@ def provenance_line(name: str, data) -> str:
         f"*Command:* `{m.get('command', 'not recorded')}`. *Machine:* "
         f"{machine_text(m.get('machine'))}. *Date:* {m.get('date', 'not recorded')}. *File:* "
         f"`bench/results/{name}`{source}.{note}" + code_note(name, data)
+    )
+
+
+def source_line(name: str, data) -> str:
+    """provenance_line with the mark in place of the changed files' names: the section's footnote
+    names them."""
+    m = meta(name, data)
+    note = f" *Note:* {m['note']}." if m.get("note") else ""
+    return marked(
+        f"*Command:* `{m.get('command', 'not recorded')}`. *Machine:* "
+        f"{machine_text(m.get('machine'))}. *Date:* {m.get('date', 'not recorded')}. *File:* "
+        f"`bench/results/{name}`.{note}",
+        code_changes(name, data),
+    )
+
+
+def brief_line(name: str, data) -> str:
+    """A file, its command, machine and date in one clause, with the mark where its code has
+    changed since."""
+    m = meta(name, data)
+    return marked(
+        f"`bench/results/{name}` (`{m.get('command', 'not recorded')}`; "
+        f"{machine_text(m.get('machine'))}; {m.get('date', 'not recorded')})",
+        code_changes(name, data),
     )
 
 
@@ -344,9 +511,14 @@ def t_test_text(t, p) -> str:
 
 
 def table(header: list, rows: list) -> list[str]:
+    """A markdown table; a `|` inside a cell is escaped, so it does not split the cell."""
+
+    def cells(row):
+        return " | ".join(str(c).replace("|", "\\|") for c in row)
+
     return (
-        ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+        ["| " + cells(header) + " |", "|" + "---|" * len(header)]
+        + ["| " + cells(r) + " |" for r in rows]
         + [""]
     )
 
@@ -358,6 +530,13 @@ def per_seed(runs: list, key: str) -> list:
 
 def seeds_text(seeds) -> str:
     return ", ".join(str(s) for s in seeds)
+
+
+def seed_range(seeds) -> str:
+    """Seeds as a range where they run without a gap (0-5), else one by one."""
+    seeds = list(seeds)
+    consecutive = len(seeds) > 2 and seeds == list(range(seeds[0], seeds[0] + len(seeds)))
+    return f"{seeds[0]}-{seeds[-1]}" if consecutive else seeds_text(seeds)
 
 
 # ---------------------------------------------------------------- reproductions

@@ -1,6 +1,6 @@
 """The binary set's measures and report (bench/bisection_behaviour.py, bench/report_binary.py):
-bisection scores as bisection, and the report renders the finals' file (its README line averages
-each estimator over its seeds; the older runs come last)."""
+bisection scores as bisection, the lab renders the finals' file (the older runs come last), and
+RESULTS.md's sentence on what changed since split 1 says only what the files and git show."""
 
 import math
 
@@ -50,51 +50,18 @@ def test_halving_share_is_one_for_bisection_and_lower_for_random_questions():
     assert halving_share(RandomPolicy(0), secret_split()[1], cfg) < 0.3
 
 
-def test_the_readme_line_averages_each_estimator_over_its_seeds():
-    """Two ECHO seeds at 50% and 70% greedy held-out: mean 60, SEM 10; one GRPO seed: no SEM.
-    The references are the file's, not typed."""
-    from bench.report_results import binary_final_summary
-
-    row = lambda e, s, g: {
-        "estimator": e,
-        "seed": s,
-        "steps": 200,
-        "heldout_greedy": g,
-        "heldout_sampled": 0.5,
-        "n200_greedy": 0.1,
-        "n200_sampled": 0.2,
-        "threshold_median_corr_sampled": 0.3,
-    }
-    ref = {"bisection": {"heldout": 1.0}, "fixed_sequence": {"heldout": 0.9}}
-    line = binary_final_summary(
-        {
-            "runs": [row("echo", 1, 0.7), row("echo", 0, 0.5), row("grpo", 0, 0.2)],
-            "references": {"1": ref},
-        }
-    )
-    assert "ECHO 60 ± 10 greedy / 50 ± 0 sampled" in line and "(seeds 0, 1)" in line
-    assert (
-        "GRPO 20 greedy" in line and "bisection resolves 100 and the best fixed sequence 90" in line
-    )
-    assert "correlation 0.30 ± 0.00 sampled" in line and "not measurable" not in line
-    unmeasured = {**row("echo", 2, 0.6), "threshold_median_corr_sampled": math.nan}
-    line = binary_final_summary({"runs": [row("echo", 1, 0.7), unmeasured], "references": {}})
-    assert "correlation 0.30 (not measurable on seed 2) sampled (seeds 1, 2)" in line
-
-
-def test_the_older_runs_come_last_and_leave_the_readme_once_the_finals_exist(tmp_path):
-    """The 60-minute runs (settings chosen on held-out scores) are RESULTS.md's last binary section,
-    and the README shows their figure only while binary_final.json does not exist; a missing older
-    file drops only its own section."""
+def test_the_older_runs_come_last_in_the_lab(tmp_path):
+    """The 60-minute runs (settings chosen on held-out scores) are bench/LAB.md's last binary
+    section; a missing older file drops only its own section; the README's summary shows neither
+    them nor split 1's finals (both are the lab's)."""
     import shutil
     from bench import report_binary, report_tables
     from bench.report_results import readme_summary
 
     shutil.copy(report_tables.RESULTS + "/binary_final.json", tmp_path)
     with report_tables.reading(str(tmp_path)):
-        text, readme = "\n".join(report_binary.section_binary()), "\n".join(readme_summary())
+        text = "\n".join(report_binary.section_binary())
     assert "### The binary set's defaults" in text and "Older runs" not in text
-    assert "the default (200 steps)" in readme and "older runs" not in readme
     shutil.copy(report_tables.RESULTS + "/reproduce_binary_60min_g8.json", tmp_path)
     with report_tables.reading(str(tmp_path)):
         text, readme = "\n".join(report_binary.section_binary()), "\n".join(readme_summary())
@@ -103,8 +70,31 @@ def test_the_older_runs_come_last_and_leave_the_readme_once_the_finals_exist(tmp
         < text.index("### Older runs")
         < text.index("#### ECHO at G = 8")
     )
-    assert "older runs" not in readme
-    (tmp_path / "binary_final.json").unlink()
-    with report_tables.reading(str(tmp_path)):
-        readme = "\n".join(readme_summary())
-    assert "older runs of up to 60 minutes" in readme and "not a clean estimate" in readme
+    assert "older runs" not in readme and "split 1" not in readme
+
+
+def test_what_changed_since_split_one_is_what_git_shows():
+    """The sentence beside the binary set's split 3594 rows: split 1's figure read from
+    binary_final.json, and, from git, that its runs were all committed before the built-in
+    model's tokenizer wrote numbers digit by digit while split 3594's were scored after; with a
+    scoring commit git does not know, it claims no tokenizer."""
+    import json
+    from pathlib import Path
+    from bench import report_tables
+    from bench.report_binary import since_split_one
+
+    general = json.loads((Path(report_tables.RESULTS) / "generalization.json").read_text())
+    report_tables.use(report_tables.RESULTS)
+    text = since_split_one(general)
+    assert text.startswith("Split 1's runs (`binary_final.json`, ")
+    if report_tables.git("rev-parse", "HEAD") is not None:
+        assert "were all committed before the built-in model's tokenizer wrote numbers" in text
+    unknown = {
+        **general,
+        "runs": [
+            {**r, "measured": {"scored": {"commit": "f" * 40}, "trained": None}}
+            for r in general["runs"]
+            if r["question_set"] == "binary"
+        ],
+    }
+    assert "tokenizer" not in since_split_one(unknown)

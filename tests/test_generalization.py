@@ -413,15 +413,11 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(
 
 
 def test_the_report_renders_each_question_set_from_the_file(tmp_path):
-    """RESULTS.md's section and the README's line are read from generalization.json, not typed:
-    each run a row, each estimator its mean ± SEM over seeds, the binary set its belief columns,
-    the paired test and the references of each set."""
+    """bench/LAB.md's section of every run is read from generalization.json, not typed: each run a
+    row, each estimator its mean ± SEM over the seeds of one split and flags, the binary set its
+    belief columns, the paired test and the references of each set."""
     from bench import report_tables
-    from bench.report_generalization import (
-        generalization_summary,
-        row_changes,
-        section_generalization,
-    )
+    from bench.report_generalization import row_changes, section_generalization
 
     def row(qs, e, s, g):
         return {
@@ -471,11 +467,11 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
         "25.0 / 0.0 | 0.50 / 0.90 |" in text
     )
     assert (
-        "| ECHO | - | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 | 50.0 ± 0.0 | 25.0 ± 0.0 | "
-        "0.80 ± 0.10 |" in text
+        "| ECHO | 9 | - | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 | 50.0 ± 0.0 | "
+        "25.0 ± 0.0 | 0.80 ± 0.10 |" in text
     )
     # scored before the ratio was
-    assert "| GRPO | - | 0 | 100.0 | 90.0 | 10.0 | 50.0 | 25.0 | n/a |" in text
+    assert "| GRPO | 9 | - | 0 | 100.0 | 90.0 | 10.0 | 50.0 | 25.0 | n/a |" in text
     assert "| 30.0 / 50.0 | 25.0 / 0.0 | n/a / n/a | 0.80 / n/a | 0.40 |" in text
     counted = {
         **row("binary", "rloo", 0, 0.3),
@@ -535,32 +531,28 @@ def test_the_report_renders_each_question_set_from_the_file(tmp_path):
             and row_changes(runs[0]) is None
         )
     assert text.count("| not recorded |") == 4  # the rows without the record
-    assert "ECHO minus GRPO, paired over seeds 0: " in text and "1..200 greedy 40.0 points" in text
+    assert "ECHO minus GRPO on split 9, paired over seeds 0: " in text
+    assert "1..200 greedy 40.0 points" in text
     assert text.index("### Paper question set") < text.index("### Binary question set")
     assert text.count("| fixed_sequence | 9 | 100.0 | 85.0 |") == 2
-    line = generalization_summary(data)
-    assert "Paper set (40 steps): ECHO 60.0 ± 10.0 greedy / 50.0 ± 0.0 sampled" in line
-    assert "seeds 0, 1; 1..200 greedy by seed 50.0, 70.0); GRPO 10.0 greedy" in line
-    assert (
-        "Binary set (40 steps): ECHO 30.0 greedy" in line and "the best fixed sequence 85.0" in line
-    )
-    # runs with more flags are averaged, paired and summarised apart from the runs without them
+    # runs with more flags, or of another split, are averaged and paired apart
     refused = [
         {**row("paper", e, s, g), "changed": {"split_seed": 9, "refusal_rate": 0.3}, "steps": 80}
         for e, s, g in (("echo", 0, 0.9), ("grpo", 0, 0.2))
     ]
-    data = {**data, "runs": runs + refused}
+    other = {**row("paper", "echo", 0, 0.1), "split_seed": 8, "changed": {"split_seed": 8}}
+    data = {**data, "runs": runs + refused + [other]}
     (tmp_path / "generalization.json").write_text(json.dumps(data))
     with report_tables.reading(str(tmp_path)):
         text = "\n".join(section_generalization())
-    assert "| ECHO | - | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 |" in text
-    assert "| ECHO | `--refusal-rate 0.3` | 0 | 100.0 | 90.0 | 90.0 |" in text
-    assert "ECHO minus GRPO, paired over seeds 0: " in text and "1..200 greedy 40.0 points" in text
-    assert "ECHO minus GRPO, both with `--refusal-rate 0.3`, paired over seeds 0: " in text
-    assert "1..200 greedy 70.0 points" in text
-    line = generalization_summary(data)  # the defaults' runs, and how many groups RESULTS.md adds
-    assert "Paper set (40 steps): ECHO 60.0 ± 10.0 greedy" in line and "by seed 50.0, 70.0)" in line
-    assert "RESULTS.md gives 1 more flag group of this set." in line and "refusal" not in line
+    assert "| ECHO | 9 | - | 0, 1 | 100.0 ± 0.0 | 90.0 ± 0.0 | 60.0 ± 10.0 |" in text
+    assert "| ECHO | 9 | `--refusal-rate 0.3` | 0 | 100.0 | 90.0 | 90.0 |" in text
+    assert "| ECHO | 8 | - | 0 | 100.0 | 90.0 | 10.0 |" in text  # not paired with split 9's GRPO
+    assert "ECHO minus GRPO on split 9, paired over seeds 0: " in text
+    assert (
+        "ECHO minus GRPO on split 9, both with `--refusal-rate 0.3`, paired over seeds 0: " in text
+    )
+    assert "1..200 greedy 70.0 points" in text and "on split 8" not in text
 
 
 def test_the_repeat_ratio_scores_each_action_under_its_own_episodes_next_prompt():

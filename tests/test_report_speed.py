@@ -1,10 +1,17 @@
-"""The speed table's row for bench/train_speed.py: read from its file, the two runs' times and
-outcomes in words, the revision it was compared with left to the file (no commit in the text)."""
+"""The speed tables (bench/report_speed.py): bench/LAB.md's row for bench/train_speed.py, read
+from its file, the two runs' times and outcomes in words, the revision it was compared with left
+to the file (no commit in the text); a GPU run's row; and RESULTS.md's GPU tables and the README's
+GPU line, which say what the files show (the defaults of the code measured, the top-p sampled,
+the micro-batches that fit, a timeout as a timeout)."""
 
 import json
+import subprocess
+from pathlib import Path
 
 from bench import report_tables
+from bench.common import code_version
 from bench.report_speed import section_speed
+from test_results_claims import commit_all
 
 
 def test_a_cold_train_speed_file_is_one_row_naming_both_runs(tmp_path):
@@ -99,138 +106,116 @@ def test_device_runs_summarise_a_metrics_file_and_fill_one_speed_row(tmp_path):
     )
     assert (
         "held-out resolve greedy 1.00, sampled 1.00" in text
-        and "mean |.| 0.03, largest 0.5" in text
+        and "mean \\|.\\| 0.03, largest 0.5" in text
     )
 
 
-def test_the_gpu_line_names_the_settings_its_default_run_had_that_are_no_longer_the_defaults(
-    tmp_path,
-):
-    """The README's GPU line sets the GPU's `python train.py --estimator echo` beside the CPU's cold
-    run of as many steps, and names that run's settings that today's defaults no longer have, so the
-    command can be played again as it ran; a run of today's defaults names none."""
-    import train
-    from bench.report_results import gpu_summary
+def gpu_files(tmp_path: Path, version: dict, note: str | None) -> None:
+    """A GPU step file (LoRA at micro-batches 32, 64 and 80, the last the fastest, 96 out of
+    memory; full fine-tuning at 32) and the tiny default run's file, both measured at `version`."""
 
-    today = vars(train.TrainConfig())
-    older = {
-        **today,
-        "steps": 40,
-        "secrets_per_step": today["secrets_per_step"] + 2,
-        "candidate_format": "list",
-    }
-    cold = {
-        "machine": "2 CPU cores",
-        "date": "2026-01-01",
-        "command": "python bench/train_speed.py --cold",
-        "baseline": {"process_wall": 150.0, "train_config": older},
-        "current": {"process_wall": 250.0, "train_config": today},
-    }
-    step = {
-        "device": "one GPU",
-        "shape": "qwen",
-        "config": {"secrets": 16, "group_size": 4, "max_new_tokens": 128, "micro_batch": 32},
-        "modes": {},
-    }
-    run = lambda steps: {
-        "runs": [
-            {
-                "command": "python train.py --estimator echo",
-                "steps": steps,
-                "final_greedy_resolve": 1.0,
-                "final_sampled_resolve": 1.0,
-                "process_wall": 200.0,
-                "rl_seconds": 180.0,
-            }
-        ]
-    }
-    with report_tables.reading(str(tmp_path)):
-        line = gpu_summary(step, run(40), cold)
-        assert (
-            f"40 steps with `--secrets-per-step {older['secrets_per_step']}` "
-            "`--candidate-format list`" in line
-        )
-        assert "beside 150.0 s on" in line and "in 200 s (its steps and evaluations 180 s)" in line
-        line = gpu_summary(step, run(today["steps"]), cold)
-    assert f"({today['steps']} steps; from an empty cache)" in line and "beside 250.0 s on" in line
+    def timed(step_s):
+        return {
+            "step_s": step_s,
+            "rollout_s": 4.5,
+            "scoring_s": 1.7,
+            "update_s": 4.3,
+            "prefill_s": 0.4,
+            "decode_s": 4.0,
+            "decode_tokens_per_s": 20000.0,
+            "percent_of_bandwidth_bound": 46.0,
+            "batched_generated_tokens_per_s": 1.0,
+            "peak_gpu_memory_gb": 51.5,
+        }
 
-
-def test_a_micro_batch_that_did_not_fit_is_said_so_in_the_speed_row_and_the_gpu_line(tmp_path):
-    """bench/gpu_step.py's sweep records a micro-batch out of memory with no timings: the speed
-    table and the README's GPU line name it as not fitting and time the others (a setting with the
-    update's layers compiled named as such)."""
-    from bench.report_results import gpu_summary
-
-    timed = {
-        "step_s": 10.5,
-        "rollout_s": 4.5,
-        "scoring_s": 1.7,
-        "update_s": 4.3,
-        "prefill_s": 0.4,
-        "decode_s": 4.0,
-        "decode_tokens_per_s": 20000.0,
-        "percent_of_bandwidth_bound": 46.0,
-        "batched_generated_tokens_per_s": 1.0,
-        "peak_gpu_memory_gb": 51.5,
-    }
     step = {
         "device": "one GPU",
         "shape": "qwen",
         "command": "python bench/gpu_step.py",
         "machine": "m",
         "date": "d",
-        "config": {"secrets": 16, "group_size": 4, "max_new_tokens": 128, "micro_batch": "64,96"},
+        "config": {
+            "secrets": 16,
+            "group_size": 4,
+            "max_new_tokens": 128,
+            "micro_batch": "32,64,80,96",
+        },
         "modes": {
-            "lora/fast/micro-batch-64": timed,
-            "lora/fast/micro-batch-64/compiled-update": timed,
+            "full/fast": timed(13.0),
+            "lora/fast": timed(15.0),
+            "lora/fast/micro-batch-64": timed(10.5),
+            "lora/fast/micro-batch-80": timed(9.9),
             "lora/fast/micro-batch-96": {"out_of_memory": True, "micro_batch": 96},
         },
+        **version,
     }
     (tmp_path / "gpu_step.json").write_text(json.dumps(step))
-    runs = {
-        "runs": [
-            {
-                "command": "python train.py --estimator echo",
-                "steps": 80,
-                "final_greedy_resolve": 1.0,
-                "final_sampled_resolve": 1.0,
-                "process_wall": 200.0,
-                "rl_seconds": 180.0,
-            }
-        ]
+    run = {
+        "name": "default",
+        "command": "python train.py --estimator echo",
+        "steps": 80,
+        "final_greedy_resolve": 1.0,
+        "final_sampled_resolve": 1.0,
+        "process_wall": 370.0,
+        "rl_seconds": 299.9,
+        "median_step_seconds": 1.8,
+        "fastest_step_seconds": 1.3,
+        "behaviour_action_log_ratio_mean_abs": 0.01,
+        "behaviour_action_log_ratio_max_abs": 0.3,
     }
-    with report_tables.reading(str(tmp_path)):
-        text = "\n".join(section_speed())
-        line = gpu_summary(step, runs, None)
-    assert (
-        "lora/fast/micro-batch-64: 10.5 s per step" in text
-        and "lora/fast/micro-batch-96: out of GPU memory" in text
+    runs = {"runs": [run], "machine": "one GPU", "date": "d", "command": run["command"], **version}
+    (tmp_path / "train_gpu_default.json").write_text(
+        json.dumps({**runs, "note": note} if note else runs)
     )
-    assert "LoRA (update micro-batch 64) 10.5 s (rollout 4.5 s" in line
-    # --compile-update on
-    assert "; LoRA (update micro-batch 64) (update's layers compiled) 10.5 s (rollout 4.5 s" in line
-    assert "; LoRA (update micro-batch 96) did not fit in the GPU's memory." in line
-    # the bench's default, not the sweep's list
-    assert "the update in micro-batches of 32 unless named" in line
 
 
-def test_the_gpu_default_run_is_set_beside_the_cpu_run_of_its_own_code():
-    """Where the GPU file and the CPU's cold file record their code, the GPU's default run is set
-    beside the cold run of the same revision (the same command then plays the same settings), and
-    beside none where neither is of that code."""
+def test_the_gpu_line_says_what_the_files_show(tmp_path):
+    """In a scratch repository whose train.py defaulted to 2 passes of Eq. 2 and top-p 1.0: the
+    README's GPU line and the speed section name those defaults where today's differ, the top-p
+    the step sampled at, the fastest LoRA setting that fit (micro-batch 80) and the one that did
+    not (96); where the run's file says its wall is the timeout it ran under, that and the time
+    the run printed, not the timeout as a time."""
     import train
-    from bench.report_results import cpu_run_like
+    from bench.report_speed import gpu_summary, section_speed_claim
 
-    today = vars(train.TrainConfig())
-    cold = {
-        "baseline_revision": "abc1234",
-        "commit": "def5678" + "0" * 33,
-        "baseline": {"process_wall": 150.0, "train_config": {**today, "ppo_epochs": 1}},
-        "current": {"process_wall": 250.0, "train_config": today},
-    }
-    default = {"steps": today["steps"]}
-    assert cpu_run_like({"commit": "abc1234" + "f" * 33}, default, cold) is cold["baseline"]
-    assert cpu_run_like({"commit": "def5678" + "0" * 33}, default, cold) is cold["current"]
-    assert cpu_run_like({"commit": "0123456" + "0" * 33}, default, cold) is None
-    assert cpu_run_like({}, default, cold) is cold["current"]  # no code recorded: as many steps
-    assert cpu_run_like({"commit": "abc1234"}, default, None) is None
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "train.py").write_text(
+        "class TrainConfig:\n"
+        '    steps: int = arg(80, "RL steps")\n'
+        '    ppo_epochs: int = arg(2, "passes of Eq. 2")\n'
+        '    top_p: float = arg(1.0, "top-p of the rollouts")\n'
+    )
+    commit_all(repo, "code")
+    today = train.TrainConfig()
+    note = (
+        "process_wall equals the timeout it ran under (370 s): the run had printed its last line "
+        "('done in 301 s', its time after the warm-up)"
+    )
+    gpu_files(tmp_path, code_version(str(repo)), note)
+    with report_tables.reading(str(tmp_path), str(repo)):
+        line, (text, _) = gpu_summary(), section_speed_claim()
+        text = "\n".join(text)
+    moved = [
+        f"`--{k} {v}`"
+        for k, v, now in (("ppo-epochs", 2, today.ppo_epochs), ("top-p", 1.0, today.top_p))
+        if v != now
+    ]
+    assert (f"at code whose defaults were {', '.join(moved)}" in line) == bool(moved)
+    assert "printed done in 301 s after its warm-up" in line and "in 370 s" not in line
+    assert "370 s, recorded as its whole command's, is the timeout it ran under" in line
+    assert (
+        "top-p 1.0: fastest LoRA 9.9 s (micro-batch 80)" in line
+        and "LoRA at 96 did not fit" in line
+    )
+    assert "full fine-tuning 13.0 s (micro-batch 32)" in line
+    assert "| LoRA | one GPU | 80 | 9.9 | 4.5 / 1.7 / 4.3 | 20,000 (46%) | 51.5 | 1.0 |" in text
+    assert "| LoRA | one GPU | 96 | out of the GPU's memory |" in text
+    assert (
+        "| not measured (370 s is the timeout it ran under; the run printed done in 301 s" in text
+    )
+    gpu_files(tmp_path, code_version(str(repo)), None)
+    with report_tables.reading(str(tmp_path), str(repo)):
+        line = gpu_summary()
+    assert "in 370 s, the whole command" in line and "timeout" not in line

@@ -1,10 +1,10 @@
-"""Every figure in RESULTS.md and the README has a file behind it, and says whether the code it
-measured has changed since.
+"""Every figure in RESULTS.md, bench/LAB.md and the README has a file behind it, and says whether
+the code it measured has changed since.
 
 How this holds together:
-1. RESULTS.md and the README's results summary are regenerated here from bench/results (and git's
-   HEAD, for the code-changed marks) and must match the committed text byte for byte, so every
-   figure in them was written by bench/report_*.py from a file;
+1. RESULTS.md, bench/LAB.md and the README's results summary are regenerated here from
+   bench/results (and git's HEAD, for the code-changed marks) and must match the committed text
+   byte for byte, so every figure in them was written by bench/report_*.py from a file;
 2. the string literals of bench/report_*.py hold no measured figure, so the figures the report
    writes come from the files, not from its own source;
 3. the README's hand-written prose (outside the generated block, code blocks and inline code)
@@ -12,7 +12,9 @@ How this holds together:
 4. every file in bench/results is read or named by the report, and every result kind lists the
    source files its figures depend on;
 5. `report_results.py --check` (which CI runs) fails when a result's code changes in git and the
-   text does not say so: checked in a scratch git repository.
+   text does not say so, and when bench/LAB.md is stale: checked in a scratch git repository.
+tests/test_report_headline.py checks what RESULTS.md's headline reads (the sealed split only),
+its length, and the marks of rows whose code has changed.
 
 A "measured figure" is what a result looks like in text: a spread (± 3), a percentage, a decimal
 fraction, a duration or a size, a speed-up (3x), a rate. Integers alone (settings, counts) and the
@@ -95,15 +97,17 @@ def test_the_figure_detector_tells_results_from_settings():
 @pytest.mark.skipif(
     not git_history_here(), reason="the code-changed marks need this repository's git history"
 )
-def test_results_md_and_the_readme_summary_regenerate_from_the_files():
-    """RESULTS.md and the README's summary are exactly what bench/report_results.py writes from
-    bench/results and git's HEAD: no figure in them was typed, none is stale, and every result
-    whose code has changed says so."""
-    report_tables.use(RESULTS)
+def test_results_md_lab_md_and_the_readme_summary_regenerate_from_the_files():
+    """RESULTS.md, bench/LAB.md and the README's summary are exactly what
+    bench/report_results.py writes from bench/results and git's HEAD: no figure in them was typed,
+    none is stale, and every result whose code has changed says so."""
     readme = (ROOT / "README.md").read_text()
-    results, summary = report_results.render(readme)
+    results, lab, summary = report_results.render(readme, RESULTS)
     assert results == (ROOT / "RESULTS.md").read_text(), (
         "RESULTS.md is out of date: run python bench/report_results.py"
+    )
+    assert lab == (ROOT / "bench" / "LAB.md").read_text(), (
+        "bench/LAB.md is out of date: run python bench/report_results.py"
     )
     assert summary == readme, (
         "the README's summary is out of date: run python bench/report_results.py"
@@ -145,8 +149,7 @@ def test_the_readme_prose_holds_no_figure():
 def test_every_result_file_is_read_or_named():
     """Each file in bench/results is read by the report or named in it (figures, source files, the
     turns a figure was computed from): no file sits there that no table accounts for."""
-    report_tables.use(RESULTS)
-    report_results.render((ROOT / "README.md").read_text())
+    report_results.render((ROOT / "README.md").read_text(), RESULTS)
     on_disk = {p.name for p in Path(RESULTS).iterdir()} - {"provenance.json"}
     assert on_disk - report_tables.READ == set()
 
@@ -155,10 +158,12 @@ def test_every_result_file_is_read_or_named():
 def test_every_result_kind_lists_the_code_it_measured():
     """Each result file has a commit (its own or provenance.json's), and every source file its kind
     lists is a file at that commit or now (one added since counts as changed): no dependency is
-    misspelt. A kind with no list is an error."""
+    misspelt. A kind with no list is an error; sealed.json, a split drawn and no measurement,
+    depends on no code."""
     report_tables.use(RESULTS)
+    assert report_tables.depends_on("sealed.json") == []
     for path in sorted(Path(RESULTS).glob("*.json")):
-        if path.name == "provenance.json":
+        if path.name == "provenance.json" or not report_tables.depends_on(path.name):
             continue
         commit = report_tables.meta(path.name, json.loads(path.read_text())).get("commit")
         assert commit, path.name
@@ -257,23 +262,11 @@ def test_check_fails_when_a_results_code_changes_and_the_text_does_not_say_so(tm
     (results / "generalization.json").write_text(
         json.dumps(generalization_file(code_version(str(repo))))
     )
-    (tmp_path / "README.md").write_text(
-        f"# x\n\n{report_results.SUMMARY[0]}\n{report_results.SUMMARY[1]}\n"
-    )
-    flags = [
-        "--results",
-        str(results),
-        "--repo",
-        str(repo),
-        "--out",
-        str(tmp_path / "RESULTS.md"),
-        "--readme",
-        str(tmp_path / "README.md"),
-    ]
+    flags = scratch_flags(tmp_path, results, repo)
     try:
         report_results.main(flags)
         report_results.main(flags + ["--check"])
-        assert "*Code changed since:*" not in (tmp_path / "RESULTS.md").read_text()
+        assert f"{report_tables.MARK} Measured" not in (tmp_path / "RESULTS.md").read_text()
         (repo / "env.py").write_text("N_MAX = 200\n")
         commit_all(repo, "change the game")
         capsys.readouterr()
@@ -285,8 +278,58 @@ def test_check_fails_when_a_results_code_changes_and_the_text_does_not_say_so(tm
         report_results.main(flags)
         report_results.main(flags + ["--check"])
         text = (tmp_path / "RESULTS.md").read_text()
-        assert "*Code changed since:* `env.py` (the figures are of the older code)" in text
-        assert "Measured on older code" in (tmp_path / "README.md").read_text()
+        assert "| the Bayes policy (bisection on the binary set) † | paper |" in text
+        assert "`generalization.json` (the references), in `env.py`." in text
+        assert (
+            "*Code changed since:* `env.py` (the figures are of the older code)"
+            in (tmp_path / "LAB.md").read_text()
+        )
+        assert "† Measured on code that has changed since" in (tmp_path / "README.md").read_text()
+    finally:
+        report_tables.use(RESULTS)
+
+
+def scratch_flags(tmp_path: Path, results: Path, repo: Path) -> list[str]:
+    """report_results' flags for a scratch run: every file it writes under tmp_path."""
+    (tmp_path / "README.md").write_text(
+        f"# x\n\n{report_results.SUMMARY[0]}\n{report_results.SUMMARY[1]}\n"
+    )
+    return [
+        "--results",
+        str(results),
+        "--repo",
+        str(repo),
+        "--out",
+        str(tmp_path / "RESULTS.md"),
+        "--lab",
+        str(tmp_path / "LAB.md"),
+        "--readme",
+        str(tmp_path / "README.md"),
+    ]
+
+
+def test_check_fails_when_lab_md_is_stale(tmp_path, capsys):
+    """bench/LAB.md is written with RESULTS.md and held to the same bytes: an edit of it fails
+    --check, which names it; written again, --check passes."""
+    repo = scratch_repository(tmp_path, "generalization.json")
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "generalization.json").write_text(
+        json.dumps(generalization_file(code_version(str(repo))))
+    )
+    flags = scratch_flags(tmp_path, results, repo)
+    try:
+        report_results.main(flags)
+        report_results.main(flags + ["--check"])
+        lab = tmp_path / "LAB.md"
+        assert "## Every scored run" in lab.read_text()
+        lab.write_text(lab.read_text().replace("100.0", "99.0"))
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as stop:
+            report_results.main(flags + ["--check"])
+        assert stop.value.code == 1 and "LAB.md: out of date" in capsys.readouterr().err
+        report_results.main(flags)
+        report_results.main(flags + ["--check"])
     finally:
         report_tables.use(RESULTS)
 

@@ -176,3 +176,52 @@ def test_the_section_sets_each_group_against_the_default_by_seed(tmp_path):
         "| echo | 5 | 0 | `--refusal-rate 0.6` | 80 (80) | 100.0 | 90.0 | 50.0 | 50.0 | "
         "digit sum, last digit | not recorded |" in text
     )
+
+
+def test_the_defaults_table_reads_each_departures_validation_group_from_the_file(tmp_path):
+    """RESULTS.md's table of the paper set's departures from the paper: a setting whose value was
+    screened (here `--ppo-epochs 2`, 3 seeds, and `--refusal-rate 0`, written as 0.0) cites its
+    validation group against ECHO at the defaults paired by seed; the others say they were
+    compared on the test split; the steps are a budget. A group added to the file is picked up."""
+    from bench.report_screens import section_defaults_chosen
+
+    def row(seed, probe, changed=None):
+        return {
+            "question_set": "paper",
+            "estimator": "echo",
+            "seed": seed,
+            "split_seed": 0,
+            "steps": 80,
+            "kept_step": 80,
+            "changed": changed or {},
+            "heldout_greedy": 1.0,
+            "probe_greedy": probe,
+            "probe_redundant_rate_greedy": 0.5,
+            "probe_opening_greedy": "digit_sum, last_digit",
+        }
+
+    runs = [row(s, p) for s, p in ((0, 1.0), (1, 0.5), (2, 0.9), (3, 0.2))]
+    runs += [row(s, p, {"ppo_epochs": 2}) for s, p in ((0, 0.8), (1, 0.3), (2, 0.4))]
+    screens = {"command": "python bench/screen.py", "runs": runs}
+    screens["probe"] = {"secrets": [201, 300], "n_max": 300}
+    (tmp_path / "screens.json").write_text(json.dumps(screens))
+    with report_tables.reading(str(tmp_path)):
+        lines, notes = section_defaults_chosen([3594])
+    text = "\n".join(lines)
+    (ppo,) = [line for line in lines if line.startswith("| `ppo_epochs`")]
+    # differences -0.2, -0.2, -0.5: mean -0.3, standard error 0.1, t = -3 on 2 degrees of freedom
+    assert (
+        "validation (`screens.json`, split 0): pass 1 of 3, the default 2 of 4; probe 50.0 ± 15.3, "
+        "the default 65.0 ± 18.5; the paired difference -30.0 points (t = -3.00, p = 0.095, "
+        "seeds 0-2)" in ppo
+    )
+    compared = "compared on split 3594's test figures (`generalization.json`), not on validation"
+    (prefix,) = [line for line in lines if line.startswith("| `prefix_turns`")]
+    assert compared in prefix and "| `--prefix-turns 0` |" in prefix
+    assert "a budget, chosen for time" in text and notes == {"`screens.json`": None}
+    runs += [row(s, 0.9, {"refusal_rate": 0.0}) for s in (0, 1)]
+    (tmp_path / "screens.json").write_text(json.dumps({**screens, "runs": runs}))
+    with report_tables.reading(str(tmp_path)):
+        lines, _ = section_defaults_chosen([3594])
+    (refusal,) = [line for line in lines if line.startswith("| `refusal_rate`")]
+    assert "validation (`screens.json`, split 0): pass 2 of 2" in refusal

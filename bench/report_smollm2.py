@@ -1,0 +1,214 @@
+"""SmolLM2-135M-Instruct, the pretrained model this code has trained: on CPU cores with ECHO
+(bench/smollm2_learning.py: one seed, no control; bench/LAB.md) and, where its file exists, on
+one GPU by ECHO and GRPO from one start (bench/smollm2_gpu.py; RESULTS.md's speed section). No
+number is typed here: each is read from a file.
+"""
+
+from bench.report_tables import (
+    code_changes,
+    load,
+    machine_text,
+    marked,
+    meta,
+    missing,
+    num,
+    provenance_line,
+    table,
+)
+
+GPU = "smollm2_gpu.json"
+
+
+def smollm2_flags(m: dict, data: dict) -> dict:
+    """The train.py flags bench/smollm2_learning.py passed ({"--group-size": "4", ...}): the file's
+    own, else those provenance.json traced from the script at the file's commit."""
+    flags = data.get("train_flags") or m.get("train_flags") or []
+    return dict(zip(flags[::2], flags[1::2])) if all(f.startswith("--") for f in flags[::2]) else {}
+
+
+def smollm2_figures(data: dict) -> dict:
+    """The first and last k steps' means (k = up to 4, at most half the steps), and the per-step
+    range of the reward."""
+    steps = data["steps"]
+    k = min(4, len(steps) // 2)
+    mean = lambda rows, key: sum(r[key] for r in rows) / k  # noqa: E731
+    return {
+        "k": k,
+        "n": len(steps),
+        **{
+            f"{key}_{end}": mean(rows, key)
+            for key in ("reward", "valid_action_rate", "resolve_rate", "episode_length")
+            for end, rows in (("first", steps[:k]), ("last", steps[-k:]))
+        },
+        "reward_min": min(r["reward"] for r in steps),
+        "reward_max": max(r["reward"] for r in steps),
+    }
+
+
+def section_smollm2() -> list[str]:
+    lines = ["## SmolLM2-135M-Instruct with ECHO on CPU cores: one seed, no control", ""]
+    data = load("smollm2_learning.json")
+    if data is None:
+        return lines + missing("smollm2_learning.json", "python bench/smollm2_learning.py")
+    c, w, steps, m = (
+        data["config"],
+        data["warmup"],
+        data["steps"],
+        meta("smollm2_learning.json", data),
+    )
+    flags, f = smollm2_flags(m, data), smollm2_figures(data)
+    change = lambda key, label: f"{label} {num(f[key + '_first'], 3)} -> {num(f[key + '_last'], 3)}"  # noqa: E731
+    batch = (
+        f"{c['secrets_per_step']} secrets x {flags['--group-size']} rollouts"
+        if "--group-size" in flags
+        else f"{c['secrets_per_step']} secrets"
+    )
+    heldout = f" on {flags['--n-heldout']} held-out secrets" if "--n-heldout" in flags else ""
+    lines += [
+        provenance_line("smollm2_learning.json", data),
+        "",
+        "*Protocol:* LoRA on SmolLM2-135M-Instruct, the format warm-up, then ECHO on secrets "
+        f"1..{c['n_max']}, {batch} a step, lr {c['lr']:g}, {c['minutes']:g}-minute limit; settings "
+        f"set for speed on this machine, not chosen on any score. One seed, {f['n']} steps, and no "
+        "control run (no other estimator, no run without RL), so nothing here separates what ECHO "
+        "taught from what the format warm-up and the valid-action rate changed: read it as a run "
+        "of the code on a real instruct model, not as evidence of learning. Held-out resolve is "
+        f"of the step's policy{heldout}; nothing is kept. Warm-up: valid actions "
+        f"{num(w['valid_before'], 3)} -> {num(w['valid_after'], 3)} ({w['seconds']:g} s).",
+        "",
+    ]
+    lines += table(
+        [
+            "Step",
+            "s/step",
+            "Valid actions",
+            "Reward",
+            "Eliminated (fraction)",
+            "Resolved",
+            "Ep. length",
+            "Held-out greedy",
+            "Held-out sampled",
+        ],
+        [
+            [
+                r["step"],
+                r["seconds"],
+                r["valid_action_rate"],
+                r["reward"],
+                r["fraction_eliminated"],
+                r["resolve_rate"],
+                r["episode_length"],
+                num(r["heldout_greedy"]),
+                num(r["heldout_sampled"]),
+            ]
+            for r in steps
+        ],
+    )
+    return lines + [
+        f"Mean of the first {f['k']} steps -> the last {f['k']} (training batches, sampled): "
+        f"{change('reward', 'reward')}, {change('valid_action_rate', 'valid-action rate')}, "
+        f"{change('resolve_rate', 'resolve rate')}, {change('episode_length', 'episode length')}; "
+        f"the reward of single steps ranges {num(f['reward_min'])}-{num(f['reward_max'])}.",
+        "",
+    ]
+
+
+# ---------------------------------------------------------------- on one GPU
+def played_cells(p: dict) -> list[str]:
+    """Held-out and 1..200: resolve greedy / sampled, the valid-action and redundant shares."""
+    return [
+        f"{num(p[s]['greedy'], 1, 100)} / {num(p[s]['sampled'], 1, 100)}"
+        for s in ("heldout", "gen200")
+    ] + [num(p["gen200"]["valid_rate"]), num(p["gen200"]["redundancy_rate"])]
+
+
+def section_smollm2_gpu() -> tuple[list[str], dict]:
+    """bench/smollm2_gpu.py's file, where it exists: the common start (step 0) and each
+    estimator's run at the learning rate chosen on validation secrets, on the held-out secrets
+    and on 1..200; each run's last evaluated point. Nothing where the file does not exist."""
+    d = load(GPU)
+    if d is None:
+        return [], {}
+    changed = code_changes(GPU, d)
+    rows = [[marked("step 0 (the common start)", changed), "-"] + played_cells(d["step0"])]
+    rows += [
+        [marked(f"{e.upper()}, kept checkpoint", changed), f"{c['lr']:g}"] + played_cells(c)
+        for e, c in d["chosen"].items()
+    ]
+    last = [
+        [
+            marked(r["estimator"].upper(), changed),
+            f"{r['lr']:g}",
+            r["steps"] if r["steps"] is not None else "did not finish",
+            r["kept_step"] if r["kept_step"] is not None else "-",
+        ]
+        + (
+            [
+                r["curve"][-1]["step"],
+                f"{num(r['curve'][-1]['heldout_greedy'])} / "
+                f"{num(r['curve'][-1]['heldout_sampled'])}",
+                num(r["curve"][-1]["validation"]),
+                num(r["curve"][-1]["reward"]),
+            ]
+            if r["curve"]
+            else ["-"] * 4
+        )
+        for r in d["runs"]
+    ]
+    m = meta(GPU, d)
+    b = d["batch"]
+    lines = [
+        "### SmolLM2-135M-Instruct on one GPU",
+        "",
+        f"*Command:* `{m.get('command')}`. *Machine:* {machine_text(m.get('machine'))}. *Date:* "
+        f"{m.get('date')}. *File:* `bench/results/{GPU}`.",
+        "",
+        f"*Protocol:* ECHO and GRPO from one start with the {d['preset']} preset "
+        f"({b['secrets_per_step']} secrets x {b['group_size']} rollouts) on split "
+        f"{d['split_seed']}; each estimator's learning rate chosen on {d['chosen_on']}; then the "
+        f"chosen runs' kept checkpoints and step 0 played on the held-out secrets and on 1..200, "
+        f"greedy and sampled at T = 1 ({d['samples']} episodes per secret). Resolve in %; valid "
+        "and redundant: shares of 1..200's greedy turns.",
+        "",
+    ]
+    lines += table(
+        [
+            "Policy",
+            "lr",
+            "Held-out resolve, greedy / sampled",
+            "1..200 resolve, greedy / sampled",
+            "Valid actions",
+            "Redundant",
+        ],
+        rows,
+    )
+    lines += table(
+        [
+            "Run",
+            "lr",
+            "Steps",
+            "Kept step",
+            "Last evaluated step",
+            "Held-out resolve there, greedy / sampled",
+            "Validation there",
+            "Reward there",
+        ],
+        last,
+    )
+    return lines, {f"`{GPU}`": changed}
+
+
+def smollm2_gpu_summary() -> str | None:
+    """The README's line for bench/smollm2_gpu.py's file, where it exists."""
+    d = load(GPU)
+    if d is None:
+        return None
+    cells = "; ".join(
+        f"{name} {num(p['heldout']['greedy'], 1, 100)} / {num(p['gen200']['greedy'], 1, 100)}"
+        for name, p in [("step 0", d["step0"])]
+        + [(f"{e.upper()} (lr {c['lr']:g})", c) for e, c in d["chosen"].items()]
+    )
+    return (
+        f"- **SmolLM2-135M-Instruct on one GPU** (held-out / 1..200 greedy resolve %, one seed): "
+        f"{cells}." + (" †" if code_changes(GPU, d) else "")
+    )
