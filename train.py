@@ -227,7 +227,8 @@ PRESETS = {
     "binary": Preset(
         "--question-set binary (G, the checkpoint rule: split 1's validation secrets, "
         "bench/binary_defaults.py; Eq. 2's passes: split 0's held-out scores; all chosen with the "
-        "paper's episode starts and list)",
+        "paper's episode starts and list; 200 steps are a budget, and top-p 1 and B = 8 the "
+        "defaults of the time, neither compared on this set)",
         lambda c: c.question_set == "binary",
         dict(
             steps=200,

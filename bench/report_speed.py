@@ -32,9 +32,10 @@ def threads_figure(d: dict) -> str:
         by.setdefault(r["setting"], []).append(
             f"{min(t):.1f}-{max(t):.1f}" if len(t) > 1 else f"{t[0]:.1f}"
         )
+    counts = " / ".join(str(n) for n in sorted({r["processes"] for r in d["runs"]}))
     return (
         f"a training step of {d['episodes']} secrets (their rollouts and Eq. 2's update) "
-        "per process, seconds each with 1 / 2 / 3 processes side by side: "
+        f"per process, seconds each with {counts} processes side by side: "
         + "; ".join(f"setting {k}: {' / '.join(v)}" for k, v in by.items())
     )
 
@@ -44,9 +45,20 @@ def rollouts_figure(d: dict) -> str:
         f"{m}, {v['batched']['episodes']} episodes: batched {v['batched']['seconds']:.1f} s, "
         f"one at a time {v['one_at_a_time']['seconds']:.1f} s ({v['speedup_vs_one_at_a_time']}x), "
         f"`model.generate` per episode {v['hf_generate_per_episode']['seconds']:.1f} s "
-        f"({v['speedup_vs_hf_generate_per_episode']}x)"
+        f"({v['speedup_vs_hf_generate_per_episode']}x)" + bound_text(v["batched"])
         for m, v in d.items()
         if isinstance(v, dict) and "batched" in v
+    )
+
+
+def bound_text(batched: dict) -> str:
+    """The batched prefill's and decode's time over their arithmetic bound, where recorded."""
+    a = batched.get("arithmetic")
+    if not a:
+        return ""
+    return (
+        f"; batched prefill {a['prefill']['of_bound']}x its arithmetic bound, decode "
+        f"{a['decode']['of_bound']}x (matmul at {batched['matmul_gflops']} GFLOP/s)"
     )
 
 
@@ -208,6 +220,7 @@ SPEED = {
         if isinstance(v, dict) and "policies" in v
     ),
     "rollouts.json": rollouts_figure,
+    "rollouts_baseline.json": rollouts_figure,
     "threads.json": threads_figure,
     "profile_step.json": profile_figure,
     "profile_step_binary.json": profile_figure,
@@ -272,6 +285,7 @@ CPU = {  # file -> what it times, in the order of the table
     "profile_step_binary_bf16.json": "one training step",
     "threads.json": "training steps side by side",
     "rollouts.json": "rollouts, batched",
+    "rollouts_baseline.json": "rollouts, batched, at an older revision (the file names it)",
 }
 GPU_STEPS = ["gpu_step.json", "gpu_step_lora_sweep.json", "gpu_step_h200.json"]
 GPU_RUNS = ["train_gpu_default.json", "train_gpu.json"]

@@ -144,7 +144,7 @@ DEPENDS = [
         + GAME
         + POLICY,
     ),
-    ("rollouts.json", ["bench/rollouts.py"] + GAME + POLICY),
+    ("rollouts*.json", ["bench/rollouts.py"] + GAME + POLICY),
     ("threads.json", ["bench/threads.py", "cli.py"] + TRAINING + GAME + POLICY),
     ("profile_step*.json", ["bench/profile_step.py"] + TRAINING + GAME + POLICY),
     (
