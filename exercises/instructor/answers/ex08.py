@@ -4,11 +4,7 @@ written differently from the reference that must PASS (exercises/instructor/answ
 plants them). An answer may use only what the module it is planted in defines; the imports name
 those."""
 
-import math
-
-import numpy as np
-
-from metrics import NAN, _mean, _turns, elim_quality, is_wasted, is_zero
+from metrics import NAN, all_turns, elim_quality, is_wasted, is_zero, mean_or_nan
 
 
 def elim_quality__uncapped(row):
@@ -28,24 +24,24 @@ def is_zero__wasted_too(row):
 
 def zero__over_every_turn(episodes):
     """Wrong: wasted turns in Zero's denominator."""
-    return _mean(is_zero(r) for r in _turns(episodes))
+    return mean_or_nan(is_zero(r) for r in all_turns(episodes))
 
 
 def zero__zero_when_empty(episodes):
     """Wrong: 0 instead of NaN when no turn was answered."""
-    answered = [r for r in _turns(episodes) if not is_wasted(r)]
+    answered = [r for r in all_turns(episodes) if not is_wasted(r)]
     return sum(is_zero(r) for r in answered) / len(answered) if answered else 0.0
 
 
 def quality__answered_only(episodes):
     """Wrong: wasted turns left out of Qual.'s mean."""
-    return _mean(elim_quality(r) for r in _turns(episodes) if not is_wasted(r))
+    return mean_or_nan(elim_quality(r) for r in all_turns(episodes) if not is_wasted(r))
 
 
 def quality__nan_without_answered_turns(episodes):
     """Wrong: NaN when no turn was answered, where Qual. is 0 (a wasted turn counts 0)."""
-    answered = [r for r in _turns(episodes) if not is_wasted(r)]
-    return _mean(elim_quality(r) for r in _turns(episodes)) if answered else NAN
+    answered = [r for r in all_turns(episodes) if not is_wasted(r)]
+    return mean_or_nan(elim_quality(r) for r in all_turns(episodes)) if answered else NAN
 
 
 def elim_quality__by_cases(row):
@@ -71,12 +67,16 @@ def zero__counted(episodes):
 
 
 def quality__numpy(episodes):
-    """Right: numpy's mean."""
+    """Right: numpy's mean (imported here: metrics.py does not import numpy)."""
+    import numpy as np
+
     return float(np.mean([elim_quality(r) for ep in episodes for r in ep]))
 
 
 def elim_quality__clipped(row):
     """Right: numpy's clip."""
+    import numpy as np
+
     return float(np.clip(row["eliminated"] / max(row["candidates_before"] / 2, 1), 0, 1))
 
 
@@ -88,12 +88,12 @@ def is_zero__not_wasted(row):
 def zero__filtered_mean(episodes):
     """Right: the mean of a filtered list."""
     flags = [is_zero(row) for ep in episodes for row in ep if not is_wasted(row)]
-    return sum(flags) / len(flags) if flags else math.nan
+    return sum(flags) / len(flags) if flags else NAN
 
 
 def quality__summed(episodes):
     """Right: a sum over the turns divided by their number."""
-    rows = _turns(episodes)
+    rows = all_turns(episodes)
     return sum(elim_quality(r) for r in rows) / len(rows) if rows else NAN
 
 
