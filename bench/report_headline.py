@@ -12,6 +12,8 @@ each other estimator is paired by seed (stats.paired_by_seed), computed here fro
 number is typed here: each is read from a file.
 """
 
+import re
+
 from bench.report_binary import preset_chosen_on, since_split_one
 from bench.report_generalization import by_estimator, flags_of, pct, row_changes
 from bench.report_screens import section_defaults_chosen
@@ -159,11 +161,32 @@ def sealed_lines(d: dict, figures: list, refs_key: str, by_seed: bool) -> tuple[
     lines += [
         f"Split {seal['split_seed']} was drawn on {seal.get('drawn', 'a date not recorded')}"
         f"{rule}, before any run played it (`bench/results/sealed.json`); the runs are the "
-        "default command's.",
+        "default command's." + unplayed(seal, rows),
         "",
     ]
     lines += group_table(d, rows, figures, refs_key, by_seed) + paired_lines(rows, figures)
     return lines, {f"`{FILE}` (sealed split {seal['split_seed']}'s runs)": group_changes(rows)}
+
+
+def unplayed(seal: dict, rows: list[dict]) -> str:
+    """The sentence naming the runs sealed.json plans (its command's --seeds, each estimator) that
+    have no row yet; empty when every one has."""
+    found = re.search(r"--seeds ([\d,]+)", seal.get("played_by", ""))
+    if not found:
+        return ""
+    planned = [int(s) for s in found[1].split(",")]
+    played = {(r["estimator"], r["seed"]) for r in rows}
+    missing = sorted(
+        (e, s) for e in {"echo", "grpo", "rloo"} for s in planned if (e, s) not in played
+    )
+    if not missing:
+        return ""
+    return (
+        f" Of the {3 * len(planned)} runs it plans (ECHO, GRPO and RLOO, seeds "
+        f"{seed_range(planned)}), {len(missing)} are not yet trained and scored: "
+        + ", ".join(f"{e.upper()} seed {s}" for e, s in missing)
+        + "."
+    )
 
 
 def compared_lines(d: dict, figures: list, refs_key: str, by_seed: bool) -> tuple[list, dict]:

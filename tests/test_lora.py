@@ -289,7 +289,11 @@ def test_a_damaged_warm_up_cache_is_made_again(qwen_dir, tmp_path, monkeypatch, 
         qwen_dir, "paper", warm, "cpu", True, lora=lora, precision="fp32", mode="always"
     )
     assert calls == [1] and info["warmed"]
-    assert len((cached / damaged).read_bytes()) == len(whole)  # replaced by a whole one
+    # replaced by a whole one (its loss and seconds may differ in the last digit from the first's)
+    again = (cached / damaged).read_bytes()
+    assert abs(len(again) - len(whole)) < 16 < len(whole) // 2
+    if damaged.endswith(".json"):
+        assert json.loads(again).keys() == json.loads(whole).keys()
     models.check_saved_files(cached)
 
 

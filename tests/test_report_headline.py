@@ -281,3 +281,22 @@ def test_every_row_of_a_result_whose_code_changed_keeps_its_mark(tmp_path):
     for text, name in ((table1, "eval_paper"), (versus, "generalization"), (speed, "profile")):
         notes = [line for line in text.splitlines() if line.startswith("† Measured")]
         assert len(notes) == 1 and name in notes[0] and "`env.py`" in notes[0]
+
+
+def test_the_headline_names_the_planned_runs_not_yet_played(tmp_path):
+    """sealed.json's command plans seeds 0-3 of ECHO, GRPO and RLOO; with ECHO and GRPO of seeds
+    0-2 scored, the headline names the 6 runs missing, and says nothing once none is."""
+    two_splits(tmp_path, sealed=7)
+    seal = json.loads((tmp_path / "sealed.json").read_text())
+    seal["played_by"] = 'python bench/reproduce.py --seeds 0,1,2,3 --train-flags "--split-seed 7"'
+    (tmp_path / "sealed.json").write_text(json.dumps(seal))
+    with report_tables.reading(str(tmp_path)):
+        head = subsection("\n".join(section_versus()), "### Paper set, the sealed split 7")
+    assert "Of the 12 runs it plans (ECHO, GRPO and RLOO, seeds 0-3), 6 are not yet" in head
+    assert "ECHO seed 3, GRPO seed 3, RLOO seed 0, RLOO seed 1, RLOO seed 2, RLOO seed 3." in head
+    data = json.loads((tmp_path / "generalization.json").read_text())
+    data["runs"] += [row(e, 3, 7, 0.9, 0.9) for e in ("echo", "grpo")]
+    data["runs"] += [row("rloo", s, 7, 0.9, 0.9) for s in range(4)]
+    (tmp_path / "generalization.json").write_text(json.dumps(data))
+    with report_tables.reading(str(tmp_path)):
+        assert "not yet trained" not in "\n".join(section_versus())
