@@ -329,9 +329,12 @@ def versus_summary() -> list[str]:
             for o, t in tests.items()
         )
         where = "held-out secrets" if key.startswith("heldout") else "1..200"
+        seeds = seed_range(sorted({r["seed"] for r in rows}))
+        steps = "/".join(str(s) for s in sorted({r["steps"] for r in rows}))
         lines.append(
             f"- **{title}** (sealed split {seal['split_seed']}, {where}, greedy resolve %, "
-            f"mean ± SEM over seeds): {cells}; {pairs}." + (" †" if group_changes(rows) else "")
+            f"mean ± SEM over seeds {seeds}, {steps} steps): {cells}; {pairs}."
+            + (" †" if group_changes(rows) else "")
         )
     return lines
 
