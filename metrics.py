@@ -44,6 +44,55 @@ Choices where the paper is open (kept fixed; the README glossary repeats them):
   in which it is undefined (NaN) is left out of its mean and SEM. evaluate.py does this for
   Table 1 and LateCalib, and pools the episodes of all runs for the arm, hint-type and
   recovery-event tables, for which the paper gives single numbers.
+
+What a run logs (train.py writes these names to metrics.jsonl; `clue/` is the play of a training
+batch, sampled; `eval/` the held-out secrets, greedy, `eval/sampled_*` at T = 1; `train/` the
+update):
+- reward, normalized_reward: mean turn reward r_t (App. C); mean r_info = (|C_t| - |C_t+1|) /
+  |C_t|
+- episode_resolve_rate / resolve_rate, turn_resolve_rate, mean_turn: episodes that reached C =
+  {secret} within T turns; turns that did; the mean 1-based turn of resolution
+- episode_length, turns_saved, efficiency_bonus: turns per episode; T - turns taken on resolved
+  episodes; mean r_efficiency
+- eliminated_mean, candidates_before, candidates_after: candidates removed per turn; |C_t|
+  before and after the turn
+- zero_rate, quality_mean, grounded_rate: Table 1's Zero (answered turns that eliminated
+  nothing), Qual. (elimination relative to a halving), Ground (Qual. >= 0.5)
+- grounded_recover_rate, res_after_zero, reason_pct, late_calib: GRecover, ResAfterZero,
+  Reason%, LateCalib (App. C)
+- zero_events, rec1, rec_q, next_zero, next_bad, ttr, ttr_succ: App. C recovery after
+  zero-elimination events (metrics.recovery)
+- redundancy_rate, diversity_rate, invalid_rate, inconsistent_rate, arm_match_rate: repeated
+  questions; questions new to every arm; unreadable actions; hints refused as false of the
+  secret; questions the chosen arm owns
+- efficiency, mean_total_reward, mean_eliminated, mean_final_candidates, mean_turns_taken: the
+  paper's evaluation-script aggregates, per episode first (metrics.episode_aggregates)
+- eval/sampled_resolve_rate, eval/sampled_resolve_sem, eval/sampled_episode_length: held-out
+  secrets played 4 times each at T = 1: resolve rate, its standard error over secrets, episode
+  length
+- eval/validation_score, eval/validation_smoothed: mean of greedy and sampled resolve on the
+  validation secrets; its mean over --validation-window evaluations (chooses the kept
+  checkpoint)
+- train/loss, train/clip_fraction, train/ratio_mean, train/ratio_max: -J of Eq. 2 per optimizer
+  step; terms where the clip is active; rho
+- train/kl, train/kl_ref, train/early_stop: KL(pi_old || pi) per action (k3) before the last
+  optimizer step; KL to the initial policy; 1 if --target-kl stopped the update
+- train/grad_norm, train/optimizer_steps, train/nonfinite_steps_skipped, train/lr: gradient norm
+  before clipping; steps taken; steps skipped for a non-finite gradient; the annealed learning
+  rate
+- train/group_return_std, train/advantage_abs_mean, train/entropy: spread of a secret's G
+  returns (near 0: the group teaches nothing); mean |advantage|; entropy of the sampling
+  distribution
+- train/first_step_log_ratio_max, train/behaviour_logprob_gap, _drift,
+  train/behaviour_action_log_ratio_max_abs, _mean_abs: 0 exactly where pi_old is scored again
+  before the update (on a GPU, or --old-logprobs recompute), float rounding where it is the
+  sampled log-probs (a CPU run, whose gaps are then 0); the largest and the mean gap between
+  sampled and recomputed log-probs, per token and per action (an action's is the sum of its
+  tokens', what Eq. 2's rho sees)
+- train/credit_onestep_corr: correlation of the estimator's credit with the one-step Bayesian
+  advantage (fidelity.credit_probe)
+- train/seconds_per_step, _rollout, _update, _eval, train/oracle_failures: wall time of a step
+  and its parts; LLM-oracle requests that failed after retries
 """
 
 from __future__ import annotations
