@@ -18,6 +18,7 @@ from bench.report_binary import preset_chosen_on, since_split_one
 from bench.report_generalization import by_estimator, flags_of, pct, row_changes
 from bench.report_screens import section_defaults_chosen
 from bench.report_tables import (
+    REFERENCE_NAMES,
     code_changes,
     footnote,
     load,
@@ -31,11 +32,6 @@ from bench.report_tables import (
 from stats import paired_by_seed
 
 FILE, SEALED = "generalization.json", "sealed.json"
-REFERENCES = {
-    "bayes": "the Bayes policy",
-    "fixed_sequence": "the best fixed sequence",
-    "random": "random questions",
-}
 HELDOUT = [("heldout_greedy", "greedy"), ("heldout_sampled", "sampled")]
 GEN200 = [("gen200_greedy", "greedy"), ("gen200_sampled", "sampled")]
 # the paper's Table 1 ("Main CSG results"): ECHO's Resolve, Qwen2.5-1.5B-Instruct on the paper's
@@ -101,7 +97,7 @@ def group_table(d: dict, rows: list[dict], figures: list, refs_key: str | None, 
     file_changed = code_changes(FILE, d)
     refs = references(d, rows[0]["question_set"], rows[0]["split_seed"]) if refs_key else []
     for r in refs:
-        name = REFERENCES.get(r["policy"], r["policy"])
+        name = REFERENCE_NAMES.get(r["policy"], r["policy"])
         out.append(
             [marked(f"{name} (reference)", file_changed), "-", pct(r[refs_key])]
             + [""] * (len(header) - 3)

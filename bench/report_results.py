@@ -135,7 +135,15 @@ from bench.report_speed import (  # noqa: E402
     section_speed,
     section_speed_claim,
 )
-from bench.report_tables import MARK, code_changes, footnote, load, meta, num  # noqa: E402
+from bench.report_tables import (  # noqa: E402
+    MARK,
+    REFERENCE_NAMES,
+    code_changes,
+    footnote,
+    load,
+    meta,
+    num,
+)
 from cli import arg, parse_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -244,11 +252,6 @@ def build_lab() -> str:
 
 
 # ---------------------------------------------------------------- the README's summary
-REFERENCE_NAMES = {
-    "bayes": "the Bayes policy",
-    "fixed_sequence": "the best fixed sequence",
-    "random": "random questions",
-}
 SUMMARY = (
     "<!-- results summary: written by bench/report_results.py -->",
     "<!-- end of results summary -->",

@@ -282,6 +282,11 @@ def code_changes(name: str, data) -> list[str] | None:
 
 # ---------------------------------------------------------------- the mark of older code
 MARK = "†"  # beside a row or column whose code has changed since it was measured
+REFERENCE_NAMES = {  # the reference policies (reference.py) by their result files' names
+    "bayes": "the Bayes policy",
+    "fixed_sequence": "the best fixed sequence",
+    "random": "random questions",
+}
 
 
 def marked(text, changed) -> str:
