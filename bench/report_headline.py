@@ -14,6 +14,7 @@ number is typed here: each is read from a file.
 
 import re
 
+from bench import report_tables
 from bench.report_binary import preset_chosen_on, since_split_one
 from bench.report_generalization import by_estimator, flags_of, pct, row_changes
 from bench.report_screens import section_defaults_chosen
@@ -24,6 +25,7 @@ from bench.report_tables import (
     load,
     marked,
     ms,
+    named,
     num,
     seed_range,
     t_test_text,
@@ -161,7 +163,22 @@ def sealed_lines(d: dict, figures: list, refs_key: str, by_seed: bool) -> tuple[
         "",
     ]
     lines += group_table(d, rows, figures, refs_key, by_seed) + paired_lines(rows, figures)
+    lines += curves_line(by_seed)
     return lines, {f"`{FILE}` (sealed split {seal['split_seed']}'s runs)": group_changes(rows)}
+
+
+def curves_line(once: bool) -> list[str]:
+    """Where the sealed runs' training is summarised (bench/reproduce.py's files: curves, steps to
+    90%, seconds), where they exist; said once, under the second table."""
+    found = [
+        n
+        for n in ("json", "md", "png")
+        if (report_tables.DIR / f"reproduce_paper_sealed.{n}").exists()
+    ]
+    if not once or not found:
+        return []
+    files = ", ".join(named(f"reproduce_paper_sealed.{n}") for n in found)
+    return [f"The sealed runs' training (curves, steps to 90%, seconds): {files}.", ""]
 
 
 def unplayed(seal: dict, rows: list[dict]) -> str:

@@ -300,3 +300,20 @@ def test_the_headline_names_the_planned_runs_not_yet_played(tmp_path):
     (tmp_path / "generalization.json").write_text(json.dumps(data))
     with report_tables.reading(str(tmp_path)):
         assert "not yet trained" not in "\n".join(section_versus())
+
+
+def test_the_sealed_runs_training_files_are_named_once_where_they_exist(tmp_path):
+    """bench/reproduce.py's summary of the sealed runs is named under the generalization table,
+    once, and counts as read; without it no line is written."""
+    two_splits(tmp_path, sealed=7)
+    with report_tables.reading(str(tmp_path)):
+        text = "\n".join(section_versus() + section_generalization())
+    assert "training (curves" not in text
+    for ext in ("json", "png"):
+        (tmp_path / f"reproduce_paper_sealed.{ext}").write_text("{}")
+    with report_tables.reading(str(tmp_path)):
+        versus, general = "\n".join(section_versus()), "\n".join(section_generalization())
+        read = set(report_tables.READ)
+    line = "`bench/results/reproduce_paper_sealed.json`, `bench/results/reproduce_paper_sealed.png`"
+    assert line not in versus and general.count(line) == 1
+    assert {"reproduce_paper_sealed.json", "reproduce_paper_sealed.png"} <= read
