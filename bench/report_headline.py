@@ -178,7 +178,7 @@ def curves_line(once: bool) -> list[str]:
     if not once or not found:
         return []
     files = ", ".join(named(f"reproduce_paper_sealed.{n}") for n in found)
-    return [f"The sealed runs' training (curves, steps to 90%, seconds): {files}.", ""]
+    return [f"The sealed runs' training (curves, evaluations, seconds): {files}.", ""]
 
 
 def unplayed(seal: dict, rows: list[dict]) -> str:
