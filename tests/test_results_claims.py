@@ -252,17 +252,23 @@ def generalization_file(version: dict) -> dict:
     }
 
 
-def test_check_fails_when_a_results_code_changes_and_the_text_does_not_say_so(tmp_path, capsys):
-    """In a scratch repository: a result measured at one commit is up to date; once a file it
-    depends on is changed and committed, --check fails and names the result and the file; written
-    again, the text names the change and --check passes."""
+def scratch_generalization(tmp_path):
+    """A scratch repository, a results folder holding generalization.json measured at its HEAD,
+    and report_results' flags for both: (repo, results, flags)."""
     repo = scratch_repository(tmp_path, "generalization.json")
     results = tmp_path / "results"
     results.mkdir()
     (results / "generalization.json").write_text(
         json.dumps(generalization_file(code_version(str(repo))))
     )
-    flags = scratch_flags(tmp_path, results, repo)
+    return repo, results, scratch_flags(tmp_path, results, repo)
+
+
+def test_check_fails_when_a_results_code_changes_and_the_text_does_not_say_so(tmp_path, capsys):
+    """In a scratch repository: a result measured at one commit is up to date; once a file it
+    depends on is changed and committed, --check fails and names the result and the file; written
+    again, the text names the change and --check passes."""
+    repo, results, flags = scratch_generalization(tmp_path)
     try:
         report_results.main(flags)
         report_results.main(flags + ["--check"])
@@ -311,13 +317,7 @@ def scratch_flags(tmp_path: Path, results: Path, repo: Path) -> list[str]:
 def test_check_fails_when_lab_md_is_stale(tmp_path, capsys):
     """bench/LAB.md is written with RESULTS.md and held to the same bytes: an edit of it fails
     --check, which names it; written again, --check passes."""
-    repo = scratch_repository(tmp_path, "generalization.json")
-    results = tmp_path / "results"
-    results.mkdir()
-    (results / "generalization.json").write_text(
-        json.dumps(generalization_file(code_version(str(repo))))
-    )
-    flags = scratch_flags(tmp_path, results, repo)
+    repo, results, flags = scratch_generalization(tmp_path)
     try:
         report_results.main(flags)
         report_results.main(flags + ["--check"])
