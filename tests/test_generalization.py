@@ -247,13 +247,29 @@ def test_a_trained_run_is_scored_on_its_own_split_and_on_1_to_200(
     import bench.generalization as gen
 
     played = []
-    # 1..200 thinned to 20 secrets: the row's plumbing is tested, not the policy
-    scored = behaviour_bench.scored
+    # 1..200 thinned to 20 secrets, where a row is scored and where it is filled in: the row's
+    # plumbing is tested, not the policy
+    thin = lambda secrets, game: secrets[::10] if game.n_max == 200 else secrets
+    scored, greedy_turns, sampled_batch = (
+        behaviour_bench.scored,
+        gen.greedy_turns,
+        gen.sampled_batch,
+    )
     monkeypatch.setattr(
         behaviour_bench,
         "scored",
-        lambda policy, secrets, game, samples, seed: scored(
-            policy, secrets[::10] if game.n_max == 200 else secrets, game, samples, seed
+        lambda policy, secrets, game, *rest: scored(policy, thin(secrets, game), game, *rest),
+    )
+    monkeypatch.setattr(
+        gen,
+        "greedy_turns",
+        lambda policy, secrets, game: greedy_turns(policy, thin(secrets, game), game),
+    )
+    monkeypatch.setattr(
+        gen,
+        "sampled_batch",
+        lambda policy, secrets, game, *rest: sampled_batch(
+            policy, thin(secrets, game), game, *rest
         ),
     )
 

@@ -94,15 +94,23 @@ def test_the_figure_detector_tells_results_from_settings():
     )
 
 
+@pytest.fixture(scope="module")
+def rendered():
+    """The report rendered once from bench/results (a render reads every file): the
+    README it was given, what it writes, and the result files it read or named."""
+    readme = (ROOT / "README.md").read_text()
+    written = report_results.render(readme, RESULTS)
+    return readme, written, set(report_tables.READ)
+
+
 @pytest.mark.skipif(
     not git_history_here(), reason="the code-changed marks need this repository's git history"
 )
-def test_results_md_lab_md_and_the_readme_summary_regenerate_from_the_files():
+def test_results_md_lab_md_and_the_readme_summary_regenerate_from_the_files(rendered):
     """RESULTS.md, bench/LAB.md and the README's summary are exactly what
     bench/report_results.py writes from bench/results and git's HEAD: no figure in them was typed,
     none is stale, and every result whose code has changed says so."""
-    readme = (ROOT / "README.md").read_text()
-    results, lab, summary = report_results.render(readme, RESULTS)
+    readme, (results, lab, summary), _ = rendered
     assert results == (ROOT / "RESULTS.md").read_text(), (
         "RESULTS.md is out of date: run python bench/report_results.py"
     )
@@ -146,12 +154,12 @@ def test_the_readme_prose_holds_no_figure():
     assert figures(prose) == []
 
 
-def test_every_result_file_is_read_or_named():
+def test_every_result_file_is_read_or_named(rendered):
     """Each file in bench/results is read by the report or named in it (figures, source files, the
     turns a figure was computed from): no file sits there that no table accounts for."""
-    report_results.render((ROOT / "README.md").read_text(), RESULTS)
+    *_, read = rendered
     on_disk = {p.name for p in Path(RESULTS).iterdir()} - {"provenance.json"}
-    assert on_disk - report_tables.READ == set()
+    assert on_disk - read == set()
 
 
 @pytest.mark.skipif(not git_history_here(), reason="needs this repository's git history")
