@@ -30,7 +30,7 @@ Departures from the paper's code, and why:
 - The ratio is sequence-level as the paper states (one rho per action); `level="token"` gives
   the per-token ratio used by PPO/GRPO implementations, averaged over the action's tokens.
 - Where the actions were sampled from another copy of the weights than the one pi_old is scored
-  on (engine.py's bf16 rollout copy), each term of Eq. 2 can be weighted by the truncated
+  on (lm/engine.py's bf16 rollout copy), each term of Eq. 2 can be weighted by the truncated
   importance ratio min(C, pi_old / pi_copy) of its action (`behaviour_weights`, train.py
   --behaviour-is-cap); the paper samples from pi_old itself and needs none.
 """

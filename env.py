@@ -53,11 +53,11 @@ from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
 
-from grammar import read_hint
-from questions import parse_question, question_type
+from game.grammar import read_hint
+from game.prompts import CANDIDATE_FORMATS, Action, read_action, selector_messages
+from game.properties import Fact
+from game.questions import parse_question, question_type
 from oracle import DEFLECTION, RuleOracle
-from prompts import CANDIDATE_FORMATS, Action, read_action, selector_messages
-from properties import Fact
 
 BINARY_DEFLECTION = "Please ask a yes-or-no question about a specific property."
 REDUNDANT_HINT = "You already asked this. No new information."
@@ -160,11 +160,11 @@ def expected_elimination(part_sizes) -> Fraction:
     return 1 - Fraction(sum(s * s for s in part_sizes), n * n)
 
 
-def answer_partition(question: str, candidates: frozenset, cfg: GameConfig) -> list[frozenset]:
+def answer_partition(question: str, candidates: frozenset, game_cfg: GameConfig) -> list[frozenset]:
     """The parts of C_t that the rule oracle's truthful answers to `question` tell apart: the
     secrets of a part get the same hint (one part, nothing told apart, when it deflects)."""
     query = parse_question(question)
-    if query is None or (cfg.question_set == "binary" and not query.binary):
+    if query is None or (game_cfg.question_set == "binary" and not query.binary):
         return [frozenset(candidates)]
     parts = {}
     for n in candidates:
@@ -172,9 +172,9 @@ def answer_partition(question: str, candidates: frozenset, cfg: GameConfig) -> l
     return [frozenset(p) for p in parts.values()]
 
 
-def answer_parts(question: str, candidates: frozenset, cfg: GameConfig) -> list[int]:
+def answer_parts(question: str, candidates: frozenset, game_cfg: GameConfig) -> list[int]:
     """Sizes of answer_partition's parts."""
-    return [len(p) for p in answer_partition(question, candidates, cfg)]
+    return [len(p) for p in answer_partition(question, candidates, game_cfg)]
 
 
 def turn_reward(
@@ -310,35 +310,44 @@ def _answer_label(question: str, fact: Fact | None, n_max: int) -> str:
 class CSG:
     """A batch of Clue Selector Games stepped together; episodes that resolve drop out.
 
-    game = CSG(secrets, cfg); while game.active: texts = policy(game.messages()); game.step(texts)
+    game = CSG(secrets, game_cfg)
+    while game.active:
+        game.step(policy(game.messages()))
     """
 
     def __init__(
-        self, secrets, cfg: GameConfig = GameConfig(), oracle=None, universes=None, refused=None
+        self,
+        secrets,
+        game_cfg: GameConfig = GameConfig(),
+        oracle=None,
+        universes=None,
+        refused=None,
     ):
         """`universes`: one set of numbers per secret, the episode's candidate universe C_0, which
         holds its secret (None: every episode starts from 1..n_max, the paper's game). The prompt
         lists the candidates, so a policy sees its universe; a fixed question sequence cannot
         bisect them all. `refused`: one set of question families per secret that its clue holders
         do not answer (None: none, the paper's game); the prompt does not list them."""
-        bad = [s for s in secrets if not 1 <= s <= cfg.n_max]
+        bad = [s for s in secrets if not 1 <= s <= game_cfg.n_max]
         if bad:
-            raise ValueError(f"secrets {bad[:5]} are outside 1..{cfg.n_max}")
-        full = frozenset(range(1, cfg.n_max + 1))
+            raise ValueError(f"secrets {bad[:5]} are outside 1..{game_cfg.n_max}")
+        full = frozenset(range(1, game_cfg.n_max + 1))
         universes = (
             [full] * len(secrets) if universes is None else [frozenset(u) for u in universes]
         )
         if len(universes) != len(secrets) or any(
             s not in u or not u <= full for s, u in zip(secrets, universes)
         ):
-            raise ValueError(f"each secret needs a universe within 1..{cfg.n_max} that holds it")
-        self.cfg, self.oracle = cfg, oracle or RuleOracle()
-        self.weights = replace(REWARD, redundancy_penalty=cfg.redundancy_penalty)
+            raise ValueError(
+                f"each secret needs a universe within 1..{game_cfg.n_max} that holds it"
+            )
+        self.game_cfg, self.oracle = game_cfg, oracle or RuleOracle()
+        self.weights = replace(REWARD, redundancy_penalty=game_cfg.redundancy_penalty)
         refused = (
             [frozenset()] * len(secrets) if refused is None else [frozenset(r) for r in refused]
         )
         self.episodes = [
-            Episode(int(s), u, [[] for _ in range(cfg.n_arms)], refused=r)
+            Episode(int(s), u, [[] for _ in range(game_cfg.n_arms)], refused=r)
             for s, u, r in zip(secrets, universes, refused)
         ]
 
@@ -346,7 +355,9 @@ class CSG:
     def active(self) -> list[int]:
         """Indices of the episodes still playing (not resolved, turns left)."""
         return [
-            i for i, e in enumerate(self.episodes) if not e.resolved and e.turn < self.cfg.max_turns
+            i
+            for i, e in enumerate(self.episodes)
+            if not e.resolved and e.turn < self.game_cfg.max_turns
         ]
 
     def messages(self, indices=None) -> list[list[dict]]:
@@ -357,7 +368,7 @@ class CSG:
                 self.episodes[i].candidates,
                 self.episodes[i].arm_histories,
                 self.episodes[i].turn,
-                self.cfg,
+                self.game_cfg,
                 self.episodes[i].hidden,
             )
             for i in indices
@@ -368,7 +379,7 @@ class CSG:
         indices = self.active
         if len(responses) != len(indices):
             raise ValueError(f"{len(responses)} responses for {len(indices)} active episodes")
-        actions = [read_action(text, self.cfg.n_arms) for text in responses]
+        actions = [read_action(text, self.game_cfg.n_arms) for text in responses]
         # The oracle is asked once per turn for every episode that needs it (LLM: concurrently).
         ask, hints = [], {}
         for i, (action, _) in zip(indices, actions):
@@ -379,7 +390,7 @@ class CSG:
             if query is not None and query.family in ep.refused:
                 hints[i] = DEFLECTION  # as the oracle declines a question it cannot answer
                 continue
-            if self.cfg.question_set == "binary" and query is not None and not query.binary:
+            if self.game_cfg.question_set == "binary" and query is not None and not query.binary:
                 continue
             ask.append((i, action.question, ep.secret))
         hints.update(
@@ -395,21 +406,23 @@ class CSG:
     ) -> TurnRecord:
         """Turn t of episode i: the hint's effect on the belief and the histories, the reward
         (App. C) and the turn's row of the `turns` table (App. D)."""
-        ep, cfg = self.episodes[i], self.cfg
+        ep, game_cfg = self.episodes[i], self.game_cfg
         t, belief, question = ep.turn, ep.candidates, action.question if action else ""
         redundant = action is not None and (action.arm, question_key(question)) in ep.asked
         qtype = question_type(question) if action else "invalid"
         seen = self._observe(ep, action, hint, redundant, qtype)  # updates C_t and the histories
         info = None
-        if cfg.expected_info and action is not None and not redundant:  # expected under b_t
-            parts = [len(belief)] if qtype in ep.refused else answer_parts(question, belief, cfg)
+        if game_cfg.expected_info and action is not None and not redundant:  # expected under b_t
+            parts = (
+                [len(belief)] if qtype in ep.refused else answer_parts(question, belief, game_cfg)
+            )
             info = expected_elimination(parts)
         before, after = len(belief), len(ep.candidates)
         r = turn_reward(
             before,
             after,
             t,
-            cfg.max_turns,
+            game_cfg.max_turns,
             redundant=redundant,
             invalid=action is None,
             arm_match=seen["arm_match"],
@@ -453,8 +466,10 @@ class CSG:
             return seen | {"hint": REDUNDANT_HINT}
         hint = BINARY_DEFLECTION if hint is None else hint  # binary set: a value question
         reading = read_hint(hint, parse_question(question))
-        after, inconsistent = update_belief(ep.candidates, reading.fact, ep.secret, self.cfg.n_max)
-        answer = "" if inconsistent else _answer_label(question, reading.fact, self.cfg.n_max)
+        after, inconsistent = update_belief(
+            ep.candidates, reading.fact, ep.secret, self.game_cfg.n_max
+        )
+        answer = "" if inconsistent else _answer_label(question, reading.fact, self.game_cfg.n_max)
         answered = hint not in (DEFLECTION, BINARY_DEFLECTION)
         seen.update(hint=hint, answer=answer, hint_status=reading.status, inconsistent=inconsistent)
         seen.update(novel=key not in ep.asked_any)
@@ -472,7 +487,7 @@ class CSG:
         ep = self.episodes[i]
         if not set(secrets) <= ep.candidates:
             raise ValueError("a branch's secret must be consistent with the history: in C_t")
-        game = CSG([], self.cfg, self.oracle)
+        game = CSG([], self.game_cfg, self.oracle)
         game.episodes = [ep.carried_on(z) for z in secrets]
         return game
 
@@ -489,9 +504,9 @@ class CSG:
         )
 
 
-def play(policy, secrets, cfg: GameConfig = GameConfig(), oracle=None, universes=None) -> CSG:
+def play(policy, secrets, game_cfg: GameConfig = GameConfig(), oracle=None, universes=None) -> CSG:
     """Play every secret to the end with a respond(game)-policy; returns the finished game."""
-    game = CSG(secrets, cfg, oracle, universes)
+    game = CSG(secrets, game_cfg, oracle, universes)
     while game.active:
         game.step(policy.respond(game))
     return game

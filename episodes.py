@@ -16,22 +16,49 @@ switchable (train.py's flags; 0 or "full" is the paper's game):
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from env import ARM_FAMILIES, CSG, Episode, GameConfig, secret_split
-from rollouts import episode_seed
-from properties import QUANTITIES
+from game.properties import QUANTITIES
 from reference import RandomPolicy
+from rollouts import episode_seed
 
 
-def split_secrets(cfg) -> tuple[list[int], list[int], list[int]]:
+@dataclass(frozen=True)
+class SplitConfig:
+    """Which secrets a run trains on, sets aside and holds out: train.py's flags of the same names
+    (config.TrainConfig)."""
+
+    n_max: int  # the secrets are 1..n_max
+    n_heldout: int  # held out for evaluation (env.secret_split)
+    split_seed: int  # draws the held-out and the validation secrets
+    validation_secrets: int  # training secrets set aside to choose the kept checkpoint
+
+
+def split_secrets(split_cfg: SplitConfig) -> tuple[list[int], list[int], list[int]]:
     """(training, validation, held-out) secrets of 1..n_max. The held-out ones (env.secret_split, as
     evaluate.py) only report; the validation ones, set aside from training, choose the kept
     checkpoint."""
-    train_secrets, heldout = secret_split(cfg.n_max, cfg.n_heldout, cfg.split_seed)
-    validation = sorted(
-        random.Random(12345 + cfg.split_seed).sample(train_secrets, cfg.validation_secrets)
+    train_secrets, heldout = secret_split(
+        split_cfg.n_max, split_cfg.n_heldout, split_cfg.split_seed
     )
+    rng = random.Random(12345 + split_cfg.split_seed)
+    validation = sorted(rng.sample(train_secrets, split_cfg.validation_secrets))
     return [s for s in train_secrets if s not in set(validation)], validation, heldout
+
+
+@dataclass(frozen=True)
+class StartConfig:
+    """Where a training secret's G rollouts start: train.py's flags of the same names (their
+    defaults and meanings are in config.TrainConfig; 0 or "full" is the paper's game)."""
+
+    n_max: int  # secrets and the full universe are 1..n_max
+    universe: str  # "full" (1..n_max) or a key of UNIVERSES
+    universe_least: int  # the fewest numbers a random universe holds
+    universe_share: float  # share of the step's secrets whose universe is random
+    prefix_turns: int  # K: rollouts start after 0..K random questions
+    refusal_rate: float  # chance each family an arm owns goes unanswered
+    hidden_share: float  # share of secrets whose prompts leave C_t out
 
 
 def random_interval(secret: int, n_max: int, least: int, rng: random.Random) -> frozenset:
@@ -72,7 +99,7 @@ UNIVERSES = {"interval": random_interval, "subset": random_subset, "class": rand
 
 def explored(
     secret: int,
-    cfg: GameConfig,
+    game_cfg: GameConfig,
     explorer,
     turns: int,
     oracle=None,
@@ -82,7 +109,7 @@ def explored(
     """Where one episode stands after up to `turns` turns of another respond(game)-policy (an
     explorer: reference.RandomPolicy), stopping before a turn that would end it: a reachable
     state with a real history h_t, from which a learner's rollouts carry on (Episode.carried_on)."""
-    game = CSG([secret], cfg, oracle, None if universe is None else [universe], [refused])
+    game = CSG([secret], game_cfg, oracle, None if universe is None else [universe], [refused])
     for _ in range(turns):
         trial = game.branch(0, [secret])
         trial.step(explorer.respond(trial))
@@ -93,30 +120,39 @@ def explored(
 
 
 def episode_starts(
-    cfg, rng: random.Random, secrets: list[int], step: int, game_cfg, oracle
+    start_cfg: StartConfig,
+    *,
+    rng: random.Random,
+    secrets: list[int],
+    step: int,
+    seed: int,
+    game_cfg: GameConfig,
+    oracle,
 ) -> tuple[list, list | None]:
     """Where each training secret's G rollouts start: its candidate universe C_0 (1..n_max, the
     paper's; or, for a share `universe_share` of secrets, one drawn by UNIVERSES[universe]),
     and with `prefix_turns` K > 0 the state after 0..K turns of random questions in it
-    (`explored`), with `refusal_rate` > 0 the families its clue holders refuse, with
-    `hidden_share` > 0 whether its prompts leave C_t out (prompts.selector_prompt), or None. Not in
-    the paper, which starts every episode from 1..100 at turn 0: there a fixed question sequence
-    fits every episode, and nothing rewards reading the belief."""
+    (`explored`, each secret's explorer seeded by the run's `seed`, the step and its index), with
+    `refusal_rate` > 0 the families its clue holders refuse, with `hidden_share` > 0 whether its
+    prompts leave C_t out (game.prompts.selector_prompt), or None. Not in the paper, which starts
+    every episode from 1..100 at turn 0: there a fixed question sequence fits every episode, and
+    nothing rewards reading the belief. `rng` is the run's stream of episodes (its draws, in this
+    order, are the run's)."""
     universes = [
-        UNIVERSES[cfg.universe](s, cfg.n_max, cfg.universe_least, rng)
-        if cfg.universe != "full" and rng.random() < cfg.universe_share
-        else range(1, cfg.n_max + 1)
+        UNIVERSES[start_cfg.universe](s, start_cfg.n_max, start_cfg.universe_least, rng)
+        if start_cfg.universe != "full" and rng.random() < start_cfg.universe_share
+        else range(1, start_cfg.n_max + 1)
         for s in secrets
     ]
-    if not (cfg.prefix_turns or cfg.refusal_rate or cfg.hidden_share):
+    if not (start_cfg.prefix_turns or start_cfg.refusal_rate or start_cfg.hidden_share):
         return universes, None
     # Each family an arm owns is refused with chance refusal_rate, the same for a secret's G
     # rollouts (Eq. 1 compares them). The rng is drawn only when refusals are on: other runs stay as
     # they were.
     families = sorted({f for owned in ARM_FAMILIES.values() for f in owned})
     refused = [
-        frozenset(f for f in families if rng.random() < cfg.refusal_rate)
-        if cfg.refusal_rate
+        frozenset(f for f in families if rng.random() < start_cfg.refusal_rate)
+        if start_cfg.refusal_rate
         else frozenset()
         for _ in secrets
     ]
@@ -124,15 +160,15 @@ def episode_starts(
         explored(
             s,
             game_cfg,
-            RandomPolicy(episode_seed(cfg.seed, step, b, -1)),
-            rng.randint(0, cfg.prefix_turns),
+            RandomPolicy(episode_seed(seed, step, b, -1)),
+            rng.randint(0, start_cfg.prefix_turns),
             oracle,
             u,
             r,
         )
         for b, (s, u, r) in enumerate(zip(secrets, universes, refused))
     ]
-    if cfg.hidden_share:  # drawn only when on, as refusals: other runs stay as they were
+    if start_cfg.hidden_share:  # drawn only when on, as refusals: other runs stay as they were
         for start in starts:
-            start.hidden = rng.random() < cfg.hidden_share
+            start.hidden = rng.random() < start_cfg.hidden_share
     return universes, starts

@@ -10,7 +10,7 @@ prompt, env.py), App. D (the four-table episode data: model_summary, runs, episo
     python evaluate.py --from-logs runs/eval/20250101-120000   # every table again, from disk
 
 Policies (--policies, comma list): the reference policies random, fixed_sequence,
-greedy_oracle, bayes (reference.py); language models (models.py): tiny, smollm2, an HF
+greedy_oracle, bayes (reference.py); language models (lm/models.py): tiny, smollm2, an HF
 id, a local directory, checkpoint:PATH; and api:MODEL for any OpenAI-compatible chat model
 (OPENAI_API_KEY, OPENAI_BASE_URL). A language model takes a prompting variant of the paper's
 baselines as a suffix: +cot, +react, +fullreact (none: the zero-shot selector prompt).
@@ -36,29 +36,24 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-import cli  # before torch: it sets how idle threads wait
-from cli import arg, parse_config, use_threads
+# before torch: cli sets how OpenMP's idle threads wait (tools/cli.py)
+from tools import cli
+from tools.cli import arg, parse_config, use_threads
+
+# isort: split
 
 import torch
 
 import metrics
-import models
 from env import CSG, QUESTION_SETS, GameConfig, play, secret_split
-from prompts import CANDIDATE_FORMATS, SYSTEM_PROMPT, candidate_text
+from game.prompts import CANDIDATE_FORMATS, SYSTEM_PROMPT, candidate_text
+from lm import models
 from oracle import OracleConfigError, make_oracle
 from policy import SampleConfig
-from rollouts import play_rollouts
 from reference import REFERENCE_POLICIES
-from report import (
-    SAMPLED,
-    LogError,
-    build_tables,
-    format_tables,
-    read_logs,
-    write_figures,
-    write_logs,
-)
-from stats import mean_sem
+from rollouts import play_rollouts
+from tools import report
+from tools.stats import mean_sem
 
 LM_ALIASES = ("tiny", "smollm2")
 VARIANTS = ("cot", "react", "fullreact")
@@ -134,8 +129,8 @@ class EvalConfig:
 
 
 def parse_args(argv=None) -> EvalConfig:
-    """EvalConfig from the command line (cli.py: unknown flags, wrong types and values out of range
-    are errors), checked."""
+    """EvalConfig from the command line (tools/cli.py: unknown flags, wrong types and values out of
+    range are errors), checked."""
     cfg = parse_config(EvalConfig, argv, description=__doc__.splitlines()[0])
     checks = [
         (
@@ -182,7 +177,7 @@ def evaluation_set(cfg: EvalConfig) -> tuple[GameConfig, list[int]]:
     ), secrets
 
 
-def game_of(base: str, cfg: EvalConfig, gcfg: GameConfig) -> GameConfig:
+def game_of(base: str, cfg: EvalConfig, game_cfg: GameConfig) -> GameConfig:
     """The game one policy plays: with --candidate-format auto, a checkpoint reads the candidates as
     its run wrote them in training (RUN/train_config.json beside it; list if there is none)."""
     run_config = Path(base.removeprefix("checkpoint:")).parent / "train_config.json"
@@ -191,9 +186,10 @@ def game_of(base: str, cfg: EvalConfig, gcfg: GameConfig) -> GameConfig:
         or not base.startswith("checkpoint:")
         or not run_config.exists()
     ):
-        return gcfg
+        return game_cfg
     return replace(
-        gcfg, candidate_format=json.loads(run_config.read_text()).get("candidate_format", "list")
+        game_cfg,
+        candidate_format=json.loads(run_config.read_text()).get("candidate_format", "list"),
     )
 
 
@@ -236,16 +232,16 @@ def split_spec(spec: str) -> tuple[str, str, str]:
 
 
 def load_lm(base: str, question_set: str = "paper", candidate_format: str = "list"):
-    """A language model (models.py); missing weights stop the evaluation with its message.
+    """A language model (lm/models.py); missing weights stop the evaluation with its message.
     "tiny" is the built-in model after its format warm-up for `question_set`, on prompts that write
-    the candidates as it will read them (warmup.py)."""
-    from warmup import WarmupConfig, warmed_up
+    the candidates as it will read them (lm/warmup.py)."""
+    from lm.models import ModelConfig
+    from lm.warmup import WarmupConfig, starting_policy
 
     try:
         if base == "tiny":
-            return warmed_up(
-                "tiny", question_set, WarmupConfig(candidate_format=candidate_format), quiet=True
-            )
+            warmup_cfg = WarmupConfig(question_set=question_set, candidate_format=candidate_format)
+            return starting_policy(ModelConfig(), warmup_cfg, quiet=True)[0]
         return models.load_policy(base.removeprefix("checkpoint:"))
     except (models.ModelNotFoundError, models.DamagedFileError) as e:
         fail(str(e))
@@ -314,7 +310,8 @@ class LMPlayer:
         self.chats = {}  # fullreact: episode index -> the growing Thought/Action/Observation chat
 
     def messages(self, game: CSG, i: int) -> list[dict]:
-        ep, gcfg = game.episodes[i], game.cfg
+        ep = game.episodes[i]
+        game_cfg = game.game_cfg
         system, user = game.messages([i])[0]
         if self.variant == "cot":
             return [system, {"role": "user", "content": COT_PREFIX + user["content"]}]
@@ -332,10 +329,10 @@ class LMPlayer:
                     {
                         "role": "user",
                         "content": (
-                            f"Observation: {hint}\nTurn {ep.turn + 1} of {gcfg.max_turns}. "
+                            f"Observation: {hint}\nTurn {ep.turn + 1} of {game_cfg.max_turns}. "
                             "Remaining candidates "
                             f"({len(ep.candidates)}): "
-                            f"[{candidate_text(ep.candidates, gcfg.candidate_format)}]"
+                            f"[{candidate_text(ep.candidates, game_cfg.candidate_format)}]"
                         ),
                     }
                 )
@@ -343,7 +340,8 @@ class LMPlayer:
         return [system, user]
 
     def respond(self, game: CSG) -> list[str]:
-        active, cfg = game.active, self.cfg
+        active = game.active
+        cfg = self.cfg
         batch = [self.messages(game, i) for i in active]
         limit = cfg.reasoning_max_new_tokens if self.variant else cfg.max_new_tokens
         turn, texts = game.episodes[active[0]].turn, []
@@ -400,7 +398,7 @@ def game_rows(game, model_key: str, kind: str, run: int) -> tuple[list, list]:
 # ---------------------------------------------------------------------------------------------
 
 
-def play_all(cfg: EvalConfig, gcfg: GameConfig, secrets: list[int]) -> tuple[list, list, dict]:
+def play_all(cfg: EvalConfig, game_cfg: GameConfig, secrets: list[int]) -> tuple[list, list, dict]:
     """(turn rows, episode rows, skipped policies) for every policy x run."""
     specs = [s.strip() for s in cfg.policies.split(",") if s.strip()]
     if not specs:
@@ -415,7 +413,7 @@ def play_all(cfg: EvalConfig, gcfg: GameConfig, secrets: list[int]) -> tuple[lis
         if kind != "reference" and base not in loaded and base not in refused:
             try:
                 loaded[base] = (
-                    load_lm(base, cfg.question_set, game_of(base, cfg, gcfg).candidate_format)
+                    load_lm(base, cfg.question_set, game_of(base, cfg, game_cfg).candidate_format)
                     if kind == "lm"
                     else APIModel(base[len("api:") :])
                 )
@@ -430,12 +428,12 @@ def play_all(cfg: EvalConfig, gcfg: GameConfig, secrets: list[int]) -> tuple[lis
             for run in range(1, cfg.runs + 1):
                 plays = [(spec, cfg.temperature, secrets)]
                 if kind != "reference" and cfg.samples > 0 and cfg.temperature == 0:
-                    plays.append((spec + SAMPLED, 1.0, secrets * cfg.samples))
+                    plays.append((spec + report.SAMPLED, 1.0, secrets * cfg.samples))
                 for model_key, temperature, episode_secrets in plays:
                     game = play(
                         make_player(spec, cfg, run, loaded, temperature),
                         episode_secrets,
-                        game_of(base, cfg, gcfg),
+                        game_of(base, cfg, game_cfg),
                         oracle,
                     )
                     new_turns, new_episodes = game_rows(game, model_key, kind, run)
@@ -515,29 +513,29 @@ def main(argv=None) -> dict:
     cfg = parse_args(argv)
     if cfg.from_logs:
         try:
-            turns, info = read_logs(cfg.from_logs)
-        except LogError as err:
+            turns, info = report.read_logs(cfg.from_logs)
+        except report.LogError as err:
             fail(str(err))
-        results = build_tables(turns, info["game"]["n_arms"], info["game"]["max_turns"])
-        print(format_tables(results, info))
+        results = report.build_tables(turns, info["game"]["n_arms"], info["game"]["max_turns"])
+        print(report.format_tables(results, info))
         return results
     use_threads(cfg.threads)
-    gcfg, secrets = evaluation_set(cfg)
+    game_cfg, secrets = evaluation_set(cfg)
     out = Path(cfg.out or Path("runs") / "eval" / time.strftime("%Y%m%d-%H%M%S"))
-    turns, episodes, skipped = play_all(cfg, gcfg, secrets)
+    turns, episodes, skipped = play_all(cfg, game_cfg, secrets)
     if not turns:
         fail("no policy could be evaluated (see the messages above).")
     info = {
         "eval": {**asdict(cfg), "out": str(out)},
-        "game": asdict(gcfg),
+        "game": asdict(game_cfg),
         "secrets": secrets,
         "skipped": skipped,
     }
-    results = build_tables(turns, gcfg.n_arms, gcfg.max_turns)
-    text = format_tables(results, info)
+    results = report.build_tables(turns, game_cfg.n_arms, game_cfg.max_turns)
+    text = report.format_tables(results, info)
     print(text)
-    write_logs(out, turns, episodes, results, info, text)
-    figures = write_figures(results, info, out / "figures") if cfg.figures else []
+    report.write_logs(out, turns, episodes, results, info, text)
+    figures = report.write_figures(results, info, out / "figures") if cfg.figures else []
     print(
         f"\nwrote {out}/{{model_summary,runs,episodes,turns}}.{{csv,jsonl}}, config.json, "
         "tables.txt" + (f" and {len(figures)} figures in {out / 'figures'}" if figures else "")

@@ -5,7 +5,7 @@ summary with its curves.
 
 train.py calls this module at the points marked `# run:`; the paper's loop itself (play,
 credit, Eq. 2, log) stays in train.py. Several processes (torchrun) are handled by the
-`Ranks` that train.py passes in (ranks.py): rank 0 alone writes, evaluates and prints.
+`Ranks` that train.py passes in (tools/ranks.py): rank 0 alone writes, evaluates and prints.
 
 Departures from the paper, and why:
 - A run never overwrites another: running the same command again writes OUT/NAME-2, -3, ...;
@@ -25,22 +25,30 @@ import json
 import random
 import shutil
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
 
-import models
-from baselines import ESTIMATORS, Credit, EstimatorContext, credit_from_batch, episode_returns
-from baselines import turn_stats
-from cli import code_version, config_problem, fail, save_config
-from env import CSG
+from baselines import (
+    Credit,
+    EstimatorContext,
+    credit_from_batch,
+    episode_returns,
+    turn_stats,
+)
+from env import CSG, GameConfig
 from evaluate import evaluate_policy
+from lm import models
+from lm.models import ModelConfig
+from lm.warmup import WarmupConfig, starting_policy
 from metrics import training_metrics
+from policy import SampleConfig
 from rollouts import RolloutBatch, episode_seed, play_rollouts
-from ranks import Ranks, finish as ranks_finish
-from report import plot_curves
-from warmup import starting_policy
+from tools.cli import code_version, fail
+from tools.ranks import Ranks
+from tools.ranks import finish as ranks_finish
+from tools.report import TensorBoardLog, plot_curves
 
 
 def run_directory(out: str, name: str, resume: bool = False) -> Path:
@@ -59,28 +67,9 @@ def run_directory(out: str, name: str, resume: bool = False) -> Path:
 
 def eval_seed(seed: int, step: int) -> int:
     """The sampling seed of the held-out evaluation after a run's step (1-based, as logged; the last
-    is cfg.steps, whichever checkpoint the run keeps), so that the evaluation can be played again
-    exactly (bench/generalization.py)."""
+    is the run's `steps`, whichever checkpoint the run keeps), so that the evaluation can be played
+    again exactly (bench/generalization.py)."""
     return seed * 100_003 + step
-
-
-def check_config(cfg) -> None:
-    """Fail at once, with one sentence, on train.py settings that cannot work: a value out of its
-    field's range (cli.config_problem, as parse_config; here for a config built in Python), or
-    settings at odds."""
-    n_train = cfg.n_max - cfg.n_heldout - cfg.validation_secrets
-    problems = {
-        f"unknown estimator {cfg.estimator!r}; choose one of {', '.join(ESTIMATORS)}": (
-            cfg.estimator not in ESTIMATORS
-        ),
-        f"n_heldout must be between 1 and n_max - 1 = {cfg.n_max - 1}": cfg.n_heldout >= cfg.n_max,
-        f"secrets_per_step {cfg.secrets_per_step} exceeds the {n_train} training secrets": (
-            cfg.secrets_per_step > n_train
-        ),
-    }
-    problem = config_problem(cfg) or next((f"{m}." for m, bad in problems.items() if bad), None)
-    if problem:
-        fail("train.py", problem)
 
 
 def read_trainer_state(run_dir: Path) -> dict:
@@ -105,16 +94,61 @@ def read_trainer_state(run_dir: Path) -> dict:
     return saved
 
 
+@dataclass(frozen=True)
+class RunConfig:
+    """What a run's directory, console, evaluations and checkpoints are set by: train.py's flags
+    of the same names (their defaults and meanings are in config.TrainConfig)."""
+
+    out: str  # runs go to OUT/NAME (-2, -3, ... if taken)
+    run_name: str  # NAME; "": ESTIMATOR-QUESTION_SET-seedSEED
+    resume: bool  # continue the latest run of NAME from its last checkpoint
+    estimator: str
+    question_set: str
+    seed: int  # of the secrets each step plays and of Eq. 2's minibatches
+    steps: int
+    secrets_per_step: int  # B
+    group_size: int  # G
+    max_new_tokens: int  # with B x G, what a step's generation must fit in memory
+    lr: float
+    eval_every: int
+    eval_samples: int
+    save_every: int
+    time_limit_min: float  # 0: none
+    validation_window: int
+    tensorboard: bool  # also write each step's row to TensorBoard event files
+
+
+@dataclass(frozen=True)
+class OfflineConfig:
+    """The `offline` estimator's dataset and schedule: train.py's flags of the same names."""
+
+    offline_episodes: int  # episodes played once by pi_0
+    offline_sft_fraction: float  # share of the steps spent on filtered SFT first
+    steps: int
+    secrets_per_step: int
+    group_size: int
+    seed: int
+
+
 class OfflineData:
     """The `offline` estimator's fixed dataset: episodes played once by the initial policy,
     collected at the start and kept with the run (so --resume reuses it). With several ranks
     each collects and samples its share (its dataset is per rank); the per-turn reward
     statistics are taken over every rank's data together."""
 
-    def __init__(self, run: "Run", policy, train_secrets: list, sample, ctx: EstimatorContext):
-        cfg, ranks = run.cfg, run.ranks
-        self.steps, self.sft_fraction = cfg.steps, cfg.offline_sft_fraction
-        self.episodes_per_step = cfg.secrets_per_step * cfg.group_size // ranks.world
+    def __init__(
+        self,
+        offline_cfg: OfflineConfig,
+        *,
+        run: "Run",
+        policy,
+        train_secrets: list,
+        sample: SampleConfig,
+        ctx: EstimatorContext,
+    ):
+        ranks, G = run.ranks, offline_cfg.group_size
+        self.steps, self.sft_fraction = offline_cfg.steps, offline_cfg.offline_sft_fraction
+        self.episodes_per_step = offline_cfg.secrets_per_step * G // ranks.world
         name = f"offline_dataset-rank{ranks.rank}.pt" if ranks.on else "offline_dataset.pt"
         path = run.dir / name
         if path.exists():
@@ -123,24 +157,19 @@ class OfflineData:
             except Exception as e:  # as in read_trainer_state
                 raise models.damaged(path, type(e).__name__) from e
         else:
-            rng = random.Random(cfg.seed + 10_000)
-            secrets = [
-                rng.choice(train_secrets)
-                for _ in range(max(cfg.offline_episodes // cfg.group_size, 1))
-            ]
+            seed = offline_cfg.seed + 10_000
+            rng = random.Random(seed)
+            n_secrets = max(offline_cfg.offline_episodes // G, 1)
+            secrets = [rng.choice(train_secrets) for _ in range(n_secrets)]
             mine = ranks.share(len(secrets))
             data = play_rollouts(
                 policy,
                 [secrets[b] for b in mine],
-                cfg.group_size,
+                G,
                 run.game_cfg,
                 sample,
                 run.oracle,
-                seeds=[
-                    episode_seed(cfg.seed + 10_000, 0, b, g)
-                    for b in mine
-                    for g in range(cfg.group_size)
-                ],
+                seeds=[episode_seed(seed, 0, b, g) for b in mine for g in range(G)],
             )
             torch.save(data, path)
         self.data, self.turns_of = data, {}  # episode -> its turns' indices in data
@@ -205,60 +234,78 @@ class Run:
     is written leaves nothing behind."""
 
     def __init__(
-        self, cfg, ranks: Ranks, presets: list[str], game_cfg, oracle, validation, heldout
+        self,
+        run_cfg: RunConfig,
+        *,
+        config: dict,
+        ranks: Ranks,
+        game_cfg: GameConfig,
+        oracle,
+        train_secrets: list[int],
+        validation: list[int],
+        heldout: list[int],
     ):
-        name = cfg.run_name or f"{cfg.estimator}-{cfg.question_set}-seed{cfg.seed}"
-        chosen = run_directory(cfg.out, name, cfg.resume)
+        name = run_cfg.run_name or f"{run_cfg.estimator}-{run_cfg.question_set}-seed{run_cfg.seed}"
+        chosen = run_directory(run_cfg.out, name, run_cfg.resume)
         self.dir = Path(ranks.gather([str(chosen)])[0])  # rank 0's choice
-        self.cfg, self.ranks, self.presets = replace(cfg, run_name=self.dir.name), ranks, presets
-        self.game_cfg, self.oracle = game_cfg, oracle
-        self.validation, self.heldout = validation, heldout
-        if self.cfg.resume and not (self.dir / "checkpoint" / "trainer_state.pt").exists():
+        self.run_cfg = replace(run_cfg, run_name=self.dir.name)
+        self.config = config | {"run_name": self.dir.name}  # saved with the run and checkpoints
+        self.ranks, self.game_cfg, self.oracle = ranks, game_cfg, oracle
+        self.train_secrets, self.validation, self.heldout = train_secrets, validation, heldout
+        if self.run_cfg.resume and not (self.dir / "checkpoint" / "trainer_state.pt").exists():
             why = f"there is nothing to resume in {self.dir}: it has no checkpoint"
             fail("train.py", f"{why}, so start it without --resume.")
-        self.saved = read_trainer_state(self.dir) if self.cfg.resume else None  # damaged: fail now
+        self.saved = (
+            read_trainer_state(self.dir) if self.run_cfg.resume else None
+        )  # damaged: fail now
         self.rows, self.seconds, self.kept = [], [], {"score": -1.0, "step": 0}
-        self.rng = random.Random(cfg.seed)  # which secrets each step plays
-        self.shuffle = torch.Generator().manual_seed(cfg.seed)  # Eq. 2's minibatches
+        self.rng = random.Random(run_cfg.seed)  # which secrets each step plays
+        self.shuffle = torch.Generator().manual_seed(run_cfg.seed)  # Eq. 2's minibatches
         self.say = print if ranks.main else (lambda *a, **k: None)
         self.code = code_version() if ranks.main else {}  # what trained it: its results cite it
+        self.model_cfg = None  # set by initial_policy: how the kept checkpoint loads again
+        self.board = None  # RUN/tensorboard's writer, with --tensorboard (set by begin)
 
     def __enter__(self):
         return self
 
     def __exit__(self, kind, error, trace):
-        written = self.cfg.resume or (self.dir / "metrics.jsonl").exists()
+        written = self.run_cfg.resume or (self.dir / "metrics.jsonl").exists()
         if kind is not None and self.ranks.main and not written:
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def fits_in_memory(self, policy) -> None:
         """Refuse, with the estimate, a step whose generation cannot fit in the device's free
         memory (policy.generation_bytes: a lower bound), before the run writes anything."""
-        cfg, game = self.cfg, CSG([1], self.game_cfg)
-        rows = -(-cfg.secrets_per_step // self.ranks.world) * cfg.group_size  # this rank's B x G
+        run_cfg = self.run_cfg
+        game = CSG([1], self.game_cfg)
+        rows = (
+            -(-run_cfg.secrets_per_step // self.ranks.world) * run_cfg.group_size
+        )  # this rank's B x G
         need = policy.generation_bytes(
-            rows, len(policy.encode(game.messages())[0]) + cfg.max_new_tokens
+            rows, len(policy.encode(game.messages())[0]) + run_cfg.max_new_tokens
         )
         free = models.available_memory(policy.device)
         if need > free:
             gib = f"{need / 2**30:.1f} GiB and this {policy.device.type} has {free / 2**30:.1f}"
             fail(
                 "train.py",
-                f"a step generates {rows} rollouts at once ({cfg.secrets_per_step} secrets x "
-                f"{cfg.group_size}), which needs at least {gib} GiB free: lower --group-size or "
-                "--secrets-per-step.",
+                f"a step generates {rows} rollouts at once ({run_cfg.secrets_per_step} secrets "
+                f"x {run_cfg.group_size}), which needs at least {gib} GiB free: lower --group-size "
+                "or --secrets-per-step.",
             )
 
-    def initial_policy(self):
+    def initial_policy(self, model_cfg: ModelConfig, warmup_cfg: WarmupConfig):
         """The policy to train: warmed up (rank 0 first, so the others read its cache), or the
         checkpoint that --resume continues. The run's directory and config are written here."""
+        self.model_cfg = model_cfg
         if not self.ranks.main:
             self.ranks.barrier()
-        if self.cfg.resume:  # the whole model, or a LoRA adapter and the base it names
-            checkpoint, device = str(self.dir / "checkpoint"), self.cfg.device or None
-            policy, info = models.load_policy(checkpoint, device, self.cfg.precision), {}
+        if self.run_cfg.resume:  # the whole model, or a LoRA adapter and the base it names
+            checkpoint, device = str(self.dir / "checkpoint"), model_cfg.device or None
+            policy, info = models.load_policy(checkpoint, device, model_cfg.precision), {}
         else:
-            policy, info = starting_policy(self.cfg, quiet=not self.ranks.main)
+            policy, info = starting_policy(model_cfg, warmup_cfg, quiet=not self.ranks.main)
         self.fits_in_memory(policy)
         if self.ranks.main:
             self.ranks.barrier()
@@ -266,12 +313,16 @@ class Run:
                 self.dir.mkdir(parents=True, exist_ok=True)
             except OSError as e:  # what cli.unwritable cannot foresee (a read-only file system)
                 fail("train.py", f"cannot make {self.dir} ({e.strerror}): give another --out.")
-            save_config(self.cfg, self.dir / "train_config.json", presets=self.presets)
+            self.write_config(self.dir / "train_config.json")
             if info:
                 (self.dir / "warmup.json").write_text(json.dumps(info, indent=2))
         return policy
 
-    def begin(self, policy, optimizer, ctx: EstimatorContext, n_train: int) -> int:
+    def write_config(self, path: Path) -> None:
+        """The run's resolved config (the presets applied first), as JSON."""
+        path.write_text(json.dumps(self.config, indent=2) + "\n")
+
+    def begin(self, policy, optimizer, ctx: EstimatorContext) -> int:
         """Restore a resumed run's state; print the run's first line. Returns the first step."""
         start = 0
         if self.saved:
@@ -281,38 +332,50 @@ class Run:
             self.shuffle.set_state(saved["rngs"]["shuffle"])
             ctx.phi, ctx.phase = saved["estimator"]["phi"], saved["estimator"]["phase"]
             self.kept, start, self.rows = saved["kept"], saved["step"], saved["rows"]
-        cfg, ranks = self.cfg, f"; {self.ranks.world} ranks" if self.ranks.on else ""
+        run_cfg = self.run_cfg
+        ranks = f"; {self.ranks.world} ranks" if self.ranks.on else ""
         self.say(
-            f"[{self.dir.name}] {cfg.estimator} on {policy.name}, {cfg.question_set} questions, "
-            f"{cfg.steps} steps x {cfg.secrets_per_step} secrets x {cfg.group_size} rollouts, "
-            f"lr {cfg.lr:g}; {n_train} training / {len(self.heldout)} held-out secrets -> "
-            f"{self.dir}{ranks}",
+            f"[{self.dir.name}] {run_cfg.estimator} on {policy.name}, "
+            f"{run_cfg.question_set} questions, {run_cfg.steps} steps x "
+            f"{run_cfg.secrets_per_step} secrets x {run_cfg.group_size} rollouts, "
+            f"lr {run_cfg.lr:g}; {len(self.train_secrets)} training / {len(self.heldout)} "
+            f"held-out secrets -> {self.dir}{ranks}",
             flush=True,
         )
         # a resumed run's clock goes on from its stop: the summary's seconds and a --time-limit-min
         # budget (and the learning rate annealed over it) count the steps before the stop too
         self.seconds = [r.get("train/seconds_per_step", 0.0) for r in self.rows]
         self.started = time.time() - sum(self.seconds)
+        if run_cfg.tensorboard and self.ranks.main:
+            self.board = self.tensorboard(purge_step=start + 1 if self.saved else None)
         return start
+
+    def tensorboard(self, purge_step: int | None) -> TensorBoardLog:
+        """RUN/tensorboard's writer, or one sentence where the package is missing."""
+        try:
+            return TensorBoardLog(self.dir / "tensorboard", self.config, purge_step)
+        except RuntimeError as e:
+            fail("train.py", str(e))
 
     def budget_used(self, step: int) -> float:
         """The share of the run's budget spent before this step: of its steps, or of its time
         limit if that runs out first (the learning rate anneals over whichever ends the run)."""
-        limit, minutes = self.cfg.time_limit_min, (time.time() - self.started) / 60
-        return max(step / self.cfg.steps, minutes / limit if limit else 0.0)
+        limit, minutes = self.run_cfg.time_limit_min, (time.time() - self.started) / 60
+        return max(step / self.run_cfg.steps, minutes / limit if limit else 0.0)
 
     def end_step(
         self, step: int, row: dict, policy, optimizer, ctx: EstimatorContext, started: float
     ) -> bool:
         """Evaluate (every eval_every steps and at the last), keep the best checkpoint on the
         validation secrets, log, print and checkpoint. Returns True at the run's last step."""
-        cfg, step_end = self.cfg, time.time()
-        limit = cfg.time_limit_min
+        run_cfg = self.run_cfg
+        step_end = time.time()
+        limit = run_cfg.time_limit_min
         out_of_time = limit > 0 and (time.time() - self.started) / 60 >= limit
-        last = bool(self.ranks.max(float(step + 1 == cfg.steps or out_of_time)))  # all ranks
-        if self.ranks.main and ((step + 1) % cfg.eval_every == 0 or last):
-            seed = eval_seed(cfg.seed, step + 1)
-            samples = cfg.eval_samples
+        last = bool(self.ranks.max(float(step + 1 == run_cfg.steps or out_of_time)))  # all ranks
+        if self.ranks.main and ((step + 1) % run_cfg.eval_every == 0 or last):
+            seed = eval_seed(run_cfg.seed, step + 1)
+            samples = run_cfg.eval_samples
             row |= evaluate_policy(policy, self.heldout, self.game_cfg, self.oracle, samples, seed)
             if self.validation:
                 self.keep_best(step, row, policy)
@@ -323,22 +386,24 @@ class Run:
         self.rows.append(row)
         if self.ranks.main:
             self.write_metrics()
+            if self.board is not None:
+                self.board.write(row)
             self.say(self.progress(step), flush=True)
-            if (step + 1) % cfg.save_every == 0 or last:
+            if (step + 1) % run_cfg.save_every == 0 or last:
                 self.save_checkpoint(step + 1, policy, optimizer, ctx)
         return last
 
     def keep_best(self, step: int, row: dict, policy) -> None:
         """Score the policy on the validation secrets (greedy and sampled resolve, averaged); keep
         it as RUN/best if its mean over the last `validation_window` scores is the best so far."""
-        samples = max(self.cfg.eval_samples, 2)
+        samples = max(self.run_cfg.eval_samples, 2)
         v = evaluate_policy(
             policy,
             self.validation,
             self.game_cfg,
             self.oracle,
             samples,
-            self.cfg.seed + step,
+            self.run_cfg.seed + step,
             per_secret=True,
         )
         row["eval/validation_score"] = (v["eval/resolve_rate"] + v["eval/sampled_resolve_rate"]) / 2
@@ -348,7 +413,7 @@ class Run:
         scores = [
             r["eval/validation_score"] for r in self.rows + [row] if "eval/validation_score" in r
         ]
-        row["eval/validation_smoothed"] = smoothed(scores, self.cfg.validation_window)[-1]
+        row["eval/validation_smoothed"] = smoothed(scores, self.run_cfg.validation_window)[-1]
         if row["eval/validation_smoothed"] >= self.kept["score"]:
             self.kept = {"score": row["eval/validation_smoothed"], "step": step + 1}
             policy.save(self.dir / "best")
@@ -367,7 +432,7 @@ class Run:
 
     def progress(self, step: int) -> str:
         """The step's console line; its time per step is the mean of the last five steps'."""
-        row, steps_done, steps = self.rows[-1], step + 1, self.cfg.steps
+        row, steps_done, steps = self.rows[-1], step + 1, self.run_cfg.steps
         per = sum(self.seconds[-5:]) / len(self.seconds[-5:])
         eta = per * (steps - steps_done)
         bar = "#" * int(20 * steps_done / steps) + "." * (20 - int(20 * steps_done / steps))
@@ -393,7 +458,7 @@ class Run:
         torch.save(
             state | {"estimator": ctx.carried(), "kept": self.kept}, tmp / "trainer_state.pt"
         )
-        save_config(self.cfg, tmp / "train_config.json", presets=self.presets)
+        self.write_config(tmp / "train_config.json")
         if final.exists():
             final.rename(old)
         tmp.rename(final)
@@ -402,28 +467,32 @@ class Run:
     def finish(self) -> dict:
         """The run's result: the held-out evaluation of the kept checkpoint (or of the last step),
         RUN/summary.json, RUN/training_curves.png and the closing line."""
-        kept, cfg = None, self.cfg
+        kept = None
+        run_cfg = self.run_cfg
         if self.ranks.main and self.validation and (self.dir / "best").exists():
-            device, seed = cfg.device or None, eval_seed(cfg.seed, cfg.steps)
-            best = models.load_policy(
-                str(self.dir / "best"), device, cfg.precision, trainable=False
-            )
+            device = self.model_cfg.device or None
+            precision = self.model_cfg.precision
+            seed = eval_seed(run_cfg.seed, run_cfg.steps)
+            best = models.load_policy(str(self.dir / "best"), device, precision, trainable=False)
             scores = evaluate_policy(
-                best, self.heldout, self.game_cfg, self.oracle, cfg.eval_samples, seed
+                best, self.heldout, self.game_cfg, self.oracle, run_cfg.eval_samples, seed
             )
             kept = {"step": self.kept["step"], **scores}
         summary = self.summary(kept) if self.ranks.main else {}
+        if self.board is not None:
+            self.board.close()
         ranks_finish(self.ranks)
         return summary
 
     def summary(self, kept: dict | None) -> dict:
         """RUN/summary.json, the training curves and the closing line: the held-out evaluation of
         the kept checkpoint (or of the last step) and the steps to 90% held-out resolve."""
-        cfg, rows = self.cfg, self.rows
+        run_cfg = self.run_cfg
+        rows = self.rows
         evals = [r for r in rows if "eval/resolve_rate" in r]
         # steps to 90%: the first evaluation whose held-out resolve reaches 0.9, sampled (which does
         # not flip between 0 and 1 as greedy play can) and greedy
-        measure = "eval/sampled_resolve_rate" if cfg.eval_samples > 0 else "eval/resolve_rate"
+        measure = "eval/sampled_resolve_rate" if run_cfg.eval_samples > 0 else "eval/resolve_rate"
         reach = next((r["step"] for r in evals if r[measure] >= 0.9), None)
         reach_greedy = next((r["step"] for r in evals if r["eval/resolve_rate"] >= 0.9), None)
         last, steps = (evals[-1] if evals else {}), (rows[-1]["step"] if rows else 0)
@@ -432,10 +501,10 @@ class Run:
         summary = {
             "run_name": self.dir.name,
             "run_dir": str(self.dir),
-            "estimator": cfg.estimator,
-            "question_set": cfg.question_set,
-            "seed": cfg.seed,
-            "presets": self.presets,
+            "estimator": run_cfg.estimator,
+            "question_set": run_cfg.question_set,
+            "seed": run_cfg.seed,
+            "presets": self.config.get("presets", []),
             "steps": steps,
             "final_eval": {k: v for k, v in final.items() if k.startswith("eval/")},
             "last_eval": {k: v for k, v in last.items() if k.startswith("eval/")},

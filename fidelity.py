@@ -36,21 +36,24 @@ import math
 import random
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-# cli before torch: it sets how idle threads wait
-from cli import arg, fail, parse_config, save_config, use_threads
+# before torch: cli sets how OpenMP's idle threads wait (tools/cli.py)
+from tools.cli import arg, fail, parse_config, save_config, use_threads
+
+# isort: split
 
 import torch
 
-import models
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
 from env import CSG, GameConfig, answer_partition, secret_split
-from prompts import read_action
+from game.prompts import read_action
+from lm import models
+from lm.models import ModelConfig
+from lm.warmup import WarmupConfig, starting_policy
 from policy import SampleConfig
 from rollouts import play_rollouts
-from warmup import warmed_up
 
 
 @dataclass
@@ -98,11 +101,11 @@ def lm_actor(policy, generator: torch.Generator):
     ]
 
 
-def replay(records, start, turn: int, cfg: GameConfig) -> CSG:
+def replay(records, start, turn: int, game_cfg: GameConfig) -> CSG:
     """The game of one episode at h_t: from where it started (an env.Episode: its universe, and
     the turns another policy played before it, if any), its recorded actions before turn t
     played again."""
-    game = CSG([], cfg)
+    game = CSG([], game_cfg)
     game.episodes = [start.carried_on(start.secret)]
     for r in records:
         if r.turn < turn:
@@ -110,7 +113,7 @@ def replay(records, start, turn: int, cfg: GameConfig) -> CSG:
     return game
 
 
-def play_branches(starts, actor, cfg: GameConfig, chunk: int = 512) -> list[list[float]]:
+def play_branches(starts, actor, game_cfg: GameConfig, chunk: int = 512) -> list[list[float]]:
     """starts: [(game at h_t, action text, secrets)]. Every (start, secret) is one branch: the
     action taken, then the actor to the horizon. Returns each start's returns-to-go from t.
     Branches are played together, `chunk` episodes at a time (one batched generation per turn)."""
@@ -122,7 +125,7 @@ def play_branches(starts, actor, cfg: GameConfig, chunk: int = 512) -> list[list
     returns = [[] for _ in starts]
     for k in range(0, len(branches), chunk):
         part = branches[k : k + chunk]
-        combined = CSG([], cfg)
+        combined = CSG([], game_cfg)
         combined.episodes = [ep for _, ep, _ in part]
         combined.step([action for _, _, action in part])
         while combined.active:
@@ -132,15 +135,15 @@ def play_branches(starts, actor, cfg: GameConfig, chunk: int = 512) -> list[list
     return returns
 
 
-def onestep_expected_reward(starts, cfg: GameConfig) -> list[float]:
+def onestep_expected_reward(starts, game_cfg: GameConfig) -> list[float]:
     """E_{z ~ b_t}[r_t(a)] exactly, for each (game at h_t, action text): the action played once
     for one secret of each part of C_t that its answers tell apart (every secret of a part gets
     the same hint, so the same reward), weighted by the part's share of C_t."""
     out = []
     for game, action in starts:
         belief = game.episodes[0].candidates
-        read, _ = read_action(action, cfg.n_arms)
-        parts = answer_partition(read.question, belief, cfg) if read else [belief]
+        read, _ = read_action(action, game_cfg.n_arms)
+        parts = answer_partition(read.question, belief, game_cfg) if read else [belief]
         branched = game.branch(0, [min(p) for p in parts])
         rewards = [r.reward for r in branched.step([action] * len(parts))]
         out.append(sum(r * len(p) for r, p in zip(rewards, parts)) / len(belief))
@@ -148,7 +151,7 @@ def onestep_expected_reward(starts, cfg: GameConfig) -> list[float]:
 
 
 def states_and_alternatives(
-    batch, picks, policy, cfg: GameConfig, m: int, generator: torch.Generator
+    batch, picks, policy, game_cfg: GameConfig, m: int, generator: torch.Generator
 ):
     """For each picked turn index of `batch`: the game at its h_t (replayed) and its actions, the
     one taken first, then m sampled from pi(.|h_t) (T = 1)."""
@@ -163,7 +166,7 @@ def states_and_alternatives(
                 [batch.records[j] for j in by_episode[r.episode]],
                 batch.starts[r.episode],
                 r.turn,
-                cfg,
+                game_cfg,
             )
         )
     prompts = [policy.encode(g.messages())[0] for g in games]
@@ -177,10 +180,10 @@ def states_and_alternatives(
     return games, actions
 
 
-def onestep_advantages(games, actions, cfg: GameConfig) -> list[float]:
+def onestep_advantages(games, actions, game_cfg: GameConfig) -> list[float]:
     """A1_B(h_t, a_t) = E_z[r_t(a_t)] - the mean of E_z[r_t(a'_m)], each exact under b_t."""
     expected = onestep_expected_reward(
-        [(g, a) for g, acts in zip(games, actions) for a in acts], cfg
+        [(g, a) for g, acts in zip(games, actions) for a in acts], game_cfg
     )
     out, k = [], 0
     for acts in actions:
@@ -195,7 +198,7 @@ def bayesian_advantages(
     picks,
     policy,
     actor,
-    cfg: GameConfig,
+    game_cfg: GameConfig,
     k: int,
     m: int,
     rng: random.Random,
@@ -203,14 +206,14 @@ def bayesian_advantages(
 ) -> list[dict]:
     """For each picked turn index of `batch`: A_B by branching (with its standard error) and the
     one-step A1_B, from the same M alternative actions."""
-    games, actions = states_and_alternatives(batch, picks, policy, cfg, m, generator)
+    games, actions = states_and_alternatives(batch, picks, policy, game_cfg, m, generator)
     starts = [
         (g, a, [rng.choice(sorted(g.episodes[0].candidates)) for _ in range(k)])
         for g, acts in zip(games, actions)
         for a in acts
     ]
-    returns = play_branches(starts, actor, cfg)
-    onestep = onestep_advantages(games, actions, cfg)
+    returns = play_branches(starts, actor, game_cfg)
+    onestep = onestep_advantages(games, actions, game_cfg)
     out = []
     for n, i in enumerate(picks):
         q = [torch.tensor(returns[n * (m + 1) + j], dtype=torch.float64) for j in range(m + 1)]
@@ -230,7 +233,7 @@ def bayesian_advantages(
 
 
 def credit_probe(
-    policy, batch, advantages: torch.Tensor, cfg: GameConfig, n: int, seed: int
+    policy, batch, advantages: torch.Tensor, game_cfg: GameConfig, n: int, seed: int
 ) -> dict:
     """A cheap look at the credit's quality during training (train.py, at each evaluation, under
     pi_old): on n turns of the batch, the correlation of the estimator's advantages with the
@@ -239,9 +242,9 @@ def credit_probe(
     rng = random.Random(seed)
     picks = sorted(rng.sample(range(len(batch.records)), min(n, len(batch.records))))
     games, actions = states_and_alternatives(
-        batch, picks, policy, cfg, 3, torch.Generator(policy.device).manual_seed(seed)
+        batch, picks, policy, game_cfg, 3, torch.Generator(policy.device).manual_seed(seed)
     )
-    a1 = torch.tensor(onestep_advantages(games, actions, cfg), dtype=torch.float64)
+    a1 = torch.tensor(onestep_advantages(games, actions, game_cfg), dtype=torch.float64)
     return {"train/credit_onestep_corr": pearson(advantages[picks].double().cpu(), a1)}
 
 
@@ -316,27 +319,21 @@ def credit_of_every_estimator(batch, n_max: int) -> dict:
     }
 
 
+QUICK = dict(secrets=2, group_size=4, turns=12, branches=6, alternatives=2, bootstrap=100)
+
+
 def measure(cfg: FidelityConfig) -> dict:
-    """The whole lab: the batch, the credit, A_B by branching, and every comparison."""
+    """The whole lab: the batch, the credit, A_B by branching (steps 1-3), and every comparison
+    (step 4)."""
     if cfg.quick:
-        cfg = FidelityConfig(
-            **{
-                **asdict(cfg),
-                "secrets": 2,
-                "group_size": 4,
-                "turns": 12,
-                "branches": 6,
-                "alternatives": 2,
-                "bootstrap": 100,
-                "quick": False,
-            }
-        )
+        cfg = replace(cfg, **QUICK, quick=False)
     game_cfg = GameConfig(question_set=cfg.question_set)
-    policy = (
-        warmed_up("tiny", cfg.question_set, quiet=True)
-        if cfg.policy == "tiny"
-        else models.load_policy(cfg.policy)
-    )
+    if cfg.policy == "tiny":
+        policy = starting_policy(ModelConfig(), WarmupConfig(question_set=cfg.question_set), True)[
+            0
+        ]
+    else:
+        policy = models.load_policy(cfg.policy)
     rng, generator = random.Random(cfg.seed), torch.Generator().manual_seed(cfg.seed)
     batch = play_rollouts(
         policy,
@@ -361,23 +358,39 @@ def measure(cfg: FidelityConfig) -> dict:
         generator,
     )
     seconds = time.perf_counter() - start
-    a_b = torch.tensor([x["a_b"] for x in truth], dtype=torch.float64)
-    se = torch.tensor([x["a_b_se"] for x in truth], dtype=torch.float64)
-    turn = torch.tensor([x["turn"] for x in truth])
+    columns = {name: adv[picks] for name, adv in credit.items()}
+    columns["onestep A1_B"] = torch.tensor([x["a1_b"] for x in truth], dtype=torch.float64)
+    return {
+        "config": asdict(cfg),
+        "policy_name": policy.name,
+        **comparisons(truth, columns, drawn_returns(batch, picks), cfg),
+        "branching_seconds": round(seconds, 1),
+        "batch_turns": len(batch.records),
+    }
+
+
+def drawn_returns(batch, picks: list[int]) -> torch.Tensor:
+    """The return R = sum_t r_t of the episode each drawn turn belongs to: (len(picks),)."""
     episode_return = {}
     for r in batch.records:
         episode_return[r.episode] = episode_return.get(r.episode, 0.0) + r.reward
-    returns = torch.tensor(
-        [episode_return[batch.records[i].episode] for i in picks], dtype=torch.float64
-    )
-    columns = {name: adv[picks] for name, adv in credit.items()}
-    columns["onestep A1_B"] = torch.tensor([x["a1_b"] for x in truth], dtype=torch.float64)
+    returns = [episode_return[batch.records[i].episode] for i in picks]
+    return torch.tensor(returns, dtype=torch.float64)
+
+
+def comparisons(truth: list[dict], columns: dict, returns: torch.Tensor, cfg: FidelityConfig):
+    """Step 4: each credit column against A_B, over all drawn turns and by turn band (agreement,
+    with bootstrap intervals of Pearson's r and of the scaled error); the floor of every
+    return-only credit; and each drawn turn's values (the CSV's rows)."""
+    a_b = torch.tensor([x["a_b"] for x in truth], dtype=torch.float64)
+    se = torch.tensor([x["a_b_se"] for x in truth], dtype=torch.float64)
+    turn = torch.tensor([x["turn"] for x in truth])
     brng = random.Random(cfg.seed + 1)
     rows = []
     for name, est in columns.items():
         for label, keep in [("all", torch.ones_like(turn, dtype=torch.bool))] + [
-            (name, (turn >= lo) & (turn <= hi))
-            for name, lo, hi in TURN_BANDS
+            (band, (turn >= lo) & (turn <= hi))
+            for band, lo, hi in TURN_BANDS
             if ((turn >= lo) & (turn <= hi)).sum() >= 6
         ]:
             e, a = est[keep], a_b[keep]
@@ -390,10 +403,10 @@ def measure(cfg: FidelityConfig) -> dict:
             row.update(scaled_error_lo=lo, scaled_error_hi=hi)
             rows.append(row)
     floors = {"all": return_only_floor(a_b, se, returns)}
-    for name, lo, hi in TURN_BANDS:
+    for band, lo, hi in TURN_BANDS:
         keep = (turn >= lo) & (turn <= hi)
         if keep.sum() >= 12:
-            floors[name] = return_only_floor(a_b[keep], se[keep], returns[keep])
+            floors[band] = return_only_floor(a_b[keep], se[keep], returns[keep])
     samples = [
         {
             **x,
@@ -403,15 +416,11 @@ def measure(cfg: FidelityConfig) -> dict:
         for n, x in enumerate(truth)
     ]
     return {
-        "config": asdict(cfg),
-        "policy_name": policy.name,
         "rows": rows,
         "floors": floors,
         "samples": samples,
-        "branching_seconds": round(seconds, 1),
         "noise_se_mean": se.mean().item(),
         "a_b_rms": a_b.square().mean().sqrt().item(),
-        "batch_turns": len(batch.records),
     }
 
 

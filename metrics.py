@@ -97,8 +97,7 @@ update):
 
 from __future__ import annotations
 
-
-from prompts import first_json_object
+from game.prompts import first_json_object
 
 GROUNDED_QUAL = 0.5  # a turn is grounded at Qual >= 0.5 (App. C "Ground")
 LATE_TURN = 4  # late_narrow: 0-based turn >= 4 (the paper's 1-based position >= 5) ...

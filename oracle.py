@@ -33,8 +33,8 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
-from grammar import answer_sentence
-from questions import parse_question
+from game.grammar import answer_sentence
+from game.questions import parse_question
 
 DEFLECTION = "Please ask about a specific property like parity, divisibility, or range."
 

@@ -19,7 +19,7 @@ Two pieces:
   converged asks the same first question, so later prompts repeat too.
 (rollouts.py plays B secrets x G rollouts with `LMPolicy.generate`, one batched call a turn.)
 
-Models are loaded by models.py; the built-in tiny model is built in tinylm.py.
+Models are loaded by lm/models.py; the built-in tiny model is built in lm/tinylm.py.
 """
 
 from __future__ import annotations
@@ -81,13 +81,13 @@ def process_logits(
     tokens whose mass reaches top_p (with any token tied with its last), renormalised. (..., V) ->
     (..., V), -inf outside the set. taken (...,): tokens an action holds, kept in the set when
     scoring it. Why: a token sampled at the set's edge can fall just outside it when scored again
-    (another pass's rounding, or the bf16 copy that sampled it, engine.py); pi_old of that action
+    (another pass's rounding, or the bf16 copy that sampled it, lm/engine.py); pi_old of that action
     would be 0 and Eq. 2's log-ratio -inf - (-inf), not a number."""
     logp = torch.log_softmax(logits.float() / temperature, dim=-1)
     if top_p >= 1.0:
         return logp
-    # compiled (engine.py's draw): the sort of every row, as asking which rows need one would stop
-    # for the host
+    # compiled (lm/engine.py's draw): the sort of every row, as asking which rows need one would
+    # stop for the host
     few = logp.shape[-1] if torch.compiler.is_compiling() else 8
     drop = logp < nucleus_floor(logp.detach(), top_p, few)
     if taken is not None:
@@ -300,7 +300,7 @@ class LMPolicy:
     def eager_decoder(self, prompt_ids: list[list[int]], max_new_tokens: int):
         """The reference decoder: `prefill`, then one eager forward per token over a cache that
         grows by a column each step. Returns (next-token logits (B, V), `advance`): advance(tok)
-        feeds the sampled tokens (B,) and returns the logits of the next ones. engine.py's static
+        feeds the sampled tokens (B,) and returns the logits of the next ones. lm/engine.py's static
         decoder has the same shape and must give the same numbers."""
         logits, cache, mask = self.prefill(prompt_ids)  # (B, V), B rows, (B, Lp)
         state = {"mask": mask, "next_pos": positions(mask)[:, -1:] + 1}

@@ -9,7 +9,7 @@ Every policy here answers `respond(game) -> [action JSON text per active episode
 interface as the LLM policy, so evaluate.py treats them all alike:
 
 - RandomPolicy        belief-agnostic: random arm, random family, random parameters. Also the
-                      source of the LLM's format warm-up data (warmup.py).
+                      source of the LLM's format warm-up data (lm/warmup.py).
 - FixedSequencePolicy belief-agnostic: the same T questions for every secret, chosen by a greedy
                       search over the bank. Shows how much of the game needs the belief at all.
 - GreedyOraclePolicy  the paper's reference: knows the secret; most elimination among the
@@ -29,9 +29,9 @@ from functools import lru_cache
 import numpy as np
 
 from env import ARM_FAMILIES, CSG, GameConfig, question_key
-from grammar import render_question
-from questions import parse_question
-from properties import QUANTITIES, Predicate, Query
+from game.grammar import render_question
+from game.properties import QUANTITIES, Predicate, Query
+from game.questions import parse_question
 
 FAMILY_ARM = {family: arm for arm, families in ARM_FAMILIES.items() for family in families}
 
@@ -65,9 +65,9 @@ def action_text(query: Query, arm: int | None = None) -> str:
     return json.dumps({"arm": arm, "question": render_question(query)})
 
 
-def random_query(rng: random.Random, cfg: GameConfig) -> Query:
+def random_query(rng: random.Random, game_cfg: GameConfig) -> Query:
     """A belief-agnostic random question: random family, then random parameters over the range."""
-    n = cfg.n_max
+    n = game_cfg.n_max
     family = rng.choice(["parity", "shape", "divisibility", "comparison", "between", "digit"])
     if family == "parity":
         options = [
@@ -88,7 +88,7 @@ def random_query(rng: random.Random, cfg: GameConfig) -> Query:
         a, b = sorted(rng.sample(range(1, n + 1), 2))
         return Query("yesno", Predicate("n", "between", (a, b)))
     quantity = rng.choice(list(_DIGIT_RANGE))
-    if cfg.question_set == "paper" and rng.random() < 0.5:
+    if game_cfg.question_set == "paper" and rng.random() < 0.5:
         return Query("value", quantity=quantity)
     lo, hi = _DIGIT_RANGE[quantity]
     test = rng.choice(["gt", "lt", "eq", "even"])
@@ -107,9 +107,9 @@ class RandomPolicy:
     def __init__(self, seed: int = 0):
         self.rng = random.Random(seed)
 
-    def _fresh_query(self, cfg: GameConfig, asked: set) -> Query:
+    def _fresh_query(self, game_cfg: GameConfig, asked: set) -> Query:
         for _ in range(100):
-            query = random_query(self.rng, cfg)
+            query = random_query(self.rng, game_cfg)
             if question_key(render_question(query)) not in asked:
                 return query
         return query
@@ -117,8 +117,8 @@ class RandomPolicy:
     def respond(self, game: CSG) -> list[str]:
         return [
             action_text(
-                self._fresh_query(game.cfg, game.episodes[i].asked_any),
-                self.rng.randrange(game.cfg.n_arms),
+                self._fresh_query(game.game_cfg, game.episodes[i].asked_any),
+                self.rng.randrange(game.game_cfg.n_arms),
             )
             for i in game.active
         ]
@@ -138,8 +138,8 @@ class Bank:
     binary: np.ndarray  # (Q,) bool: two outcomes
 
 
-def _bank_queries(cfg: GameConfig) -> list[Query]:
-    n, qs = cfg.n_max, []
+def _bank_queries(game_cfg: GameConfig) -> list[Query]:
+    n, qs = game_cfg.n_max, []
     qs += [Query("yesno", Predicate("n", t)) for t in ("even",) + _SHAPES]
     qs += [Query("yesno", Predicate("n", "gt", (k,))) for k in range(1, n)]
     qs += [Query("yesno", Predicate("n", "div", (k,))) for k in range(3, n // 2 + 1)]
@@ -155,16 +155,16 @@ def _bank_queries(cfg: GameConfig) -> list[Query]:
             for k in range(lo, hi + 1)
             for t in ("gt", "eq")
         ]
-        if cfg.question_set == "paper":
+        if game_cfg.question_set == "paper":
             qs.append(Query("value", quantity=quantity))
     return qs
 
 
 @lru_cache(maxsize=8)
-def question_bank(cfg: GameConfig) -> Bank:
-    numbers = range(1, cfg.n_max + 1)
+def question_bank(game_cfg: GameConfig) -> Bank:
+    numbers = range(1, game_cfg.n_max + 1)
     rows, kept, seen = [], [], set()
-    for q in _bank_queries(cfg):
+    for q in _bank_queries(game_cfg):
         if q.kind == "yesno":
             row = np.array([q.predicate.holds(v) for v in numbers], dtype=np.int64)
             key = tuple(row if row[0] == 0 else 1 - row)  # a question and its negation split alike
@@ -204,7 +204,7 @@ class BayesPolicy:
     name = "bayes"
 
     def respond(self, game: CSG) -> list[str]:
-        bank = question_bank(game.cfg)
+        bank = question_bank(game.game_cfg)
         return [
             action_text(
                 bank.queries[
@@ -234,11 +234,13 @@ class GreedyOraclePolicy:
                 query = parse_question(text)
                 if text in asked:
                     continue
-                if game.cfg.question_set == "binary" and not query.binary:
+                if game.game_cfg.question_set == "binary" and not query.binary:
                     elim = 0  # deflected there: it teaches nothing, but it is not a repeat
                 else:
                     fact = query.true_fact(ep.secret)
-                    elim = len(ep.candidates) - len(ep.candidates & fact.members(game.cfg.n_max))
+                    elim = len(ep.candidates) - len(
+                        ep.candidates & fact.members(game.game_cfg.n_max)
+                    )
                 if elim > best_elim:
                     best, best_elim = query, elim
             texts.append(action_text(best or parse_question(self.questions[0])))
@@ -269,17 +271,17 @@ def _labels(outcomes: np.ndarray, rows) -> np.ndarray:
 
 
 @lru_cache(maxsize=8)
-def best_fixed_sequence(cfg: GameConfig) -> tuple:
+def best_fixed_sequence(game_cfg: GameConfig) -> tuple:
     """T questions asked in the same order whatever the answers, chosen to identify as many
     secrets as possible: greedy by partition entropy, then coordinate-wise improvement (swap one
     question for the bank question that identifies the most secrets, until nothing improves)."""
-    bank = question_bank(cfg)
+    bank = question_bank(game_cfg)
     outcomes = bank.outcomes.astype(np.int64)
     chosen = []
-    for _ in range(cfg.max_turns):
+    for _ in range(game_cfg.max_turns):
         identified, entropy = _scores(_refine(_labels(outcomes, chosen), outcomes))
         chosen.append(int(np.argmax(entropy + 1e-9 * identified)))
-        if identified.max() == cfg.n_max:
+        if identified.max() == game_cfg.n_max:
             break  # every secret already has its own answer sequence
     best = _scores(_refine(_labels(outcomes, chosen[:-1]), outcomes[chosen[-1:]]))[0][0]
     improved = True
@@ -301,7 +303,7 @@ class FixedSequencePolicy:
     name = "fixed_sequence"
 
     def respond(self, game: CSG) -> list[str]:
-        sequence = best_fixed_sequence(game.cfg)
+        sequence = best_fixed_sequence(game.game_cfg)
         return [
             action_text(sequence[min(game.episodes[i].turn, len(sequence) - 1)])
             for i in game.active

@@ -9,6 +9,7 @@ plays the same episodes however its secrets are batched or shared out to ranks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import torch
 
@@ -27,7 +28,9 @@ class RolloutBatch:
     secrets: list  # (B,) the batch's secrets; each is played G times
     group_size: int  # G: rollouts per secret, the group of Eq. 1
     max_turns: int  # T: the horizon, the grid's last axis
-    first_secret: int = 0  # index of secrets[0] among the step's secrets (a rank's share, ranks.py)
+    first_secret: int = (
+        0  # index of secrets[0] among the step's secrets (a rank's share, tools/ranks.py)
+    )
     prompt_ids: list = field(default_factory=list)  # per turn
     completion_ids: list = field(default_factory=list)  # per turn
     logprobs: list = field(default_factory=list)  # per turn: log pi_old per token, as sampled
@@ -60,34 +63,58 @@ class RolloutBatch:
         """The prompts and the actions (token ids) of these turns, as LMPolicy.score takes them."""
         return [self.prompt_ids[i] for i in turns], [self.completion_ids[i] for i in turns]
 
-    def micro_batches(self, size: int, ranks) -> tuple[list[list[int]], list[int]]:
+    def micro_batches(self, size: int, ranks) -> list[MicroBatch]:
         """The batch's turns in chunks of at most `size` for the forward passes: sorted so that
         lengths are alike within a chunk (little padding) and equal prompts sit side by side (each
-        runs once). The chunks are also the units dealt out to Eq. 2's minibatches (train.py). On
-        several ranks (ranks.Ranks) they are cut from every rank's turns together (the sort keys
-        are gathered), each rank keeping its own turns of each chunk, so the cut is the same
-        whatever the number of ranks. Returns (this rank's turns of each chunk, each chunk's
-        size)."""
-        P, C = self.prompt_ids, self.completion_ids
+        runs once). The chunks are also the units dealt out to Eq. 2's minibatches (update.py). On
+        several ranks (tools.ranks.Ranks) they are cut from every rank's turns together (the sort
+        keys are gathered), each rank keeping its own turns of each chunk, so the cut is the same
+        whatever the number of ranks."""
         b, g, t = (x.tolist() for x in self.cells())
         keys = [
-            (
-                len(P[i]),
-                hash(tuple(P[i])),
-                len(C[i]),
-                self.first_secret + b[i],
-                g[i],
-                t[i],
-                ranks.rank,
-                i,
+            TurnKey(
+                prompt_length=len(self.prompt_ids[i]),
+                prompt_hash=hash(tuple(self.prompt_ids[i])),
+                completion_length=len(self.completion_ids[i]),
+                secret=self.first_secret + b[i],
+                rollout=g[i],
+                turn=t[i],
+                rank=ranks.rank,
+                index=i,
             )
-            for i in range(len(P))
+            for i in range(len(self.prompt_ids))
         ]
         keys = sorted(ranks.gather(keys))  # every rank's turns, in one order
         chunks = [keys[k : k + size] for k in range(0, len(keys), size)]
-        return [[key[-1] for key in chunk if key[-2] == ranks.rank] for chunk in chunks], [
-            len(c) for c in chunks
+        return [
+            MicroBatch(
+                turns=[key.index for key in chunk if key.rank == ranks.rank], size=len(chunk)
+            )
+            for chunk in chunks
         ]
+
+
+class TurnKey(NamedTuple):
+    """Where a turn sorts among the batch's turns for Eq. 2's forward passes: by prompt length,
+    then equal prompts together, then by action length; the rest tells every turn apart, the
+    same way on every rank."""
+
+    prompt_length: int
+    prompt_hash: int  # equal prompts side by side: each distinct prompt runs once
+    completion_length: int
+    secret: int  # b, among every rank's secrets of the step
+    rollout: int  # g
+    turn: int  # t
+    rank: int  # the rank that played it
+    index: int  # its place in that rank's batch, in play order
+
+
+class MicroBatch(NamedTuple):
+    """One forward pass of Eq. 2's update: this rank's turns of it (indices in play order), and
+    how many turns it holds over every rank (its share of Eq. 2's sum_t |G_t|)."""
+
+    turns: list[int]
+    size: int
 
 
 def episode_seed(seed: int, step: int, secret: int, rollout: int) -> int:
@@ -100,7 +127,7 @@ def play_rollouts(
     policy: LMPolicy,
     secrets,
     group_size: int,
-    cfg: GameConfig = GameConfig(),
+    game_cfg: GameConfig = GameConfig(),
     sample: SampleConfig = SampleConfig(),
     oracle=None,
     generator: torch.Generator | None = None,
@@ -116,7 +143,7 @@ def play_rollouts(
     rollouts carry on from it, and only their own turns are recorded."""
     game = CSG(
         [s for s in secrets for _ in range(group_size)],
-        cfg,
+        game_cfg,
         oracle,  # episode e = b * G + g
         None if universes is None else [u for u in universes for _ in range(group_size)],
     )
@@ -127,7 +154,7 @@ def play_rollouts(
     out = RolloutBatch(
         secrets=list(secrets),
         group_size=group_size,
-        max_turns=cfg.max_turns,
+        max_turns=game_cfg.max_turns,
         starts=[ep.carried_on(ep.secret) for ep in game.episodes],
     )
     if seeds is not None:

@@ -15,63 +15,106 @@ Departures from the paper, and why:
   skipped and counted: one such step would make every weight NaN.
 - pi_old is scored again with the update's own padded passes, so that the first ratio is exactly
   1, unless the trained model sampled the batch in float32 (`sampled_logprobs_are_old`): then
-  the sampled log-probs are pi_old's, to rounding. On a GPU a bf16 copy samples (engine.py); how
+  the sampled log-probs are pi_old's, to rounding. On a GPU a bf16 copy samples (lm/engine.py); how
   far its log-probs are from pi_old's is logged, per token and per action.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 
 from echo import approx_kl, behaviour_weights, clipped_objective
-from rollouts import RolloutBatch
-from ranks import Ranks
+from rollouts import MicroBatch, RolloutBatch
+from tools.ranks import Ranks
+
+
+@dataclass(frozen=True)
+class UpdateConfig:
+    """What Eq. 2's update reads: train.py's flags of the same names (their defaults and meanings
+    are in config.TrainConfig; tools.cli.settings builds this from it)."""
+
+    ppo_epochs: int  # passes of Eq. 2 over each batch
+    num_minibatches: int  # optimizer steps per pass
+    micro_batch: int  # turns per forward pass (gradients accumulate over a minibatch's)
+    clip_eta: float  # eta of Eq. 2
+    ratio_level: str  # "sequence": one rho per action, as the paper; "token": one per token
+    kl_beta: float  # weight of the KL to the initial policy (0: no reference policy)
+    grad_clip: float  # the gradient's norm is clipped to this before each optimizer step
+    target_kl: float  # stop the batch's update once KL(pi_old || pi) passes this (0: never)
+    temperature: float  # of the sampling distribution the actions are scored under
+    top_p: float  # of the sampling distribution the actions are scored under
+    behaviour_is_cap: float  # C: each term times min(C, pi_old / pi_copy) (0: off)
+    old_logprobs: str  # "auto": the sampled log-probs where they are pi_old's; "recompute"
 
 
 def ppo_update(
-    policy, optimizer, batch, advantages, cfg, shuffle, ref_policy, ranks, sampled_are_old
+    policy,
+    optimizer,
+    batch: RolloutBatch,
+    advantages: torch.Tensor,
+    update_cfg: UpdateConfig,
+    shuffle: torch.Generator,
+    ref_policy,
+    ranks: Ranks,
+    sampled_are_old: bool,
 ) -> dict:
-    """Eq. 2 on one batch (rollouts.RolloutBatch): `ppo_epochs` passes over its turns, each dealt to
-    `num_minibatches` optimizer steps. advantages: (N,), one per turn in play order. cfg:
-    train.TrainConfig; ranks: ranks.Ranks (each minibatch spans every rank's turns); pi_old: see
-    `old_logprobs`. Returns the train/ metrics (UpdateLog)."""
-    micro, sizes = batch.micro_batches(cfg.micro_batch, ranks)  # the turns of each forward pass
-    b_logprobs, ref_logprobs = old_logprobs(policy, ref_policy, batch, micro, cfg, sampled_are_old)
-    b_advantages, eta, level = advantages.to(policy.device), cfg.clip_eta, cfg.ratio_level
-    if cfg.behaviour_is_cap > 0:  # sampled by engine.py's copy, not by pi_old (echo.py)
-        weights = behaviour_weights(b_logprobs, batch.logprobs, cfg.behaviour_is_cap)
-        b_advantages = b_advantages * weights.to(policy.device)
-    live = live_turns(b_advantages, ref_policy is None and cfg.target_kl == 0 and sampled_are_old)
-    log, params = UpdateLog(b_logprobs, batch.logprobs), trainable(policy)
+    """Eq. 2 on one batch: `ppo_epochs` passes over its turns, each dealt to `num_minibatches`
+    optimizer steps; ref_policy: pi_ref of the KL term, or None. Its train/ metrics (UpdateLog)."""
+    micro = batch.micro_batches(update_cfg.micro_batch, ranks)  # the turns of each forward pass
+    b_logprobs, ref_logprobs = old_logprobs(
+        policy, ref_policy, batch, micro, update_cfg, sampled_are_old
+    )
+    b_advantages = weighted_advantages(advantages.to(policy.device), b_logprobs, batch, update_cfg)
+    live = live_turns(b_advantages, update_cfg, ref_policy, sampled_are_old)  # those it scores
+    eta = update_cfg.clip_eta
+    level = update_cfg.ratio_level
+    params = trainable(policy)
+    log = UpdateLog(b_logprobs, batch.logprobs)
     policy.model.train()
-    for _ in range(cfg.ppo_epochs):  # the passes, each dealing the micro-batches anew
+    for _ in range(update_cfg.ppo_epochs):  # the passes, each dealing the micro-batches anew
         order = torch.randperm(len(micro), generator=shuffle).tolist()
-        for chunks in minibatches(order, cfg.num_minibatches):  # one optimizer step each
-            n_terms = sum(sizes[j] for j in chunks)  # Eq. 2's sum_t |G_t|, over this minibatch
-            optimizer.zero_grad(set_to_none=False)  # zeros: a step that scored nothing stays one
-            for mb in [m for m in ([i for i in micro[j] if live[i]] for j in chunks) if m]:
-                newlogprob, mask = policy.score(*batch.actions(mb), cfg.temperature, cfg.top_p)
-                oldlogprob = padded(b_logprobs, mb)
-                objective, stats = clipped_objective(
-                    newlogprob, oldlogprob, mask, b_advantages[mb], eta, n_terms, level
+        for minibatch in minibatches(order, update_cfg.num_minibatches):  # one optimizer step each
+            n_terms = sum(micro[j].size for j in minibatch)  # Eq. 2's sum_t |G_t|, over this step
+            optimizer.zero_grad(set_to_none=False)  # keeps trainable()'s zeros (its docstring)
+            for turns in live_micro_batches(micro, minibatch, live):
+                newlogprob, mask = policy.score(
+                    *batch.actions(turns), update_cfg.temperature, update_cfg.top_p
                 )
-                loss, kl_ref = -objective, None
+                oldlogprob = padded(b_logprobs, turns)
+                objective, stats = clipped_objective(
+                    newlogprob, oldlogprob, mask, b_advantages[turns], eta, n_terms, level
+                )
+                loss = -objective
                 if ref_policy is not None:  # + beta KL(pi || pi_ref), the k3 estimate
-                    kl_ref = approx_kl(padded(ref_logprobs, mb) - newlogprob, mask).sum() / n_terms
-                    loss = loss + cfg.kl_beta * kl_ref
+                    ref_logprob = padded(ref_logprobs, turns)
+                    kl_ref = approx_kl(ref_logprob - newlogprob, mask).sum() / n_terms
+                    loss = loss + update_cfg.kl_beta * kl_ref
+                    log.record_kl_ref(kl_ref, n_terms)
                 loss.backward()
-                log.scored(newlogprob, oldlogprob, mask, stats, loss, kl_ref, n_terms)
-            if log.kl_exceeds(cfg.target_kl, n_terms, ranks):  # pi is far enough from pi_old
+                log.record_micro_batch(newlogprob, oldlogprob, mask, stats, loss)
+            log.record_minibatch_kl(n_terms, ranks)
+            if 0 < update_cfg.target_kl < log.kl_old:  # pi is far enough from pi_old: stop here
+                log.record_early_stop()
                 break
             ranks.sum_gradients(params)  # every rank's share of the minibatch: the same step
-            if log.stepped(float(torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip))):
-                optimizer.step()
+            log.record_step(clipped_step(optimizer, params, update_cfg.grad_clip))
         if log.early_stop:
             break
     policy.model.eval()
     return log.report(ranks)
+
+
+def weighted_advantages(b_advantages, b_logprobs: list, batch, update_cfg: UpdateConfig):
+    """The advantages as Eq. 2 weighs them: each times min(C, pi_old / pi_copy) of its action
+    where `behaviour_is_cap` C > 0, for actions sampled by lm/engine.py's copy of the weights, not
+    by pi_old itself (echo.behaviour_weights); as they are otherwise."""
+    if update_cfg.behaviour_is_cap <= 0:
+        return b_advantages
+    weights = behaviour_weights(b_logprobs, batch.logprobs, update_cfg.behaviour_is_cap)
+    return b_advantages * weights.to(b_advantages.device)
 
 
 def minibatches(order: list[int], n: int) -> list[list[int]]:
@@ -80,9 +123,32 @@ def minibatches(order: list[int], n: int) -> list[list[int]]:
     return [order[k::n] for k in range(min(n, len(order)))]
 
 
+def live_micro_batches(micro: list[MicroBatch], minibatch: list[int], live: list[bool]) -> list:
+    """The turns a minibatch's forward passes score: of each of its micro-batches (indices into
+    `micro`), this rank's live turns (`live_turns`); a micro-batch with none is left out."""
+    passes = []
+    for j in minibatch:
+        turns = [i for i in micro[j].turns if live[i]]
+        if turns:
+            passes.append(turns)
+    return passes
+
+
+def clipped_step(optimizer, params: list, grad_clip: float) -> float:
+    """The gradient's norm clipped to `grad_clip`, then the optimizer's step, unless the norm is
+    not finite: a step on such a gradient would make every weight NaN, so it is skipped (and
+    counted, UpdateLog.record_step). Returns the norm before clipping."""
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, grad_clip))
+    if math.isfinite(grad_norm):
+        optimizer.step()
+    return grad_norm
+
+
 def trainable(policy) -> list:
-    """The trained parameters, their gradients zeros: Adam steps on zeros where a minibatch scores
-    nothing (every advantage 0), as where it scores turns whose gradients are 0."""
+    """The trained parameters, each with a gradient of zeros. A minibatch whose every turn has
+    advantage 0 scores no micro-batch (`live_turns`), so nothing writes its gradient: it stays
+    these zeros (zero_grad(set_to_none=False) keeps them), and Adam steps on it as it steps on a
+    scored minibatch whose gradient is 0, so the run takes the same steps either way."""
     params = [p for p in policy.model.parameters() if p.requires_grad]
     for p in params:
         p.grad = torch.zeros_like(p)
@@ -94,16 +160,25 @@ def padded(per_turn: list, turns: list[int]) -> torch.Tensor:
     return torch.nn.utils.rnn.pad_sequence([per_turn[i] for i in turns], batch_first=True)
 
 
-def live_turns(advantages: torch.Tensor, skip_zero: bool) -> list[bool]:
+def live_turns(
+    b_advantages: torch.Tensor, update_cfg: UpdateConfig, ref_policy, sampled_are_old: bool
+) -> list[bool]:
     """The turns Eq. 2's passes score. A turn of advantage 0 adds exactly 0 to Eq. 2 and to its
     gradient, so with nothing else to score it for (no KL term, no target KL) it is skipped, while
     n_terms still counts it; but never where pi_old was scored, for those passes must stay the
     update's own, so that the first ratio is exactly 1."""
-    return (advantages != 0).tolist() if skip_zero else [True] * len(advantages)
+    if ref_policy is None and update_cfg.target_kl == 0 and sampled_are_old:
+        return (b_advantages != 0).tolist()
+    return [True] * len(b_advantages)
 
 
 def old_logprobs(
-    policy, ref_policy, batch: RolloutBatch, micro: list, cfg, sampled_are_old: bool = False
+    policy,
+    ref_policy,
+    batch: RolloutBatch,
+    micro: list[MicroBatch],
+    update_cfg: UpdateConfig,
+    sampled_are_old: bool = False,
 ) -> tuple[list, list]:
     """log pi_old and log pi_ref of every action token, (tokens,) per turn: scored with the
     update's padded passes (so Eq. 2's first ratio is exactly 1), or pi_old taken as sampled where
@@ -114,31 +189,39 @@ def old_logprobs(
         b_logprobs = [
             torch.tensor(lp, dtype=torch.float32, device=policy.device) for lp in batch.logprobs
         ]
-    scorers = ([] if sampled_are_old else [(b_logprobs, policy)]) + [(ref_logprobs, ref_policy)]
+    scorers = [(ref_logprobs, ref_policy)]
+    if not sampled_are_old:
+        scorers.insert(0, (b_logprobs, policy))
     with torch.no_grad():
-        for mb in [m for m in micro if m]:
+        for turns in [m.turns for m in micro if m.turns]:
             for store, scorer in scorers:
-                if scorer is not None:
-                    logp = scorer.score(*batch.actions(mb), cfg.temperature, cfg.top_p)[0]
-                    for row, i in enumerate(mb):
-                        store[i] = logp[row, : len(C[i])]
+                if scorer is None:
+                    continue
+                actions = batch.actions(turns)
+                logp = scorer.score(*actions, update_cfg.temperature, update_cfg.top_p)[0]
+                for row, i in enumerate(turns):
+                    store[i] = logp[row, : len(C[i])]
     return b_logprobs, ref_logprobs
 
 
-def sampled_logprobs_are_old(cfg, sampler, policy, online: bool) -> bool:
+def sampled_logprobs_are_old(update_cfg: UpdateConfig, sampler, policy, online: bool) -> bool:
     """Whether a batch's sampled log-probs are pi_old's: played now (not offline data), by the
-    trained model itself (not engine.py's bf16 copy), in float32. Sampling (a KV-cached decode)
+    trained model itself (not lm/engine.py's bf16 copy), in float32. Sampling (a KV-cached decode)
     and scoring (a padded pass) then differ by rounding, ~1e-6 a token; the pass saved is ~1/10 of
     a CPU step."""
     return (
-        cfg.old_logprobs == "auto" and online and sampler is policy and policy.compute_dtype is None
+        update_cfg.old_logprobs == "auto"
+        and online
+        and sampler is policy
+        and policy.compute_dtype is None
     )
 
 
 class UpdateLog:
-    """The train/ metrics of one `ppo_update`, gathered as it goes and reported once: what the
+    """The train/ metrics of one `ppo_update`, recorded as it goes and reported once: what the
     clip did, how far pi moved from pi_old, the optimizer's steps, and how far the log-probs the
-    actions were sampled with lie from pi_old's (the behaviour gap)."""
+    actions were sampled with lie from pi_old's (the behaviour gap). Its record_* methods only
+    record; `kl_old` (the last minibatch's KL) and `early_stop` are read by the update."""
 
     def __init__(self, b_logprobs: list, sampled: list):
         per_token = [
@@ -147,48 +230,59 @@ class UpdateLog:
         ]
         gaps = torch.cat(per_token).abs()
         per_action = torch.stack([d.sum() for d in per_token]).abs()  # |log rho_sampler|
-        self.gap = (gaps.max().item(), per_action.max().item())
+        self.gap_max = gaps.max().item()
+        self.action_gap_max = per_action.max().item()
         self.sums = dict.fromkeys(("clipped", "ratio_sum", "terms", "kl_ref", "loss"), 0.0)
         self.sums |= {"drift": gaps.sum().item(), "drift_tokens": len(gaps)}
         self.sums |= {"action_drift": per_action.sum().item(), "actions": len(per_action)}
-        self.grad_norms, self.skipped, self.early_stop = [], 0, False
-        self.kl_old = self.kl_sum = self.loss = self.ratio_max = self.first_log_ratio_max = 0.0
+        self.grad_norms = []  # of each step taken
+        self.skipped = 0  # steps skipped on a gradient that was not finite
+        self.early_stop = False
+        self.kl_old = 0.0  # KL(pi_old || pi) per action of the last minibatch, over every rank
+        self.minibatch_kl_sum = 0.0  # of the minibatch scored so far, this rank's
+        self.minibatch_loss = 0.0  # likewise
+        self.ratio_max = 0.0
+        self.first_log_ratio_max = 0.0
 
-    def scored(self, newlogprob, oldlogprob, mask, stats: dict, loss, kl_ref, n_terms: int):
+    def record_micro_batch(self, newlogprob, oldlogprob, mask, stats: dict, loss):
         """One micro-batch of a minibatch, after its backward pass."""
         log_ratio = (newlogprob.detach() - oldlogprob) * mask  # log pi - log pi_old per token
-        self.kl_sum += approx_kl(log_ratio, mask).sum().item()  # KL(pi_old || pi)
+        self.minibatch_kl_sum += approx_kl(log_ratio, mask).sum().item()  # KL(pi_old || pi)
         if not self.grad_norms:  # before the first step rho is 1 (to rounding, if pi_old sampled)
             first = float(log_ratio.sum(-1).abs().max())
             self.first_log_ratio_max = max(self.first_log_ratio_max, first)
         for key in ("clipped", "ratio_sum", "terms"):
             self.sums[key] += stats[key]
-        self.sums["kl_ref"] += 0.0 if kl_ref is None else kl_ref.item() * n_terms
         self.ratio_max = max(self.ratio_max, stats["ratio_max"])
-        self.loss += loss.item()
+        self.minibatch_loss += loss.item()
 
-    def kl_exceeds(self, target_kl: float, n_terms: int, ranks: Ranks) -> bool:
-        """The minibatch's KL(pi_old || pi) per action, over every rank; whether it passes
-        `target_kl` (> 0), which stops the update early."""
-        total = torch.tensor([self.kl_sum], dtype=torch.float64)
-        self.kl_old, self.kl_sum = ranks.sum(total).item() / n_terms, 0.0
-        self.early_stop = target_kl > 0 and self.kl_old > target_kl
-        return self.early_stop
+    def record_kl_ref(self, kl_ref: torch.Tensor, n_terms: int) -> None:
+        """A micro-batch's KL(pi || pi_ref) part (its sum over the terms, divided by n_terms)."""
+        self.sums["kl_ref"] += kl_ref.item() * n_terms
 
-    def stepped(self, grad_norm: float) -> bool:
-        """Whether the optimizer may step on this gradient: not if its norm is not finite (the
-        step is skipped and counted)."""
-        loss, self.loss = self.loss, 0.0
-        if not math.isfinite(grad_norm):
+    def record_minibatch_kl(self, n_terms: int, ranks: Ranks) -> None:
+        """The minibatch's KL(pi_old || pi) per action, summed over every rank, as `kl_old`."""
+        total = torch.tensor([self.minibatch_kl_sum], dtype=torch.float64)
+        self.kl_old = ranks.sum(total).item() / n_terms
+        self.minibatch_kl_sum = 0.0
+
+    def record_early_stop(self) -> None:
+        """The update stops before this minibatch's step (target_kl)."""
+        self.early_stop = True
+
+    def record_step(self, grad_norm: float) -> None:
+        """The minibatch's optimizer step, and its loss, or a step skipped (`clipped_step`)."""
+        if math.isfinite(grad_norm):
+            self.grad_norms.append(grad_norm)
+            self.sums["loss"] += self.minibatch_loss
+        else:
             self.skipped += 1
-            return False
-        self.grad_norms.append(grad_norm)
-        self.sums["loss"] += loss
-        return True
+        self.minibatch_loss = 0.0
 
     def report(self, ranks: Ranks) -> dict:
         totals = ranks.sum(torch.tensor(list(self.sums.values()), dtype=torch.float64))
-        s, steps = dict(zip(self.sums, totals.tolist())), len(self.grad_norms)
+        s = dict(zip(self.sums, totals.tolist()))
+        steps = len(self.grad_norms)
         terms = max(s["terms"], 1)
         return {
             "train/loss": s["loss"] / steps if steps else math.nan,
@@ -202,9 +296,9 @@ class UpdateLog:
             "train/early_stop": float(self.early_stop),
             "train/grad_norm": sum(self.grad_norms) / steps if steps else math.nan,
             "train/first_step_log_ratio_max": ranks.max(self.first_log_ratio_max),
-            "train/behaviour_logprob_gap": ranks.max(self.gap[0]),
+            "train/behaviour_logprob_gap": ranks.max(self.gap_max),
             "train/behaviour_logprob_drift": s["drift"] / max(s["drift_tokens"], 1),
-            "train/behaviour_action_log_ratio_max_abs": ranks.max(self.gap[1]),
+            "train/behaviour_action_log_ratio_max_abs": ranks.max(self.action_gap_max),
             "train/behaviour_action_log_ratio_mean_abs": s["action_drift"] / max(s["actions"], 1),
         }
 

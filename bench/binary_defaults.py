@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, save_results
-from cli import arg, fail, parse_config
 from experiment import kept_evaluation
+from tools.cli import arg, fail, parse_config
 
 # name: window (0: the last)
 RULES = {"last": 0, "best single": 1, "best 3 in a row": 3, "best 5 in a row": 5}

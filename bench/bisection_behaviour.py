@@ -23,19 +23,19 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results
 import torch
 
-import models
-from cli import arg, parse_config
+from bench.common import RESULTS, save_results
 from env import CSG, GameConfig, play, secret_split
 from evaluate import evaluate_policy
+from game.questions import parse_question
+from lm import models
 from metrics import repeat_ratio
 from oracle import RuleOracle
 from policy import SampleConfig
-from rollouts import play_rollouts
-from questions import parse_question
 from reference import BayesPolicy, RandomPolicy
+from rollouts import play_rollouts
+from tools.cli import arg, parse_config
 
 COMPARISONS = {"gt", "ge", "lt", "le"}
 

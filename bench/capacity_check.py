@@ -26,17 +26,15 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results
-from cli import arg, parse_config, use_threads
 import torch
 
-import models
-import tinylm
-import warmup
 from bench.bisection_behaviour import halving_share, heldout_and_n200
+from bench.common import RESULTS, save_results
 from env import GameConfig, secret_split
 from episodes import random_interval
+from lm import models, tinylm, warmup
 from reference import BayesPolicy
+from tools.cli import arg, parse_config, use_threads
 
 
 @dataclass

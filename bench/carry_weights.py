@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from cli import arg, fail, parse_config  # noqa: E402
+from tools.cli import arg, fail, parse_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CARRY = ROOT / ".carry"
@@ -114,7 +114,7 @@ def main(argv=None):
         if cfg.source:
             source = Path(cfg.source)
         else:
-            import models
+            from lm import models
 
             try:
                 source = Path(os.path.join(*models.smollm2_gguf()))

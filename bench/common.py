@@ -11,8 +11,10 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-import cli  # noqa: F401  (before torch: it sets how idle OpenMP threads wait)
-from cli import code_version  # noqa: F401  (bench scripts import it from here)
+from tools import cli  # noqa: F401  (before torch: it sets how idle OpenMP threads wait)
+from tools.cli import code_version  # noqa: F401  (bench scripts import it from here)
+
+# isort: split
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 

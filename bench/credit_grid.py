@@ -44,8 +44,9 @@ from dataclasses import asdict, dataclass, fields  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import save_results  # noqa: E402
 import matplotlib  # noqa: E402
+
+from bench.common import save_results  # noqa: E402
 
 matplotlib.use("Agg")  # files only, no window
 import matplotlib.pyplot as plt  # noqa: E402
@@ -54,19 +55,31 @@ from matplotlib.cm import ScalarMappable  # noqa: E402
 from matplotlib.colors import Normalize  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-import warmup  # noqa: E402
 import fidelity  # noqa: E402
-import models  # noqa: E402
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch  # noqa: E402
 from bench.bisection_behaviour import checkpoint_played  # noqa: E402
 from bench.generalization import changed_from, run_config, set_defaults  # noqa: E402
-from cli import arg, fail, parse_config, use_threads  # noqa: E402
+from config import (
+    config_from_flags,  # noqa: E402
+    warmup_config,  # noqa: E402
+)
 from env import GameConfig, secret_split  # noqa: E402
-from grammar import render_question  # noqa: E402
+from game.grammar import render_question  # noqa: E402
+from game.questions import parse_question  # noqa: E402
+from lm import (
+    models,  # noqa: E402
+    warmup,  # noqa: E402
+)
+from lm.models import ModelConfig  # noqa: E402
 from policy import SampleConfig  # noqa: E402
 from rollouts import play_rollouts  # noqa: E402
-from questions import parse_question  # noqa: E402
-from train import config_from_flags, game_config  # noqa: E402
+from tools.cli import (  # noqa: E402
+    arg,
+    fail,
+    parse_config,
+    settings,  # noqa: E402
+    use_threads,
+)
 
 
 @dataclass
@@ -197,8 +210,9 @@ def loaded(spec: str, defaults) -> tuple:
     """(policy, game, run, label) of a panel: the warm-up policy in train.py's default game, or a
     checkpoint in its run's game (train_config.json beside it), with the run's record."""
     if spec == "tiny":
-        policy = warmup.starting_policy(defaults, quiet=True)[0]
-        return policy, game_config(defaults), None, "before RL: the warm-up policy"
+        model_cfg = settings(ModelConfig, defaults)
+        policy = warmup.starting_policy(model_cfg, warmup_config(defaults), quiet=True)[0]
+        return policy, settings(GameConfig, defaults), None, "before RL: the warm-up policy"
     if not os.path.isdir(spec):
         fail(
             "credit_grid.py",
@@ -208,7 +222,7 @@ def loaded(spec: str, defaults) -> tuple:
     policy = models.load_policy_for("credit_grid.py", spec, "cpu", "fp32", trainable=False)
     run_dir = Path(spec).resolve().parent
     if not (run_dir / "train_config.json").exists():
-        return policy, game_config(defaults), None, f"{spec}"
+        return policy, settings(GameConfig, defaults), None, f"{spec}"
     config = run_config(run_dir)
     played = checkpoint_played(spec)
     summary = run_dir / "summary.json"

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, command_line, save_results
 from bench.train_speed import first_reaching
-from cli import arg, fail, parse_config
+from tools.cli import arg, fail, parse_config
 
 
 @dataclass

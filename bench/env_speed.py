@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, save_results
-from cli import arg, parse_config
 from env import CSG, GameConfig
 from reference import action_text, random_query
+from tools.cli import arg, parse_config
 
 
 @dataclass

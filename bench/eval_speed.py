@@ -1,7 +1,7 @@
 """Wall time of a full evaluation: 3 runs x the 20 held-out secrets, tables, logs and figures.
 
 Goal: under 2 minutes on 2 CPU cores, for the reference policies and for the tiny
-model (warmup.py). The tiny model's one-time format warm-up is cached before timing starts.
+model (lm/warmup.py). The tiny model's one-time format warm-up is cached before timing starts.
     python bench/eval_speed.py [--suites reference,tiny]
 """
 
@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results
 import evaluate
-from cli import arg, parse_config
+from bench.common import RESULTS, save_results
+from tools.cli import arg, parse_config
 
 SUITES = {
     "reference": "random,fixed_sequence,greedy_oracle,bayes",

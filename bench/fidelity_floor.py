@@ -22,12 +22,11 @@ import sys
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results
-from cli import arg, fail, parse_config
-
 import torch
 
+from bench.common import RESULTS, save_results
 from fidelity import return_only_floor
+from tools.cli import arg, fail, parse_config
 
 BIN_SIZE = 6  # fidelity.return_only_floor's bins
 

@@ -64,15 +64,14 @@ from bench.bisection_behaviour import (
 from bench.common import RESULTS, code_version, save_results, today
 from bench.report_generalization import by_flags, flags_of
 from bench.reproduce import PER_RUN_FIELDS
-from cli import arg, fail, parse_config, use_threads
-
-import models
-from experiment import eval_seed
+from config import config_from_flags
 from env import GameConfig, play, secret_split
+from experiment import eval_seed
+from lm import models
 from metrics import repeat_ratio
 from reference import BayesPolicy, FixedSequencePolicy, RandomPolicy
-from stats import paired_by_seed
-from train import config_from_flags
+from tools.cli import arg, fail, parse_config, use_threads
+from tools.stats import paired_by_seed
 
 COMPARED = ("heldout_greedy", "heldout_sampled", "gen200_greedy", "gen200_sampled")
 REFERENCES = {

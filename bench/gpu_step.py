@@ -3,9 +3,9 @@ architecture built from its published config with random weights, fed the game's
 timed through one ECHO step of train.py's own code at the paper's batch, for LoRA (bf16 frozen
 base, float32 adapters) and for full fine-tuning (float32 weights, bf16 autocast), each with
 the rollout engines side by side in one run: eager (policy.py, train.py --rollout eager), fast
-(engine.py, --rollout fast), fast-unfused (the same without fused projections: what fusing q/k/v
+(lm/engine.py, --rollout fast), fast-unfused (the same without fused projections: what fusing q/k/v
 and gate/up saves), fast-eager-sampling (the same drawing with policy.sample_next's eager
-kernels: what the compiled blocked draw saves) and fast-stock (engine.py's static caches and
+kernels: what the compiled blocked draw saves) and fast-stock (lm/engine.py's static caches and
 CUDA graphs on transformers' stock attention and projections, each cache read to its power of
 two, the host reading every token before the next step, the eager draw: what the fast engine's
 attention, read lengths, lookahead and draw save).
@@ -59,21 +59,19 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, code_version, command_line, save_results
 import torch
 
-import engine
-import models
-import tinylm
-import train
+import config
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
+from bench.common import RESULTS, code_version, command_line, save_results
 from bench.rollouts import hf_generate_per_episode
-from cli import arg, fail, parse_config
 from env import GameConfig
+from lm import engine, models, tinylm
 from policy import LMPolicy, SampleConfig
 from rollouts import play_rollouts
-from ranks import Ranks
-from update import CompiledLayers, old_logprobs, ppo_update, sampled_logprobs_are_old
+from tools.cli import arg, fail, parse_config, settings
+from tools.ranks import Ranks
+from update import CompiledLayers, UpdateConfig, old_logprobs, ppo_update, sampled_logprobs_are_old
 
 QWEN25_15B = dict(  # Qwen/Qwen2.5-1.5B-Instruct config.json, as published
     vocab_size=151936,
@@ -303,8 +301,8 @@ class Timed:
 def action_drift(policy: LMPolicy, batch, tcfg) -> dict:
     """How far the sampler's log-probability of each action is from pi_old's, recomputed on the
     trained model as update.ppo_update does: log pi_copy(a|h) - log pi_old(a|h) per action."""
-    micro, _ = batch.micro_batches(tcfg.micro_batch, Ranks())
-    old = old_logprobs(policy, None, batch, micro, tcfg)[0]
+    micro = batch.micro_batches(tcfg.micro_batch, Ranks())
+    old = old_logprobs(policy, None, batch, micro, settings(UpdateConfig, tcfg))[0]
     log_ratio = torch.tensor(
         [sum(s) - float(o.sum()) for s, o in zip(batch.logprobs, old)], dtype=torch.float64
     )
@@ -369,7 +367,7 @@ def one_step(
     `micro_batch` turns inside `update_context`, refresh), timed by part; episodes of at most
     `turns` turns; `profile`: a dict to hold the profiles of the rollout and the update
     (`profiled`)."""
-    tcfg = train.config_from_flags(
+    tcfg = config.config_from_flags(
         [
             "--model",
             "qwen",
@@ -435,9 +433,21 @@ def one_step(
             advantages = batch.from_grid(
                 ESTIMATORS["echo"].advantages(credit, EstimatorContext())
             ).float()
-            old = sampled_logprobs_are_old(tcfg, sampler, policy, online=True)
+            old = sampled_logprobs_are_old(
+                settings(UpdateConfig, tcfg), sampler, policy, online=True
+            )
             shuffle = torch.Generator().manual_seed(0)
-            update = ppo_update(policy, opt, batch, advantages, tcfg, shuffle, None, Ranks(), old)
+            update = ppo_update(
+                policy,
+                opt,
+                batch,
+                advantages,
+                settings(UpdateConfig, tcfg),
+                shuffle=shuffle,
+                ref_policy=None,
+                ranks=Ranks(),
+                sampled_are_old=old,
+            )
             engine.refresh(sampler, policy)
         sync()
         updated = time.perf_counter()

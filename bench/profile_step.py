@@ -22,19 +22,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results
 import torch
 
+import config
 import env
 import policy as policy_module
 import rollouts
-import train
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
-from cli import arg, parse_config, use_threads
-from ranks import Ranks
-from update import ppo_update, sampled_logprobs_are_old
-from warmup import starting_policy
-import models
+from bench.common import RESULTS, save_results
+from config import warmup_config
+from env import GameConfig
+from lm import models
+from lm.models import ModelConfig
+from lm.warmup import starting_policy
+from tools.cli import arg, parse_config, settings, use_threads
+from tools.ranks import Ranks
+from update import UpdateConfig, ppo_update, sampled_logprobs_are_old
 
 
 @dataclass
@@ -119,7 +122,7 @@ def instrument(policy, opt):
 
 def one_step(policy, opt, cfg, rng, gen, shuffle):
     # prefix turns and refusals (experiment.episode_starts) are not played here
-    game_cfg = train.game_config(cfg)
+    game_cfg = settings(GameConfig, cfg)
     secrets = rng.sample(env.secret_split(cfg.n_max, cfg.n_heldout)[0], cfg.secrets_per_step)
     sample = policy_module.SampleConfig(cfg.temperature, cfg.top_p, cfg.max_new_tokens)
     with timed("rollout (total)"):
@@ -130,18 +133,28 @@ def one_step(policy, opt, cfg, rng, gen, shuffle):
             ESTIMATORS[cfg.estimator].advantages(credit, EstimatorContext())
         ).float()
     with timed("update (total)"):
-        old = sampled_logprobs_are_old(cfg, policy, policy, online=True)
-        ppo_update(policy, opt, batch, advantages, cfg, shuffle, None, Ranks(), old)
+        old = sampled_logprobs_are_old(settings(UpdateConfig, cfg), policy, policy, online=True)
+        ppo_update(
+            policy,
+            opt,
+            batch,
+            advantages,
+            settings(UpdateConfig, cfg),
+            shuffle=shuffle,
+            ref_policy=None,
+            ranks=Ranks(),
+            sampled_are_old=old,
+        )
     return batch
 
 
 def main(argv=None):
     pcfg = parse_config(ProfileConfig, argv, description=__doc__.splitlines()[0])
-    cfg = train.config_from_flags(shlex.split(pcfg.train_flags))
+    cfg = config.config_from_flags(shlex.split(pcfg.train_flags))
     use_threads(pcfg.threads)
     # tiny: the run's own start (its warm-up, precision, size and adapters), as train.py loads it
     policy = (
-        starting_policy(cfg, quiet=True)[0]
+        starting_policy(settings(ModelConfig, cfg), warmup_config(cfg), quiet=True)[0]
         if pcfg.model == "tiny"
         else models.load_policy_for("profile_step.py", pcfg.model)
     )

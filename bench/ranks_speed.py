@@ -1,5 +1,5 @@
-"""Steps per minute of train.py on 1 and 2 ranks (torchrun, ranks.py): the first `steps` steps of
-the default run, on the CPU with one thread per rank, and on the GPU when there is one (one GPU:
+"""Steps per minute of train.py on 1 and 2 ranks (torchrun, tools/ranks.py): the first `steps` steps
+of the default run, on the CPU with one thread per rank, and on the GPU when there is one (one GPU:
 one rank; NCCL cannot put two ranks on one device).
 
     python bench/ranks_speed.py [--steps 6] [--ranks 1,2]
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, save_results
-from cli import arg, parse_config
+from tools.cli import arg, parse_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

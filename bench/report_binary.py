@@ -445,8 +445,8 @@ def since_split_one(general: dict) -> str:
     """One sentence on what differs between the binary set's runs of binary_final.json (by the
     script bench/generalization.py replaced) and its rows of generalization.json: the split, the
     script, and whether the built-in model's tokenizer wrote numbers digit by digit (git: the
-    commit that first said so in tinylm.py, against the last commit that changed binary_final.json
-    and the commits that scored the rows). Only what the files and git show."""
+    commit that first said so in lm/tinylm.py, against the last commit that changed
+    binary_final.json and the commits that scored the rows). Only what the files and git show."""
     final = load("binary_final.json")
     rows = [r for r in general["runs"] if r["question_set"] == "binary"]
     if not final or not rows:
@@ -461,7 +461,7 @@ def since_split_one(general: dict) -> str:
         f"greedy over seeds {seeds_text(sorted(r['seed'] for r in echo))}, "
     )
     digit, last = (
-        first_commit_with("digit by digit", "tinylm.py"),
+        first_commit_with("digit by digit", "lm/tinylm.py"),
         last_commit_of("binary_final.json"),
     )
     scored = [(r.get("measured") or {}).get("scored") or {} for r in rows]
@@ -470,7 +470,7 @@ def since_split_one(general: dict) -> str:
     if digit and last and last != digit and is_ancestor(last, digit) and after:
         return text + (
             "were all committed before the built-in model's tokenizer wrote numbers digit by digit "
-            f"(tinylm.py); split {now}'s were scored at code whose tokenizer does, on another "
+            f"(lm/tinylm.py); split {now}'s were scored at code whose tokenizer does, on another "
             "split, by bench/generalization.py, which replaced the script of split "
             f"{then}'s" + (" (their runs record no training commit)." if untrained else ".")
         )

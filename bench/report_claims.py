@@ -10,12 +10,12 @@ import re
 from bench import report_credit_grid, report_tables
 from bench.report_binary import split_of
 from bench.report_tables import (
+    brief_line,
     code_changes,
     footnote,
     load,
     marked,
     meta,
-    brief_line,
     missing,
     named,
     nan,
@@ -35,10 +35,10 @@ REFERENCES = {
 # ---------------------------------------------------------------- (a) the game
 def section_game() -> list[str]:
     """The game in a few sentences, and the reference policies on each split's secrets."""
-    import train
+    import config
     from env import GameConfig
 
-    game, cfg = GameConfig(), train.TrainConfig()
+    game, cfg = GameConfig(), config.TrainConfig()
     lines = [
         "## The game and its references",
         "",

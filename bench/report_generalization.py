@@ -17,7 +17,7 @@ from bench.report_tables import (
     t_test_text,
     table,
 )
-from stats import paired_by_seed
+from tools.stats import paired_by_seed
 
 FILE = "generalization.json"
 SETS = {

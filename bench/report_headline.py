@@ -31,7 +31,7 @@ from bench.report_tables import (
     t_test_text,
     table,
 )
-from stats import paired_by_seed
+from tools.stats import paired_by_seed
 
 FILE, SEALED = "generalization.json", "sealed.json"
 HELDOUT = [("heldout_greedy", "greedy"), ("heldout_sampled", "sampled")]

@@ -118,9 +118,9 @@ from bench.report_claims import (  # noqa: E402
 from bench.report_generalization import section_generalization as section_every_run  # noqa: E402
 from bench.report_headline import (  # noqa: E402
     binary_summary,
+    sealed,
     section_generalization,
     section_versus,
-    sealed,
     versus_summary,
 )
 from bench.report_screens import section_screens  # noqa: E402
@@ -144,7 +144,7 @@ from bench.report_tables import (  # noqa: E402
     meta,
     num,
 )
-from cli import arg, parse_config  # noqa: E402
+from tools.cli import arg, parse_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -22,7 +22,7 @@ from bench.report_tables import (
     table,
 )
 from env import secret_split
-from stats import paired_t_test
+from tools.stats import paired_t_test
 
 FILE, GENERALIZATION = "screens.json", "generalization.json"
 # the resolve a policy must reach on secrets up to 200 on every seed (the generalization target)
@@ -247,9 +247,9 @@ def section_defaults_chosen(compared: list[int]) -> tuple[list[str], dict]:
     """One table: each default of the paper set that departs from the paper, the paper's value,
     the flag that plays the value it was compared with, and what chose it; and {what: the files
     changed since} for the section's footnote (a row chosen on a screen is marked with it)."""
-    import train  # the defaults as they are now
+    import config
 
-    today, d = vars(train.TrainConfig()), load(FILE)
+    today, d = vars(config.TrainConfig()), load(FILE)
     changed = code_changes(FILE, d) if d else None
     rows = []
     for field, meaning, paper, value in DEPARTURES:

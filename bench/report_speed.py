@@ -10,7 +10,7 @@ here: each is read from a file.
 
 import re
 
-import train
+import config
 from bench.report_tables import (
     code_cell,
     code_changes,
@@ -425,7 +425,7 @@ def section_speed_claim() -> tuple[list[str], dict]:
     cpu = [(n, load(n)) for n in CPU if load(n)]
     steps = [(n, load(n)) for n in GPU_STEPS if load(n)]
     runs = [(n, load(n)) for n in GPU_RUNS if load(n)]
-    today = train.config_from_flags(["--model", "qwen"]).top_p
+    today = config.config_from_flags(["--model", "qwen"]).top_p
     batches = sorted(
         {
             f"{c['secrets']} secrets x {c['group_size']} rollouts, up to {c['max_new_tokens']} "

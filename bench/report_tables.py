@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from bench.common import RESULTS, ROOT
-from stats import mean_sem, paired_t_test
+from tools.stats import mean_sem, paired_t_test
 
 DIR, PROVENANCE = Path(RESULTS), {}  # the folder read, and its provenance.json (set by `use`)
 REPO = Path(ROOT)  # the git checkout whose HEAD is "the code as it is now" (set by `use`)
@@ -33,6 +33,7 @@ def use(results: str, repo: str | None = None) -> None:
     DIR, REPO = Path(results), Path(repo or ROOT)
     READ.clear()
     changed_since.cache_clear()
+    moved_since.cache_clear()
     head_blobs.cache_clear()
     code_of.cache_clear()
     defaults_at.cache_clear()
@@ -94,14 +95,14 @@ def meta(name: str, data) -> dict:
 # (the bench script, and the modules its figures run through). The first pattern that matches a
 # result file's name gives its list. A result file no pattern matches is an error (`depends_on`):
 # a new kind of result gets its own line here.
-GAME = ["env.py", "properties.py", "grammar.py", "questions.py", "oracle.py"]
-POLICY = ["policy.py", "models.py", "tinylm.py", "warmup.py"]
-TRAINING = ["train.py", "experiment.py", "echo.py", "baselines.py", "cli.py"]
+GAME = ["env.py", "game/properties.py", "game/grammar.py", "game/questions.py", "oracle.py"]
+POLICY = ["policy.py", "lm/models.py", "lm/tinylm.py", "lm/warmup.py"]
+TRAINING = ["train.py", "experiment.py", "echo.py", "baselines.py", "tools/cli.py"]
 PLAYED = ["bench/bisection_behaviour.py", "reference.py", "evaluate.py", "metrics.py"]
 DEPENDS = [
     (
         "reproduce_*.json",
-        ["bench/reproduce.py", "metrics.py", "stats.py"] + TRAINING + GAME + POLICY,
+        ["bench/reproduce.py", "metrics.py", "tools/stats.py"] + TRAINING + GAME + POLICY,
     ),
     ("fidelity_floor.json", ["bench/fidelity_floor.py", "fidelity.py"]),
     ("credit_grid.json", ["bench/credit_grid.py", "fidelity.py"] + TRAINING + GAME + POLICY),
@@ -109,22 +110,22 @@ DEPENDS = [
     ("fidelity_*.json", ["fidelity.py"] + TRAINING + GAME + POLICY),  # a trained checkpoint's
     (
         "eval_paper_model_summary.json",
-        ["evaluate.py", "metrics.py", "reference.py", "report.py"] + TRAINING + GAME + POLICY,
+        ["evaluate.py", "metrics.py", "reference.py", "tools/report.py"] + TRAINING + GAME + POLICY,
     ),
     (
         "binary_final.json",
-        ["bench/binary_final.py", "stats.py"] + PLAYED + TRAINING + GAME + POLICY,
+        ["bench/binary_final.py", "tools/stats.py"] + PLAYED + TRAINING + GAME + POLICY,
     ),
     (
         "binary_scores_*.json",
-        ["bench/binary_final.py", "stats.py"] + PLAYED + TRAINING + GAME + POLICY,
+        ["bench/binary_final.py", "tools/stats.py"] + PLAYED + TRAINING + GAME + POLICY,
     ),
     ("binary_defaults.json", ["bench/binary_defaults.py"] + TRAINING + GAME + POLICY),
     ("bisection_behaviour_*.json", PLAYED + TRAINING + GAME + POLICY),
     ("capacity_check_*.json", ["bench/capacity_check.py"] + PLAYED + GAME + POLICY),
     (
         "generalization.json",
-        ["bench/generalization.py", "bench/reproduce.py", "stats.py"]
+        ["bench/generalization.py", "bench/reproduce.py", "tools/stats.py"]
         + PLAYED
         + TRAINING
         + GAME
@@ -140,25 +141,25 @@ DEPENDS = [
     ("env_speed.json", ["bench/env_speed.py", "reference.py"] + GAME),
     (
         "eval_speed.json",
-        ["bench/eval_speed.py", "evaluate.py", "metrics.py", "reference.py", "report.py"]
+        ["bench/eval_speed.py", "evaluate.py", "metrics.py", "reference.py", "tools/report.py"]
         + GAME
         + POLICY,
     ),
     ("rollouts*.json", ["bench/rollouts.py"] + GAME + POLICY),
-    ("threads.json", ["bench/threads.py", "cli.py"] + TRAINING + GAME + POLICY),
+    ("threads.json", ["bench/threads.py", "tools/cli.py"] + TRAINING + GAME + POLICY),
     ("profile_step*.json", ["bench/profile_step.py"] + TRAINING + GAME + POLICY),
     (
         "ranks_speed*.json",
-        ["bench/ranks_speed.py", "ranks.py", "engine.py"] + TRAINING + GAME + POLICY,
+        ["bench/ranks_speed.py", "tools/ranks.py", "lm/engine.py"] + TRAINING + GAME + POLICY,
     ),
     (
         "gpu_step*.json",
-        ["bench/gpu_step.py", "bench/rollouts.py", "engine.py"] + TRAINING + GAME + POLICY,
+        ["bench/gpu_step.py", "bench/rollouts.py", "lm/engine.py"] + TRAINING + GAME + POLICY,
     ),
-    ("train_gpu*.json", ["bench/device_runs.py", "engine.py"] + TRAINING + GAME + POLICY),
+    ("train_gpu*.json", ["bench/device_runs.py", "lm/engine.py"] + TRAINING + GAME + POLICY),
     (
         "smollm2_gpu.json",
-        ["bench/smollm2_gpu.py", "evaluate.py", "engine.py"] + TRAINING + GAME + POLICY,
+        ["bench/smollm2_gpu.py", "evaluate.py", "lm/engine.py"] + TRAINING + GAME + POLICY,
     ),
     ("sealed.json", []),  # a split drawn before any run played it: no code measured
 ]
@@ -191,8 +192,9 @@ def is_ancestor(older: str, newer: str) -> bool:
 
 
 def first_commit_with(text: str, path: str) -> str | None:
-    """The commit that first put `text` in the file `path` (git's pickaxe), or None."""
-    out = git("log", "--format=%H", "-S", text, "--", path)
+    """The commit that first put `text` in the file `path` (git's pickaxe, following the file
+    back through its moves), or None."""
+    out = git("log", "--follow", "--format=%H", "-S", text, "--", path)
     return out.split()[-1] if out and out.split() else None
 
 
@@ -211,6 +213,15 @@ def changed_since(repo: Path, commit: str) -> frozenset | None:
     """The files that differ between `commit` and HEAD (None: not a commit of this checkout)."""
     out = git("diff", "--name-only", commit, "HEAD")
     return None if out is None else frozenset(out.split())
+
+
+@lru_cache(maxsize=None)
+def moved_since(repo: Path, commit: str) -> dict:
+    """{path at HEAD: its path at `commit`} for every file git's rename detection finds moved
+    between the two (a file moved into a folder, its imports edited to match)."""
+    out = git("diff", "-M", "--name-status", commit, "HEAD") or ""
+    rows = [line.split("\t") for line in out.splitlines()]
+    return {row[2]: row[1] for row in rows if row[0].startswith("R") and len(row) == 3}
 
 
 @lru_cache(maxsize=None)
@@ -246,7 +257,35 @@ def code_of(repo: Path, obj: str) -> str | None:
             and isinstance(body[0].value.value, str)
         ):
             node.body = body[1:] or [ast.Pass()]
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and any(isinstance(n, IMPORTS) for n in body):
+            kept = [n for n in body if not isinstance(n, IMPORTS)]
+            node.body = [ast.Constant(imported(body))] + kept
     return ast.dump(tree)
+
+
+IMPORTS = (ast.Import, ast.ImportFrom)
+FOLDERS = ("game", "lm", "tools")  # the project's folders of modules (a move into one is no change)
+
+
+def imported(body: list) -> str:
+    """What a block's import statements bind, in one order and whatever the folder a project
+    module lives in: `from lm import models` and `import models`, or `from game.prompts import x`
+    and `from prompts import x`, are the same import (a file moved, and the sort of its imports,
+    change no figure)."""
+    atoms = set()
+    for node in body:
+        if isinstance(node, ast.Import):
+            atoms |= {("import", a.name, a.asname) for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            parts = (node.module or "").split(".")
+            if parts[0] in FOLDERS and len(parts) == 1:  # from lm import models: a module
+                atoms |= {("import", a.name, a.asname) for a in node.names}
+                continue
+            module = ".".join(parts[1:] if parts[0] in FOLDERS else parts)
+            atoms |= {("from", module, a.name, a.asname, node.level) for a in node.names}
+    return repr(sorted(atoms, key=repr))
 
 
 def same_code(before: str | None, path: str) -> bool:
@@ -275,9 +314,19 @@ def code_changes(name: str, data) -> list[str] | None:
     if IGNORE_CHANGES:
         return []
     uncommitted = m.get("uncommitted") or {}
-    differs = lambda f: blobs.get(f) != uncommitted[f] if f in uncommitted else f in since  # noqa: E731
-    before = lambda f: uncommitted[f] if f in uncommitted else f"{m['commit']}:{f}"  # noqa: E731
-    return [f for f in depends_on(name) if differs(f) and not same_code(before(f), f)]
+    moved = moved_since(REPO, m["commit"])  # {path now: its path when it was measured}
+    changed = []
+    for f in depends_on(name):
+        then = moved.get(f, f)
+        if then in uncommitted:  # measured on bytes no commit holds: compare with those
+            before = uncommitted[then]
+            differs = blobs.get(f) != before
+        else:
+            before = f"{m['commit']}:{then}"
+            differs = f in since
+        if differs and not same_code(before, f):
+            changed.append(f)
+    return changed
 
 
 # ---------------------------------------------------------------- the mark of older code
@@ -389,9 +438,9 @@ def moved_defaults(name: str, data, keys) -> list[str] | None:
     """The settings among `keys` whose train.py default in the code a file measured differs from
     today's, as flags (`--top-p 1.0`), and those that code did not have yet (`no --refusal-rate`);
     None where that code cannot be read."""
-    import train  # the code as it is now
+    import config
 
-    then, today = defaults_then(name, data), vars(train.TrainConfig())
+    then, today = defaults_then(name, data), vars(config.TrainConfig())
     if then is None:
         return None
     flag = lambda k: f"--{k.replace('_', '-')}"  # noqa: E731

@@ -33,8 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, code_version, command_line, machine, today
-from cli import arg, fail, parse_config
-from stats import mean_sem, paired_t_test
+from tools.cli import arg, fail, parse_config
+from tools.stats import mean_sem, paired_t_test
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -186,9 +186,9 @@ def train_config_summary(configs: dict) -> dict:
     """The runs' resolved train.py configuration: the fields that differ from train.py's defaults
     (leaving out those that name a run: estimator, seed, ...), whether they are the same for
     every run, and `resolved`, every field on which all runs agree."""
-    import train
+    import config
 
-    defaults = dataclasses.asdict(train.TrainConfig())
+    defaults = dataclasses.asdict(config.TrainConfig())
     fields = lambda c: {k: v for k, v in c.items() if k not in PER_RUN_FIELDS and k != "presets"}
     saved = {name: fields(c) for name, c in configs.items() if c is not None}
     diffs = {
@@ -465,7 +465,7 @@ def plot(results: dict, path: Path) -> None:
 
 def check(cfg: ReproduceConfig) -> None:
     """Every run's train.py configuration, checked before anything is trained or written."""
-    import train
+    import config
 
     try:
         [int(s) for s in cfg.seeds.split(",")]
@@ -482,7 +482,7 @@ def check(cfg: ReproduceConfig) -> None:
             cfg.question_set,
             *cfg.train_flags.split(),
         ]
-        train.check_config(train.config_from_flags(flags, prog="reproduce.py --train-flags"))
+        config.check_config(config.config_from_flags(flags, prog="reproduce.py --train-flags"))
 
 
 def main(argv=None):

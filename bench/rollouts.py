@@ -25,15 +25,16 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import RESULTS, save_results
 import torch
 
-from cli import arg, parse_config
+from bench.common import RESULTS, save_results
 from env import CSG, GameConfig
+from lm import models
+from lm.models import ModelConfig
+from lm.warmup import WarmupConfig, starting_policy
 from policy import SampleConfig
 from rollouts import play_rollouts
-from warmup import warmed_up
-import models
+from tools.cli import arg, parse_config
 
 
 def secrets_for(n: int) -> list[int]:
@@ -153,7 +154,10 @@ def hf_generate_per_episode(
 
 
 def compare(spec: str, n: int) -> dict:
-    policy = warmed_up("tiny", quiet=True) if spec == "tiny" else models.load_policy(spec)
+    if spec == "tiny":
+        policy = starting_policy(ModelConfig(), WarmupConfig(), quiet=True)[0]
+    else:
+        policy = models.load_policy(spec)
     batched(policy, 4)  # warm up the kernels once
     runs = {
         "batched": batched(policy, n),
@@ -186,7 +190,8 @@ def peak_memory_mb(n: int) -> float:
     """Max RSS of a fresh process that loads the tiny model and plays n episodes batched."""
     code = (
         "import resource, sys; sys.path.insert(0, '.'); from bench.rollouts import batched; "
-        "from warmup import warmed_up; batched(warmed_up('tiny', quiet=True), %d); "
+        "from lm.models import ModelConfig; from lm.warmup import WarmupConfig, starting_policy; "
+        "batched(starting_policy(ModelConfig(), WarmupConfig(), quiet=True)[0], %d); "
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)" % n
     )
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -44,12 +44,11 @@ from bench.generalization import (
     set_defaults,
 )
 from bench.report_generalization import flags_of
-from cli import arg, fail, parse_config, use_threads
-
-import models
 from env import GameConfig
 from evaluate import evaluate_policy
+from lm import models
 from oracle import RuleOracle
+from tools.cli import arg, fail, parse_config, use_threads
 
 PROBE = {"secrets": [201, 300], "n_max": 300}  # first and last secret, and the universe 1..n_max
 

@@ -21,8 +21,8 @@ from datetime import datetime, timezone
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, save_results
-from cli import arg, fail, parse_config
 from env import secret_split
+from tools.cli import arg, fail, parse_config
 
 RULE = (
     "a seed in 1..999999 that no file of bench/results used as a split, whose 20 held-out "

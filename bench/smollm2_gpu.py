@@ -33,14 +33,21 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, save_results  # noqa: E402
-from cli import arg, parse_config  # noqa: E402
-
-import models  # noqa: E402
+from config import (
+    config_from_flags,  # noqa: E402
+    warmup_config,  # noqa: E402
+)
 from env import GameConfig, secret_split  # noqa: E402
 from evaluate import evaluate_policy  # noqa: E402
+from lm import models  # noqa: E402
+from lm.models import ModelConfig  # noqa: E402
+from lm.warmup import starting_policy  # noqa: E402
 from oracle import RuleOracle  # noqa: E402
-from train import config_from_flags, game_config  # noqa: E402
-from warmup import starting_policy  # noqa: E402
+from tools.cli import (  # noqa: E402
+    arg,
+    parse_config,
+    settings,  # noqa: E402
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 CURVE = {
@@ -105,7 +112,7 @@ def played(policy, game: GameConfig, secrets: list[int], samples: int, seed: int
 
 def both_sets(policy, train_cfg, samples: int, seed: int) -> dict:
     """`played` on the run's held-out secrets of 1..100 and on all of 1..200."""
-    game = game_config(train_cfg)
+    game = settings(GameConfig, train_cfg)
     heldout = secret_split(train_cfg.n_max, train_cfg.n_heldout, train_cfg.split_seed)[1]
     return {
         "heldout": played(policy, game, heldout, samples, seed),
@@ -119,7 +126,7 @@ def main(argv=None) -> dict:
     start = config_from_flags(run_flags(cfg, estimators[0], lrs[0]))
     began = time.time()
     # caches the weights and the warm-up before the runs share them
-    policy = starting_policy(start)[0]
+    policy = starting_policy(settings(ModelConfig, start), warmup_config(start))[0]
     prepared = time.time() - began
     procs = {
         (e, lr): subprocess.Popen([sys.executable, "train.py", *run_flags(cfg, e, lr)], cwd=ROOT)

@@ -4,7 +4,7 @@ One seed and no control run: what it shows is that train.py's code path runs on 
 how its batches' play moves, not that it learns the game.
 
 Zero-shot SmolLM2 writes no readable action (it restates the prompt), so every reward of a
-group is the same penalty and nothing can be learned; the warm-up (warmup.py) fixes the format
+group is the same penalty and nothing can be learned; the warm-up (lm/warmup.py) fixes the format
 on the random-question policy's actions. A 135M model on 2 cores then costs minutes per step,
 so the game is made smaller, not different: secrets 1..20 (shorter prompts), 2 secrets x 4
 rollouts a step (4 x 4 took 10-12 minutes a step: 2 steps in 13 minutes). Everything else is
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, save_results
-from cli import arg, parse_config
 from experiment import run_directory
+from tools.cli import arg, parse_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -13,10 +13,10 @@ import sys
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import config
 from bench.common import RESULTS, save_results
-from cli import arg, parse_config
-
-import train
+from episodes import SplitConfig, split_secrets
+from tools.cli import arg, parse_config, settings
 
 
 @dataclass
@@ -33,8 +33,8 @@ def splits(seeds: list[int]) -> dict:
     held-out secrets of split `from` that split `to` holds out, validates on, trains on."""
     out, sets = {}, {}
     for seed in seeds:
-        cfg = train.config_from_flags(["--question-set", "binary", "--split-seed", str(seed)])
-        training, validation, heldout = train.split_secrets(cfg)
+        cfg = config.config_from_flags(["--question-set", "binary", "--split-seed", str(seed)])
+        training, validation, heldout = split_secrets(settings(SplitConfig, cfg))
         out[str(seed)] = {"heldout": heldout, "validation": validation}
         sets[seed] = (set(training), set(validation), set(heldout))
     shared = [

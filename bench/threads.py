@@ -6,7 +6,7 @@ parallel: each torch process starts an OpenMP pool of `torch.get_num_threads()` 
 OpenMP threads spin while they wait for work. Two processes with 2 threads each on 2 cores then
 take turns spinning on each other's cores. This bench measures that, and the settings that avoid
 it: one thread per process, OMP_WAIT_POLICY=PASSIVE (threads sleep at once), a brief spin
-(GOMP_SPINCOUNT), and what every entry point does (cli.py). The workload is train.py's first
+(GOMP_SPINCOUNT), and what every entry point does (tools/cli.py). The workload is train.py's first
 step of the default run: its rollout (many one-token model calls) and its update (Eq. 2's passes).
 
     python bench/threads.py [--episodes 6] [--processes 1,2,3] \\
@@ -22,23 +22,26 @@ from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, save_results
-from cli import arg, parse_config
+from tools.cli import arg, parse_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOAD = """
 import json, sys, time
 sys.path.insert(0, {root!r})
 {setup}
+import config
 import train
-from ranks import Ranks
+from tools.ranks import Ranks
 from update import ppo_update
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
 from policy import SampleConfig
 from rollouts import play_rollouts
-from warmup import WarmupConfig, warmed_up
-cfg = train.config_from_flags([])
-game = train.game_config(cfg)
-policy = warmed_up("tiny", quiet=True, warm=WarmupConfig(candidate_format=cfg.candidate_format))
+from config import warmup_config
+from lm.models import ModelConfig
+from lm.warmup import starting_policy
+cfg = config.config_from_flags([])
+game = settings(GameConfig, cfg)
+policy = starting_policy(settings(ModelConfig, cfg), warmup_config(cfg), quiet=True)[0]
 secrets = [1 + (17 * i) % 100 for i in range({episodes})]
 start = time.perf_counter()
 batch = play_rollouts(policy, secrets, cfg.group_size, game, \
@@ -49,7 +52,17 @@ advantages = batch.from_grid(ESTIMATORS["echo"].advantages(credit_from_batch(bat
 EstimatorContext())).float()
 optimizer = torch.optim.AdamW(policy.model.parameters(), lr=cfg.lr)
 shuffle = torch.Generator().manual_seed(0)
-ppo_update(policy, optimizer, batch, advantages, cfg, shuffle, None, Ranks(), True)
+ppo_update(
+    policy,
+    optimizer,
+    batch,
+    advantages,
+    settings(UpdateConfig, cfg),
+    shuffle=shuffle,
+    ref_policy=None,
+    ranks=Ranks(),
+    sampled_are_old=True,
+)
 end = time.perf_counter()
 print(json.dumps({{"seconds": end - start, "rollout": played - start, "update": end - played,
                   "threads": torch.get_num_threads()}}))
@@ -66,7 +79,7 @@ class ThreadsConfig:
         "2,1,2-passive,2-spin10000,2-spin1000,auto",
         "comma list of thread settings: N threads with spinning "
         "OpenMP threads (torch's default), N-passive with OMP_WAIT_POLICY=PASSIVE, N-spinK with "
-        "GOMP_SPINCOUNT=K, auto as train.py does it (cli.py imported first, cli.use_threads)",
+        "GOMP_SPINCOUNT=K, auto as train.py does it (tools/cli.py imported first, cli.use_threads)",
     )
     out: str = arg(
         os.path.join(RESULTS, "threads.json"), "where the figures are written", writes="file"

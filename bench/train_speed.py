@@ -2,6 +2,9 @@
 for a revision you name and for the working tree, in one bench run on one machine, with the
 outcome of each (held-out resolve; steps to 90%, sampled and greedy, each only where measured).
 
+The runs' metric rows are compared step for step, every logged number but the timings
+(`identical_rows`, `first_difference`): a change meant to change no behaviour plays the same run.
+
 The revision is checked out with `git worktree` into a temporary directory and run with this
 interpreter; both runs get the same command line and start from a cached format warm-up (each
 builds its own once, not timed), so the figure is the RL phase: the sum of the logged seconds per
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, save_results
-from cli import arg, fail, parse_config
+from tools.cli import arg, fail, parse_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -103,7 +106,19 @@ def run(code_dir: str, out_dir: str, cfg: TrainSpeedConfig) -> dict:
         "steps_to_90_greedy": first_reaching(evals, 1),
         "evaluations": evals,
         "train_config": json.load(open(saved)) if os.path.exists(saved) else None,
+        "rows": [{k: v for k, v in r.items() if "seconds" not in k} for r in rows],
     }
+
+
+def first_difference(a: list[dict], b: list[dict]) -> dict | None:
+    """Where two runs' metric rows first differ, every logged number but the timings compared
+    exactly (NaN equal to NaN): {step, names}; None where they agree step for step."""
+    same = lambda x, y: x == y or (x != x and y != y)  # noqa: E731
+    for row_a, row_b in zip(a, b):
+        names = sorted(k for k in set(row_a) | set(row_b) if not same(row_a.get(k), row_b.get(k)))
+        if names:
+            return {"step": row_a.get("step"), "names": names}
+    return None if len(a) == len(b) else {"step": min(len(a), len(b)) + 1, "names": ["(steps)"]}
 
 
 def config_differences(a: dict | None, b: dict | None) -> dict | None:
@@ -162,6 +177,10 @@ def main(argv=None):
     )
     # the same settings, so a speed-up of the code
     results["like_for_like"] = results["config_differences"] == {}
+    # a change that should change no behaviour (a refactor) plays the same run, number for number
+    rows = [results[side].pop("rows") for side in ("baseline", "current")]
+    results["first_difference"] = first_difference(*rows)
+    results["identical_rows"] = results["first_difference"] is None
     results["speedup"] = round(
         results["baseline"]["rl_seconds"] / results["current"]["rl_seconds"], 2
     )
@@ -189,6 +208,11 @@ def main(argv=None):
             "one revision saves no train_config.json: check by hand that both ran the same settings"
         )
     print(f"RL phase, baseline / current: {results['speedup']:.2f}x")
+    difference = results["first_difference"]
+    print(
+        "every logged number but the timings, step for step: "
+        + ("identical" if difference is None else f"differs first at {difference}")
+    )
     save_results(results, cfg.out)
 
 

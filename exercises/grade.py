@@ -108,7 +108,8 @@ def train_check(extra: list[str]) -> str:
     return ""
 
 
-def main(argv=None) -> int:
+def flag_parser() -> argparse.ArgumentParser:
+    """grade.py's command line: the exercises to grade and the flags of the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     add = parser.add_argument
     add("numbers", nargs="*", type=int, help="the exercises to grade (default: all)")
@@ -131,6 +132,58 @@ def main(argv=None) -> int:
         default="pass",
         help="pass: exit 0 when every exercise passes; fail: when every exercise fails",
     )
+    return parser
+
+
+def print_scores(graded, verdicts, stubs, verbose: bool) -> tuple[dict, float]:
+    """Print one line per graded exercise (points, tests passed, PASS or FAIL), with verbose
+    also why its failing tests failed. Returns ({exercise: passed}, the points earned)."""
+    passed, total = {}, 0.0
+    for e in graded:
+        points, n_passed, n = judge.score(e.points, verdicts.get(e.number, []))
+        total += points
+        passed[e.number] = n > 0 and n_passed == n
+        verdict = "PASS" if passed[e.number] else "FAIL"
+        print(
+            f"{e.number:2d}  {e.name:42s} {points:5.1f}/{e.points:<3d}points  "
+            f"{n_passed:2d}/{n:<2d}tests  {verdict}"
+        )
+        if verbose and not passed[e.number]:
+            text = judge.feedback(verdicts.get(e.number, []), stubs.get(e.number, ""))
+            print(textwrap.indent(text, "      "))
+    return passed, total
+
+
+def print_summary(graded, passed: dict, total: float, verbose: bool) -> None:
+    """The closing line: exercises passed and points earned, and how to ask why one failed."""
+    summary = f"{sum(passed.values())} of {len(graded)} exercises pass; {total:.1f} of "
+    summary += f"{sum(e.points for e in graded)} points"
+    if not (verbose or all(passed.values())):
+        summary += "; `python exercises/grade.py N -v` says why exercise N fails"
+    print(summary)
+
+
+def see_it_work(extra: list[str]) -> None:
+    """Train one step on the graded code, say how it went ("See it work", exercises/README.md)."""
+    print(
+        "See it work: exercises 1-3 and 6-8 pass, so one step of `python train.py --estimator "
+        "echo` runs on your code (the first time, the tiny model's format warm-up takes under "
+        "a minute on 2 cores; it is cached) ..."
+    )
+    trouble = train_check(extra)
+    print(
+        "  "
+        + (
+            trouble.replace("\n", "\n  ")
+            if trouble
+            else "it trained: your belief update, reward, Eq. 1, Eq. 2, KL and metrics work in "
+            "the real loop. Now run `python train.py --estimator echo`."
+        )
+    )
+
+
+def main(argv=None) -> int:
+    parser = flag_parser()
     args = parser.parse_args(argv)
     known = [e.number for e in EXERCISES]
     if any(n not in known for n in args.numbers):
@@ -148,43 +201,13 @@ def main(argv=None) -> int:
     expected = json.loads(Path(args.expected).read_text())["tests"] if args.expected else None
     timeout = args.timeout if args.timeout > 0 else 1e9
     verdicts, stubs = grade(ROOT, jobs, expected, timeout=timeout)
-    passed, total = {}, 0.0
-    for e in graded:
-        points, n_passed, n = judge.score(e.points, verdicts.get(e.number, []))
-        total += points
-        passed[e.number] = n > 0 and n_passed == n
-        verdict = "PASS" if passed[e.number] else "FAIL"
-        print(
-            f"{e.number:2d}  {e.name:42s} {points:5.1f}/{e.points:<3d}points  "
-            f"{n_passed:2d}/{n:<2d}tests  {verdict}"
-        )
-        if args.verbose and not passed[e.number]:
-            text = judge.feedback(verdicts.get(e.number, []), stubs.get(e.number, ""))
-            print(textwrap.indent(text, "      "))
-    summary = f"{sum(passed.values())} of {len(graded)} exercises pass; {total:.1f} of "
-    summary += f"{sum(e.points for e in graded)} points"
-    if not (args.verbose or all(passed.values())):
-        summary += "; `python exercises/grade.py N -v` says why exercise N fails"
-    print(summary)
+    passed, total = print_scores(graded, verdicts, stubs, args.verbose)
+    print_summary(graded, passed, total, args.verbose)
     if args.gradescope:
         report = judge.gradescope(graded, verdicts, stubs, args.hidden_visibility)
         Path(args.gradescope).write_text(json.dumps(report, indent=2) + "\n")
     if all(passed.get(n, False) for n in TRAIN_NEEDS) and not args.no_train_check:
-        print(
-            "See it work: exercises 1-3 and 6-8 pass, so one step of `python train.py --estimator "
-            "echo` runs on your code (the first time, the tiny model's format warm-up takes under "
-            "a minute on 2 cores; it is cached) ..."
-        )
-        trouble = train_check(args.train_flags.split())
-        print(
-            "  "
-            + (
-                trouble.replace("\n", "\n  ")
-                if trouble
-                else "it trained: your belief update, reward, Eq. 1, Eq. 2, KL and metrics work in "
-                "the real loop. Now run `python train.py --estimator echo`."
-            )
-        )
+        see_it_work(args.train_flags.split())
     ok = all(passed.values()) if args.expect == "pass" else not any(passed.values())
     return 0 if ok else 1
 

@@ -91,11 +91,11 @@ def test_a_tie_keeps_the_default(tmp_path):
 def test_the_binary_preset_is_what_the_comparison_chose():
     """train.py's binary preset carries the chosen run's settings and the chosen rule's window
     (bench/results/binary_defaults.json is committed: the decision the preset must follow)."""
-    import train
+    import config
     from bench.common import RESULTS
 
     d = json.loads(open(os.path.join(RESULTS, "binary_defaults.json")).read())
-    preset = train.config_from_flags(["--question-set", "binary"])
+    preset = config.config_from_flags(["--question-set", "binary"])
     chosen = next(r for r in d["runs"] if r["name"] == d["chosen"])
     assert {k: getattr(preset, k) for k in chosen["settings"]} == chosen["settings"]
     assert preset.validation_window == bd.RULES[d["chosen_rule"]]

@@ -55,6 +55,7 @@ def test_the_older_runs_come_last_in_the_lab(tmp_path):
     section; a missing older file drops only its own section; the README's summary shows neither
     them nor split 1's finals (both are the lab's)."""
     import shutil
+
     from bench import report_binary, report_tables
     from bench.report_results import readme_summary
 
@@ -80,6 +81,7 @@ def test_what_changed_since_split_one_is_what_git_shows():
     scoring commit git does not know, it claims no tokenizer."""
     import json
     from pathlib import Path
+
     from bench import report_tables
     from bench.report_binary import since_split_one
 

@@ -1,4 +1,4 @@
-"""The fast rollout engine (engine.py) against the eager reference (policy.py): same tokens, same
+"""The fast rollout engine (lm/engine.py) against the eager reference (policy.py): same tokens, same
 log-probs, the eager attention's logits from the grouped one, the adapted model's logits from the
 rollout copy, and train.py's Eq. 2 unchanged by it (or weighted by the truncated importance
 ratio)."""
@@ -9,13 +9,16 @@ from dataclasses import replace
 
 import pytest
 import torch
+from test_lora import qwen_dir  # noqa: F401  (a fixture: a random Qwen2 and a BPE tokenizer, saved)
+from test_policy import mixed_prompts, random_policy, tokenizer  # noqa: F401  (tokenizer: fixture)
+from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
 
-import models
-import tinylm
-import train
+import config
 import update
 from echo import behaviour_weights
-from engine import (
+from env import GameConfig
+from lm import models, tinylm
+from lm.engine import (
     GROUPED,
     FusedAttention,
     FusedMLP,
@@ -28,14 +31,11 @@ from engine import (
     refresh,
     rollout_policy,
 )
-from env import GameConfig
 from policy import LMPolicy, SampleConfig, inverse_cdf, process_logits
 from rollouts import play_rollouts
-from ranks import Ranks
-from update import CompiledLayers
-from test_lora import qwen_dir  # noqa: F401  (a fixture: a random Qwen2 and a BPE tokenizer, saved)
-from test_policy import mixed_prompts, random_policy, tokenizer  # noqa: F401  (tokenizer: fixture)
-from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
+from tools.cli import settings
+from tools.ranks import Ranks
+from update import CompiledLayers, UpdateConfig
 
 
 def test_next_power_of_two():
@@ -437,12 +437,20 @@ def test_behaviour_cap_weights_each_action_of_eq2(model_dir):  # noqa: F811
     def updated(cap, advantages):
         policy = models.load_policy(model_dir, "cpu", "fp32")
         # as the batch was sampled
-        cfg = replace(train.TrainConfig(), behaviour_is_cap=cap, micro_batch=4, top_p=1.0)
+        cfg = replace(config.TrainConfig(), behaviour_is_cap=cap, micro_batch=4, top_p=1.0)
         # weights linear in the gradients
         optimizer = torch.optim.SGD(policy.model.parameters(), lr=0.1)
         shuffle = torch.Generator().manual_seed(0)
         row = update.ppo_update(
-            policy, optimizer, batch, advantages, cfg, shuffle, None, Ranks(), False
+            policy,
+            optimizer,
+            batch,
+            advantages,
+            settings(UpdateConfig, cfg),
+            shuffle=shuffle,
+            ref_policy=None,
+            ranks=Ranks(),
+            sampled_are_old=False,
         )
         return row["train/loss"], torch.cat(
             [p.detach().flatten() for p in policy.model.parameters()]

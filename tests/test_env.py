@@ -16,9 +16,9 @@ from env import (
     turn_reward,
     update_belief,
 )
-from prompts import candidate_text, read_action, selector_prompt
+from game.prompts import candidate_text, read_action, selector_prompt
+from game.properties import Fact, Predicate
 from oracle import DEFLECTION, RuleOracle
-from properties import Fact, Predicate
 
 
 def act(arm, question):
@@ -202,7 +202,7 @@ def test_selector_prompt_shows_belief_and_histories():
         frozenset({5, 3, 9}),
         [[("Is it odd?", "Yes, the number is odd.")], [], [], [], []],
         turn=2,
-        cfg=GameConfig(),
+        game_cfg=GameConfig(),
     )
     assert "Turn 3 of 10" in text and "Remaining candidates (3): [3, 5, 9]" in text
     assert "Arm 0 (queried 1x):\n    Q: Is it odd?\n    A: Yes, the number is odd." in text
@@ -349,6 +349,7 @@ def test_expected_elimination_is_the_realised_elimination_averaged_over_the_beli
     exactly (Fractions) expected_elimination of the parts the answers split C into."""
     import random
     from fractions import Fraction
+
     from env import answer_parts, expected_elimination
 
     rng = random.Random(3)
@@ -502,6 +503,7 @@ def test_episodes_start_from_their_own_universe_and_bisection_resolves_each():
     universe is refused; the Bayes policy (bisection on the binary set) resolves every secret of
     an interval of k numbers in at most ceil(log2 k) turns."""
     import math
+
     from env import play
     from episodes import random_interval
     from reference import BayesPolicy
@@ -602,8 +604,8 @@ def test_an_explored_start_is_a_reachable_state_that_has_not_ended():
     learner's rollouts carried on from it (rollouts.play_rollouts starts=) play from that turn
     on."""
     from episodes import explored, random_subset
-    from rollouts import play_rollouts
     from reference import RandomPolicy
+    from rollouts import play_rollouts
 
     cfg, rng = GameConfig(), random.Random(3)
     for k in range(40):

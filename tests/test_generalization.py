@@ -6,18 +6,19 @@ a question set."""
 import json
 
 import pytest
+from test_results_claims import commit_all, scratch_repository
+from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
 
 from bench.bisection_behaviour import behaviour, heldout_and_n200
-from bench.generalization import carried_over, main as generalization, references
+from bench.generalization import carried_over, references
+from bench.generalization import main as generalization
 from bench.report_generalization import changed_text, flags_of
-from cli import code_version
+from config import TrainConfig
 from env import CSG, GameConfig, secret_split
 from experiment import eval_seed
 from reference import FixedSequencePolicy
-from stats import paired_by_seed, paired_t_test
-from test_results_claims import commit_all, scratch_repository
-from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
-from train import TrainConfig
+from tools.cli import code_version
+from tools.stats import paired_by_seed, paired_t_test
 
 # a candidate format the defaults do not play: a run given it names it among its flags
 OTHER_FORMAT = next(f for f in ("list", "runs") if f != TrainConfig().candidate_format)
@@ -186,8 +187,8 @@ def test_a_run_that_predates_a_setting_is_scored_as_it_played(tmp_path):
     and with every candidate listed: it is scored so, and its flags (what it changed from today's
     defaults) are taken again at each scoring, so a run that gave a default explicitly shows
     none."""
+    import config
     from bench.generalization import BEFORE_THE_FIELD, run_config, run_facts
-    import train
 
     summary = {
         "estimator": "echo",
@@ -196,13 +197,13 @@ def test_a_run_that_predates_a_setting_is_scored_as_it_played(tmp_path):
         "kept": {"step": 40},
         "train_seconds": 1.0,
     }
-    for name, config in (
+    for name, saved in (
         ("old", {"question_set": "paper", "split_seed": 3, "threads": 1, "eval_samples": 4}),
-        ("runs", {**vars(train.TrainConfig()), "split_seed": 3, "candidate_format": OTHER_FORMAT}),
+        ("runs", {**vars(config.TrainConfig()), "split_seed": 3, "candidate_format": OTHER_FORMAT}),
     ):
         (tmp_path / name).mkdir()
         (tmp_path / name / "summary.json").write_text(json.dumps(summary))
-        (tmp_path / name / "train_config.json").write_text(json.dumps(config))
+        (tmp_path / name / "train_config.json").write_text(json.dumps(saved))
     old = run_config(tmp_path / "old")
     assert {k: old[k] for k in BEFORE_THE_FIELD} == {
         "refusal_rate": 0.0,
@@ -218,7 +219,7 @@ def test_a_run_that_predates_a_setting_is_scored_as_it_played(tmp_path):
     assert changed == {
         k: v
         for k, v in {"split_seed": 3, **BEFORE_THE_FIELD}.items()
-        if v != getattr(train.TrainConfig(), k, None)
+        if v != getattr(config.TrainConfig(), k, None)
     }
 
 
@@ -577,7 +578,9 @@ def test_the_repeat_ratio_scores_each_action_under_its_own_episodes_next_prompt(
     a_t's tokens under h_{t+1}: a policy that never asks what its prompt shows was asked scores 0
     there; one its history does not move scores what it sampled."""
     import math
+
     import torch
+
     from bench.bisection_behaviour import again_probabilities
     from metrics import repeat_ratio
     from rollouts import RolloutBatch
@@ -620,7 +623,7 @@ def test_changed_settings_are_written_as_train_py_takes_them():
     changed = {"expected_info": True, "anneal_lr": False, "lr": 0.001}
     text = changed_text(changed)
     assert text == "`--no-anneal-lr` `--expected-info` `--lr 0.001`"
-    import train
+    import config
 
-    cfg = train.config_from_flags(text.replace("`", "").split())
+    cfg = config.config_from_flags(text.replace("`", "").split())
     assert {k: getattr(cfg, k) for k in changed} == changed

@@ -2,17 +2,16 @@
 tokenizer (both built here, offline), trained with the precision recipe and with LoRA."""
 
 import json
+from dataclasses import replace
 
 import pytest
 import torch
 from safetensors.torch import load_file
 
 import evaluate
-import models
-import tinylm
 import train
-import warmup
 from env import CSG, GameConfig
+from lm import models, tinylm, warmup
 from policy import SampleConfig
 
 
@@ -275,19 +274,17 @@ def test_lora_run_trains_only_the_adapter_saves_resumes_and_evaluates(
 def test_a_damaged_warm_up_cache_is_made_again(qwen_dir, tmp_path, monkeypatch, damaged):
     """A cached warm-up cut short (a full disk) is trained again and replaced, never fatal."""
     monkeypatch.setenv("ECHO_CACHE_DIR", str(tmp_path / "cache"))
-    warm = warmup.WarmupConfig(episodes=3, epochs=1, batch_size=16, lr=1e-3, probe_states=8)
-    lora = models.LoraConfig(rank=4)
-    warmup.prepared(
-        qwen_dir, "paper", warm, "cpu", True, lora=lora, precision="fp32", mode="always"
+    warm = warmup.WarmupConfig(
+        episodes=3, epochs=1, batch_size=16, lr=1e-3, probe_states=8, mode="always"
     )
+    lora = models.ModelConfig(qwen_dir, "cpu", "fp32", lora_rank=4)
+    warmup.prepared(lora, warm, quiet=True)
     (cached,) = (tmp_path / "cache" / "warmup").iterdir()
     whole = (cached / damaged).read_bytes()
     (cached / damaged).write_bytes(whole[: len(whole) // 2])
     calls, finetune = [], warmup.supervised_finetune
     monkeypatch.setattr(warmup, "supervised_finetune", lambda *a: calls.append(1) or finetune(*a))
-    _, info = warmup.prepared(
-        qwen_dir, "paper", warm, "cpu", True, lora=lora, precision="fp32", mode="always"
-    )
+    _, info = warmup.prepared(lora, warm, quiet=True)
     assert calls == [1] and info["warmed"]
     # replaced by a whole one (its loss and seconds may differ in the last digit from the first's)
     again = (cached / damaged).read_bytes()
@@ -301,28 +298,17 @@ def test_warm_up_cache_is_reused_and_invalidated(qwen_dir, tmp_path, monkeypatch
     """The warm-up of a LoRA model: trained once and cached; the same settings load the cache
     (the same weights, nothing trained); a changed setting trains again."""
     monkeypatch.setenv("ECHO_CACHE_DIR", str(tmp_path / "cache"))
-    warm = warmup.WarmupConfig(episodes=3, epochs=1, batch_size=16, lr=1e-3, probe_states=8)
-    lora = models.LoraConfig(rank=4)
-    first, info = warmup.prepared(
-        qwen_dir, "paper", warm, "cpu", True, lora=lora, precision="fp32", mode="always"
+    warm = warmup.WarmupConfig(
+        episodes=3, epochs=1, batch_size=16, lr=1e-3, probe_states=8, mode="always"
     )
+    lora = models.ModelConfig(qwen_dir, "cpu", "fp32", lora_rank=4)
+    first, info = warmup.prepared(lora, warm, quiet=True)
     assert info["warmed"] and info["examples"] > 0 and "valid_after" in info
     calls = []
     monkeypatch.setattr(warmup, "supervised_finetune", lambda *a: calls.append(1) or [0.0])
-    again, info_again = warmup.prepared(
-        qwen_dir, "paper", warm, "cpu", True, lora=lora, precision="fp32", mode="always"
-    )
+    again, info_again = warmup.prepared(lora, warm, quiet=True)
     assert not calls and info_again == info
     lora_weights = lambda p: {k: v for k, v in p.model.state_dict().items() if "lora_" in k}
     assert all(torch.equal(v, lora_weights(again)[k]) for k, v in lora_weights(first).items())
-    warmup.prepared(
-        qwen_dir,
-        "paper",
-        warmup.WarmupConfig(**{**warm.__dict__, "lr": 2e-3}),
-        "cpu",
-        True,
-        lora=lora,
-        precision="fp32",
-        mode="always",
-    )
+    warmup.prepared(lora, replace(warm, lr=2e-3), quiet=True)
     assert calls == [1]  # a new setting, a new warm-up

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-import diagnostics as D
 import metrics as M
 from env import TurnRecord
+from tools import diagnostics as D
 
 JSON = '{"arm": 0, "question": "Is the number even?"}'
 

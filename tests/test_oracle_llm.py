@@ -10,10 +10,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from env import CSG, GameConfig
+from game.grammar import answer_sentence, state
+from game.properties import Fact, Predicate
+from game.questions import parse_question
 from oracle import DEFLECTION, LLMOracle, OracleConfigError
-from grammar import answer_sentence, state
-from questions import parse_question
-from properties import Fact, Predicate
 
 
 class FakeServer:

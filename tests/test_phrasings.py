@@ -1,10 +1,10 @@
 """Natural phrasings of every question family, read by the grammar (corpus: tests/phrasings.tsv).
 
-Each corpus line is a question as people type it, with its meaning written from plain definitions
-(a Python expression over n, `value:QUANTITY`, or `deflect`), independently of grammar.py and
-properties.py. The grammar may deflect a question it does not understand (a small, bounded share),
-but a question it answers must mean exactly what the corpus says on every n in 1..200: a wrong
-reading would corrupt the exact posterior.
+Each corpus line is a question as people type it, with its meaning written from plain definitions (a
+Python expression over n, `value:QUANTITY`, or `deflect`), independently of game/grammar.py and
+game/properties.py. The grammar may deflect a question it does not understand (a small, bounded
+share), but a question it answers must mean exactly what the corpus says on every n in 1..200: a
+wrong reading would corrupt the exact posterior.
 """
 
 import random
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from grammar import read_hint
-from questions import parse_question
+from game.grammar import read_hint
+from game.questions import parse_question
 from oracle import DEFLECTION, RuleOracle
 
 CORPUS = Path(__file__).with_name("phrasings.tsv")

@@ -5,13 +5,19 @@ from dataclasses import replace
 import pytest
 import torch
 
-import tinylm
-import warmup
+from config import TrainConfig, warmup_config
 from env import CSG, GameConfig
-from models import DamagedFileError, ModelNotFoundError, check_saved_files, load_policy
+from lm import tinylm, warmup
+from lm.models import (
+    DamagedFileError,
+    ModelConfig,
+    ModelNotFoundError,
+    check_saved_files,
+    load_policy,
+)
 from policy import LMPolicy, SampleConfig, nucleus_floor, pad, positions, process_logits
 from rollouts import play_rollouts
-from train import TrainConfig
+from tools.cli import settings
 
 
 @pytest.fixture(scope="session")
@@ -88,7 +94,7 @@ def test_top_p_set_read_from_the_largest_few_is_the_set_a_sort_gives():
 
 
 def test_top_p_compiles_to_one_graph_with_the_eager_set():
-    """engine.py compiles the draw: there the set comes from the sort alone (no question to the
+    """lm/engine.py compiles the draw: there the set comes from the sort alone (no question to the
     host about which rows need it), the same set, in one graph for any number of rows."""
     compiled = torch.compile(lambda x: process_logits(x, 1.0, 0.9), dynamic=True, fullgraph=True)
     for rows in (5, 9):
@@ -348,15 +354,15 @@ def test_warm_up_teaches_the_format():
     """The cached warm-up of train.py's default run (built here on first use) writes a
     readable action in >= 95% of sampled game states, where the fresh model wrote none, and is
     cached: a second call trains nothing."""
-    warm = warmup.WarmupConfig(candidate_format=TrainConfig().candidate_format)
-    policy, info = warmup.prepared("tiny", "paper", warm, quiet=True, mode="always")
+    warm = warmup.WarmupConfig(candidate_format=TrainConfig().candidate_format, mode="always")
+    policy, info = warmup.prepared(ModelConfig(), warm, quiet=True)
     assert info["warmed"] and info["valid_before"] < 0.05 and info["valid_after"] >= 0.95
     assert info["epoch_losses"][-1] < info["epoch_losses"][0]
     rate = warmup.valid_action_rate(
         policy, "paper", 32, seed=7, candidate_format=warm.candidate_format
     )
     assert rate >= 0.95  # other states, other samples
-    again, info_again = warmup.prepared("tiny", "paper", warm, quiet=True, mode="always")
+    again, info_again = warmup.prepared(ModelConfig(), warm, quiet=True)
     assert info_again == info
     assert all(
         torch.equal(a, b)
@@ -373,17 +379,18 @@ def test_the_warm_up_is_played_on_the_prompts_the_run_will_read(monkeypatch):
     assert "(100): [1-100]" in runs[0][0][1]["content"]
     assert "(100): [1, 2, 3, 4," in listed[0][0][1]["content"]
     keys = {
-        f: warmup.cache_key("tiny", warmup.WarmupConfig(candidate_format=f), "paper")
+        f: warmup.cache_key(ModelConfig(), warmup.WarmupConfig(candidate_format=f), "fp32")
         for f in ("list", "runs")
     }
     assert keys["list"] != keys["runs"]
     seen = []
     monkeypatch.setattr(
-        warmup, "prepared", lambda spec, qs, warm, *a: seen.append(warm) or (None, {})
+        warmup, "prepared", lambda model_cfg, warm, *a: seen.append(warm) or (None, {})
     )
     # the stand-in returns no model: only the request is looked at
     with pytest.raises(AttributeError):
-        warmup.starting_policy(replace(TrainConfig(), candidate_format="padded"), quiet=True)
+        cfg = replace(TrainConfig(), candidate_format="padded")
+        warmup.starting_policy(settings(ModelConfig, cfg), warmup_config(cfg), quiet=True)
     assert seen[0].candidate_format == "padded"
 
 

@@ -1,17 +1,18 @@
 """The property language: every family, many phrasings, every secret in 1..200.
 
-The reference meanings below are written independently of properties.py and grammar.py (plain
-definitions), so a test fails if the grammar misreads a question, the oracle answers it wrongly, or
-the reader turns the answer into the wrong set of candidates.
+The reference meanings below are written independently of game/properties.py and game/grammar.py
+(plain definitions), so a test fails if the grammar misreads a question, the oracle answers it
+wrongly, or the reader turns the answer into the wrong set of candidates.
 """
 
-from hypothesis import given, settings, strategies as st
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from env import update_belief
+from game.grammar import answer_sentence, read_hint
+from game.questions import parse_question, question_type
 from oracle import DEFLECTION, RuleOracle
-from grammar import answer_sentence, read_hint
-from questions import parse_question, question_type
 
 UNIVERSE = frozenset(range(1, 201))
 ORACLE = RuleOracle()

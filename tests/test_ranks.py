@@ -1,5 +1,5 @@
-"""Training on several ranks (torchrun, ranks.py) is the same algorithm as on one: two ranks with
-gloo on the CPU, one thread each, end two steps with the parameters of a one-rank run of the
+"""Training on several ranks (torchrun, tools/ranks.py) is the same algorithm as on one: two ranks
+with gloo on the CPU, one thread each, end two steps with the parameters of a one-rank run of the
 same global batch, seeds and update schedule, to float tolerance."""
 
 import json
@@ -11,7 +11,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from warmup import WarmupConfig, warmed_up
+from lm.models import ModelConfig
+from lm.warmup import WarmupConfig, starting_policy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # --lr 5e-5: small steps. At the default lr the first step here moves pi by a KL of 1.3 with 36% of
@@ -96,9 +97,8 @@ def test_two_ranks_take_the_same_steps_as_one(tmp_path, estimator):
     warm = WarmupConfig(
         candidate_format=json.loads((one / "train_config.json").read_text())["candidate_format"]
     )
-    start = warmed_up(
-        "tiny", "paper", warm, quiet=True
-    ).model.state_dict()  # the warm-up both runs began from
+    start = starting_policy(ModelConfig(), warm, quiet=True)[0]  # both runs began from it
+    start = start.model.state_dict()
     assert any(not torch.equal(a[k], start[k]) for k in a)  # the steps moved the weights
     for k in a:
         assert torch.allclose(a[k], b[k], atol=1e-5, rtol=1e-4), k

@@ -12,11 +12,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_results_claims import commit_all, figures
 
 from bench import report_results, report_tables
 from bench.common import RESULTS, code_version
 from bench.report_headline import section_generalization, section_versus, versus_summary
-from test_results_claims import commit_all, figures
 
 ROOT = Path(__file__).resolve().parent.parent
 

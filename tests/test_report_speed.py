@@ -8,10 +8,11 @@ import json
 import subprocess
 from pathlib import Path
 
+from test_results_claims import commit_all
+
 from bench import report_tables
 from bench.common import code_version
 from bench.report_speed import section_speed
-from test_results_claims import commit_all
 
 
 def test_a_cold_train_speed_file_is_one_row_naming_both_runs(tmp_path):
@@ -175,7 +176,7 @@ def test_the_gpu_line_says_what_the_files_show(tmp_path):
     the step sampled at, the fastest LoRA setting that fit (micro-batch 80) and the one that did
     not (96); where the run's file says its wall is the timeout it ran under, that and the time
     the run printed, not the timeout as a time."""
-    import train
+    import config
     from bench.report_speed import gpu_summary, section_speed_claim
 
     repo = tmp_path / "repo"
@@ -188,7 +189,7 @@ def test_the_gpu_line_says_what_the_files_show(tmp_path):
         '    top_p: float = arg(1.0, "top-p of the rollouts")\n'
     )
     commit_all(repo, "code")
-    today = train.TrainConfig()
+    today = config.TrainConfig()
     note = (
         "process_wall equals the timeout it ran under (370 s): the run had printed its last line "
         "('done in 301 s', its time after the warm-up)"

@@ -6,12 +6,12 @@ default one by seed."""
 import json
 
 import pytest
+from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
 
 import bench.screen as screen
 from bench import report_tables
 from bench.report_screens import section_screens
 from env import secret_split
-from test_train import model_dir, run  # noqa: F401  (model_dir: a fixture)
 
 
 def test_a_trained_run_is_screened_on_its_split_and_on_201_to_300(

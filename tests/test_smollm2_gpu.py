@@ -8,6 +8,7 @@ import json
 import pytest
 from safetensors.torch import load_file
 
+import config
 import train
 from bench.smollm2_gpu import SmolGpuConfig, curve, run_flags
 
@@ -16,8 +17,8 @@ def test_the_runs_train_the_llm_preset_with_validation_secrets():
     """The flags of a run: SmolLM2 under the llm preset (LoRA r = 16 on q/k/v/o, the paper's
     episodes and B = 8), the learning rate given, 10 validation secrets to choose on, a time
     limit."""
-    cfg = train.config_from_flags(run_flags(SmolGpuConfig(), "grpo", "3e-4"))
-    assert train.applied_presets(cfg, train.PRESETS) == ["llm"]
+    cfg = config.config_from_flags(run_flags(SmolGpuConfig(), "grpo", "3e-4"))
+    assert train.applied_presets(cfg, config.PRESETS) == ["llm"]
     assert (cfg.model, cfg.estimator, cfg.lr) == ("smollm2", "grpo", 3e-4)
     assert (cfg.lora_rank, cfg.lora_targets) == (16, "q_proj,k_proj,v_proj,o_proj")
     assert (cfg.secrets_per_step, cfg.group_size, cfg.prefix_turns, cfg.refusal_rate) == (

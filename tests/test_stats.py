@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-import stats as M
+from tools import stats as M
 
 
 def test_mean_sem():
@@ -91,7 +91,7 @@ def test_the_reproduction_trains_seed_by_seed():
 def test_values_equal_up_to_rounding_have_no_spread():
     """0.95 reached three ways differs in the last bits; over seeds that is no spread: SEM 0 and a
     paired test that says every seed differs by the same amount (t infinite), not t = 10^16."""
-    from stats import mean_sem, paired_t_test
+    from tools.stats import mean_sem, paired_t_test
 
     a = [0.95, sum([1 / 20] * 19), 0.1 + 0.2 + 0.65]
     assert len(set(a)) == 3  # the floats themselves differ

@@ -8,7 +8,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from env import GameConfig
 from oracle import RuleOracle
@@ -17,8 +18,8 @@ from theory import bisection as bs
 from theory import bit_reveal as br
 from theory import csg_aliasing as ca
 from theory import return_aliasing as ra
-from cli import parse_config
 from theory._common import wilson_interval
+from tools.cli import parse_config
 
 Z4 = 4.0  # width of every Monte Carlo interval below: a correct implementation fails ~1e-4
 

@@ -1,5 +1,5 @@
-"""tinylm.py's tokenizer: numbers are written digit by digit, any text round-trips, and the
-warm-up cache (warmup.py) is keyed by the vocabulary, so another tokenizer never reuses it."""
+"""lm/tinylm.py's tokenizer: numbers are written digit by digit, any text round-trips, and the
+warm-up cache (lm/warmup.py) is keyed by the vocabulary, so another tokenizer never reuses it."""
 
 import random
 import re
@@ -7,10 +7,10 @@ import string
 
 import pytest
 
-import tinylm
-import warmup
 from env import GameConfig
-from prompts import selector_prompt
+from game.prompts import selector_prompt
+from lm import tinylm, warmup
+from lm.models import ModelConfig
 
 
 @pytest.fixture(scope="module")
@@ -85,13 +85,13 @@ def test_a_turn_zero_prompt_costs_a_token_per_digit(tokenizer):
 
 def test_the_warm_up_cache_key_follows_the_vocabulary(monkeypatch):
     """Two tokenizers, two cache keys: weights warmed up with one are never loaded for the other."""
-    key = warmup.cache_key("tiny", warmup.WarmupConfig(), "paper")
-    assert key == warmup.cache_key("tiny", warmup.WarmupConfig(), "paper")
+    key = warmup.cache_key(ModelConfig(), warmup.WarmupConfig(), "fp32")
+    assert key == warmup.cache_key(ModelConfig(), warmup.WarmupConfig(), "fp32")
     other = tinylm.build_tokenizer(n_merges=10)
     monkeypatch.setattr(tinylm, "build_tokenizer", lambda: other)
     tinylm.vocabulary_fingerprint.cache_clear()
     try:
-        assert warmup.cache_key("tiny", warmup.WarmupConfig(), "paper") != key
+        assert warmup.cache_key(ModelConfig(), warmup.WarmupConfig(), "fp32") != key
     finally:
         tinylm.vocabulary_fingerprint.cache_clear()
 

@@ -10,18 +10,20 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-import engine
+import config
 import episodes
 import experiment
-import models
-import tinylm
 import train
 import update
 from baselines import ESTIMATORS
 from env import GameConfig, secret_split
+from episodes import StartConfig
+from lm import engine, models, tinylm
 from policy import SampleConfig, process_logits
 from rollouts import play_rollouts
-from ranks import Ranks
+from tools.cli import settings
+from tools.ranks import Ranks
+from update import UpdateConfig
 
 FAST = [
     "--secrets-per-step",
@@ -203,20 +205,55 @@ def test_sampled_logprobs_serve_as_pi_old_where_they_are_its_own(tmp_path, model
 
 
 def test_pi_old_is_scored_again_wherever_the_sampler_is_not_the_trained_model_in_fp32(model_dir):
-    """Offline data, engine.py's bf16 rollout copy, bf16 autocast and --old-logprobs recompute all
-    score pi_old before the update; only the online eager fp32 rollout reads its own log-probs."""
-    cfg = train.config_from_flags(["--model", model_dir])
+    """Offline data, lm/engine.py's bf16 rollout copy, bf16 autocast and --old-logprobs recompute
+    all score pi_old before the update; only the online eager fp32 rollout reads its own
+    log-probs."""
+    cfg = config.config_from_flags(["--model", model_dir])
     policy = models.load_policy(model_dir, "cpu", precision="fp32")
-    assert update.sampled_logprobs_are_old(cfg, policy, policy, online=True)
-    assert not update.sampled_logprobs_are_old(cfg, policy, policy, online=False)
+    update_cfg = settings(UpdateConfig, cfg)
+    assert update.sampled_logprobs_are_old(update_cfg, policy, policy, online=True)
+    assert not update.sampled_logprobs_are_old(update_cfg, policy, policy, online=False)
     assert not update.sampled_logprobs_are_old(
-        cfg, engine.sampler(policy, "fast"), policy, online=True
+        settings(UpdateConfig, cfg), engine.sampler(policy, "fast"), policy, online=True
     )
     assert not update.sampled_logprobs_are_old(
-        replace(cfg, old_logprobs="recompute"), policy, policy, online=True
+        settings(UpdateConfig, replace(cfg, old_logprobs="recompute")), policy, policy, online=True
     )
     bf16 = models.load_policy(model_dir, "cpu", precision="bf16")
-    assert not update.sampled_logprobs_are_old(cfg, bf16, bf16, online=True)
+    assert not update.sampled_logprobs_are_old(settings(UpdateConfig, cfg), bf16, bf16, online=True)
+
+
+def test_tensorboard_holds_every_logged_name_and_resume_drops_what_metrics_drop(
+    tmp_path, model_dir, monkeypatch
+):
+    """--tensorboard: RUN/tensorboard's event files hold every name of metrics.jsonl at each step
+    it was logged, and the resolved config as text. A run stopped after step 3 was logged but
+    before its checkpoint (kept at step 2) is resumed: metrics.jsonl drops and redoes step 3, and
+    TensorBoard (purge_step) shows step 3 once, with the redone values."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    save = experiment.Run.save_checkpoint
+    monkeypatch.setattr(
+        experiment.Run,
+        "save_checkpoint",
+        lambda run, step, *a: None if step == 3 else save(run, step, *a),
+    )
+    flags = ["--steps", "3", "--save-every", "2", "--tensorboard", "--run-name", "board"]
+    run(tmp_path, model_dir, *flags)
+    monkeypatch.setattr(experiment.Run, "save_checkpoint", save)
+    run(tmp_path, model_dir, *flags, "--resume")
+    rows = [json.loads(line) for line in open(tmp_path / "board" / "metrics.jsonl")]
+    events = EventAccumulator(str(tmp_path / "board" / "tensorboard"), {"scalars": 0})
+    events.Reload()
+    names = {name for row in rows for name in row} - {"step"}
+    assert (
+        names == set(events.Tags()["scalars"]) and "config/text_summary" in events.Tags()["tensors"]
+    )
+    for name in names:
+        logged = {r["step"]: r[name] for r in rows if name in r}
+        seen = [(e.step, e.value) for e in events.Scalars(name)]
+        assert [step for step, _ in seen] == sorted(logged), name  # each step once
+        assert all(value == pytest.approx(float(logged[s]), nan_ok=True) for s, value in seen)
 
 
 def test_resume_reaches_the_same_state_as_an_uninterrupted_run(tmp_path, model_dir):
@@ -275,7 +312,7 @@ def test_bad_configuration_fails_at_once(tmp_path, capsys, flags, message):
 def test_a_config_built_in_python_is_checked_as_flags_are(tmp_path, capsys):
     """train(cfg) with a TrainConfig made in Python refuses what the flags refuse."""
     with pytest.raises(SystemExit) as e:
-        train.train(train.TrainConfig(out=str(tmp_path), lr=float("inf")))
+        train.train(config.TrainConfig(out=str(tmp_path), lr=float("inf")))
     assert e.value.code == 2 and "--lr must be a finite number, not inf" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
 
@@ -431,10 +468,10 @@ def test_presets_set_what_the_flags_do_not_give_and_are_recorded(tmp_path, model
     and other models are named presets; a flag the user gives always wins, 0 included; the
     saved config records the presets that applied."""
     defaults, binary = (
-        train.config_from_flags([]),
-        train.config_from_flags(["--question-set", "binary"]),
+        config.config_from_flags([]),
+        config.config_from_flags(["--question-set", "binary"]),
     )
-    assert defaults == train.TrainConfig()
+    assert defaults == config.TrainConfig()
     assert all(v != -1 for v in vars(defaults).values())
     assert (
         defaults.steps,
@@ -442,16 +479,16 @@ def test_presets_set_what_the_flags_do_not_give_and_are_recorded(tmp_path, model
         defaults.group_size,
         defaults.validation_secrets,
     ) == (80, 4, 4, 0)
-    llm = train.config_from_flags(["--model", "org/m"])
+    llm = config.config_from_flags(["--model", "org/m"])
     assert (defaults.top_p, binary.top_p, llm.top_p, llm.ppo_epochs) == (0.9, 1.0, 1.0, 2)
     # the paper's episodes: (0, 0, list)
     starts = ("prefix_turns", "refusal_rate", "candidate_format")
     assert [getattr(defaults, k) for k in starts] == [3, 0.3, "runs"]
     assert [getattr(binary, k) for k in starts] == [0, 0.0, "list"]
-    assert {k: getattr(binary, k) for k in train.PRESETS["binary"].values} == train.PRESETS[
+    assert {k: getattr(binary, k) for k in config.PRESETS["binary"].values} == config.PRESETS[
         "binary"
     ].values
-    mine = train.config_from_flags(
+    mine = config.config_from_flags(
         [
             "--question-set",
             "binary",
@@ -473,11 +510,11 @@ def test_presets_set_what_the_flags_do_not_give_and_are_recorded(tmp_path, model
         mine.group_size,
     ) == (3, 2, 0, 0, 8)
     lora, full = (
-        train.config_from_flags(["--model", "org/m", *extra])
+        config.config_from_flags(["--model", "org/m", *extra])
         for extra in ([], ["--lora-rank", "0"])
     )
     assert (lora.lora_rank, lora.lr, full.lora_rank, full.lr) == (16, 5e-6, 0, 1e-6)
-    assert train.config_from_flags(["--model", "org/m", "--lr", "3e-4"]).lr == 3e-4
+    assert config.config_from_flags(["--model", "org/m", "--lr", "3e-4"]).lr == 3e-4
     (summary,) = run(
         tmp_path,
         model_dir,
@@ -505,17 +542,19 @@ def test_help_shows_each_default_and_the_presets(capsys):
     with pytest.raises(SystemExit):
         train.main(["--help"])
     text = capsys.readouterr().out
-    assert "-1" not in text and f"(default: {train.TrainConfig().steps}; binary: 200)" in " ".join(
+    assert "-1" not in text and f"(default: {config.TrainConfig().steps}; binary: 200)" in " ".join(
         text.split()
     )
-    assert all(f"  {name} " in text for name in train.PRESETS)
+    assert all(f"  {name} " in text for name in config.PRESETS)
 
 
 def test_split_seed_chooses_another_held_out_split():
     """--split-seed: another held-out split (and validation secrets carved from the rest), the
     three sets disjoint and covering 1..n_max; the default split is the seed-0 one."""
     splits = [
-        episodes.split_secrets(train.TrainConfig(split_seed=s, validation_secrets=10))
+        episodes.split_secrets(
+            settings(episodes.SplitConfig, config.TrainConfig(split_seed=s, validation_secrets=10))
+        )
         for s in (0, 1)
     ]
     for training, validation, heldout in splits:
@@ -657,11 +696,30 @@ def test_refused_families_are_drawn_per_secret_and_the_credit_probe_replays_them
             if r.question_type in b.starts[r.episode].refused
         )
     # the paper's episode starts
-    cfg = replace(train.TrainConfig(), prefix_turns=0, refusal_rate=0.0)
-    game_cfg, rngs = train.game_config(cfg), [random.Random(5), random.Random(5)]
-    assert episode_starts(cfg, rngs[0], [3, 9], 0, game_cfg, None)[1] is None
+    cfg = replace(config.TrainConfig(), prefix_turns=0, refusal_rate=0.0)
+    game_cfg, rngs = settings(GameConfig, cfg), [random.Random(5), random.Random(5)]
+    assert (
+        episode_starts(
+            settings(StartConfig, cfg),
+            rng=rngs[0],
+            secrets=[3, 9],
+            step=0,
+            seed=0,
+            game_cfg=game_cfg,
+            oracle=None,
+        )[1]
+        is None
+    )
     assert rngs[0].random() == rngs[1].random()  # p = 0 draws nothing of its own
-    _, starts = episode_starts(replace(cfg, refusal_rate=1.0), rngs[0], [3, 9], 0, game_cfg, None)
+    _, starts = episode_starts(
+        settings(StartConfig, replace(cfg, refusal_rate=1.0)),
+        rng=rngs[0],
+        secrets=[3, 9],
+        step=0,
+        seed=0,
+        game_cfg=game_cfg,
+        oracle=None,
+    )
     assert [s.refused for s in starts] == [families] * 2 and [s.secret for s in starts] == [3, 9]
 
 
@@ -698,20 +756,37 @@ def test_hidden_beliefs_are_drawn_per_secret_and_the_credit_probe_replays_them(t
     )
     assert 0 < sum(b.starts[3 * k].hidden for b in batches for k in range(8)) < 16
     # the paper's episode starts
-    cfg = replace(train.TrainConfig(), prefix_turns=0, refusal_rate=0.0)
-    game_cfg, rngs = train.game_config(cfg), [random.Random(5), random.Random(5)]
+    cfg = replace(config.TrainConfig(), prefix_turns=0, refusal_rate=0.0)
+    game_cfg, rngs = settings(GameConfig, cfg), [random.Random(5), random.Random(5)]
     assert (
-        episode_starts(cfg, rngs[0], [3, 9], 0, game_cfg, None)[1] is None
+        episode_starts(
+            settings(StartConfig, cfg),
+            rng=rngs[0],
+            secrets=[3, 9],
+            step=0,
+            seed=0,
+            game_cfg=game_cfg,
+            oracle=None,
+        )[1]
+        is None
         and rngs[0].random() == rngs[1].random()
     )
-    _, starts = episode_starts(replace(cfg, hidden_share=1.0), rngs[0], [3, 9], 0, game_cfg, None)
+    _, starts = episode_starts(
+        settings(StartConfig, replace(cfg, hidden_share=1.0)),
+        rng=rngs[0],
+        secrets=[3, 9],
+        step=0,
+        seed=0,
+        game_cfg=game_cfg,
+        oracle=None,
+    )
     assert [s.hidden for s in starts] == [True, True] and [s.secret for s in starts] == [3, 9]
 
 
 def test_the_run_plays_the_game_its_settings_describe():
     """game_config carries every game setting of the run (the prompt's candidate format too, which
     evaluation then reads from the run's train_config.json)."""
-    cfg = train.config_from_flags(
+    cfg = config.config_from_flags(
         [
             "--candidate-format",
             "runs",
@@ -723,7 +798,7 @@ def test_the_run_plays_the_game_its_settings_describe():
             "-0.5",
         ]
     )
-    game = train.game_config(replace(cfg, expected_info=True))
+    game = settings(GameConfig, replace(cfg, expected_info=True))
     assert (game.candidate_format, game.question_set, game.n_max, game.expected_info) == (
         "runs",
         "binary",
@@ -731,7 +806,9 @@ def test_the_run_plays_the_game_its_settings_describe():
         True,
     )
     assert game.redundancy_penalty == -0.5
-    assert train.game_config(replace(train.TrainConfig(), candidate_format="list")) == GameConfig()
+    assert (
+        settings(GameConfig, replace(config.TrainConfig(), candidate_format="list")) == GameConfig()
+    )
 
 
 def test_rollouts_can_start_after_random_turns_and_the_credit_probe_replays_them(
@@ -771,7 +848,7 @@ def test_an_action_outside_the_scoring_nucleus_still_has_a_ratio(model_dir):  # 
     batch = play_rollouts(
         policy, [3, 4], 2, GameConfig(), SampleConfig(max_new_tokens=8), seeds=[0, 1, 2, 3]
     )
-    cfg = replace(train.TrainConfig(), top_p=0.5, micro_batch=4)
+    cfg = replace(config.TrainConfig(), top_p=0.5, micro_batch=4)
     # each action token's log-prob under the 0.5 nucleus alone: some fall outside it
     with torch.no_grad():
         cut = []
@@ -787,7 +864,15 @@ def test_an_action_outside_the_scoring_nucleus_still_has_a_ratio(model_dir):  # 
     advantages = torch.randn(len(scored), generator=torch.Generator().manual_seed(1))
     shuffle = torch.Generator().manual_seed(0)
     row = update.ppo_update(
-        policy, optimizer, batch, advantages, cfg, shuffle, None, Ranks(), False
+        policy,
+        optimizer,
+        batch,
+        advantages,
+        settings(UpdateConfig, cfg),
+        shuffle=shuffle,
+        ref_policy=None,
+        ranks=Ranks(),
+        sampled_are_old=False,
     )
     assert (
         row["train/nonfinite_steps_skipped"] == 0
@@ -811,18 +896,36 @@ def test_turns_of_advantage_zero_are_not_scored_and_the_update_is_the_same(model
     def updates(target_kl):
         policy = models.load_policy(model_dir, "cpu", "fp32")
         # as the batch was sampled
-        cfg = replace(train.TrainConfig(), target_kl=target_kl, micro_batch=4, top_p=1.0)
+        cfg = replace(config.TrainConfig(), target_kl=target_kl, micro_batch=4, top_p=1.0)
         optimizer = torch.optim.AdamW(policy.model.parameters(), lr=1e-3, weight_decay=0.0)
         scored, score = [], policy.score
         policy.score = lambda p, c, *a: (
             scored.append(len(p) * torch.is_grad_enabled()) or score(p, c, *a)
         )
         shuffle = torch.Generator().manual_seed(0)
-        update.ppo_update(policy, optimizer, batch, advantages, cfg, shuffle, None, Ranks(), True)
+        update.ppo_update(
+            policy,
+            optimizer,
+            batch,
+            advantages,
+            settings(UpdateConfig, cfg),
+            shuffle=shuffle,
+            ref_policy=None,
+            ranks=Ranks(),
+            sampled_are_old=True,
+        )
         after_one = torch.cat([p.detach().flatten() for p in policy.model.parameters()])
         shuffle = torch.Generator().manual_seed(0)
         update.ppo_update(
-            policy, optimizer, batch, torch.zeros(n), cfg, shuffle, None, Ranks(), True
+            policy,
+            optimizer,
+            batch,
+            torch.zeros(n),
+            settings(UpdateConfig, cfg),
+            shuffle=shuffle,
+            ref_policy=None,
+            ranks=Ranks(),
+            sampled_are_old=True,
         )
         return (
             sum(scored),
@@ -832,7 +935,7 @@ def test_turns_of_advantage_zero_are_not_scored_and_the_update_is_the_same(model
 
     scored, one, two = updates(0.0)
     all_scored, want_one, want_two = updates(1e9)
-    passes = train.TrainConfig().ppo_epochs
+    passes = config.TrainConfig().ppo_epochs
     # Eq. 2's passes with gradient
     assert all_scored == 2 * passes * n and scored == passes * (n - n // 2)
     assert torch.allclose(one, want_one, atol=1e-6) and torch.allclose(two, want_two, atol=1e-6)

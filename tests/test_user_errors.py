@@ -204,7 +204,7 @@ def test_a_fresh_process_answers_as_main_does(run, tmp_path, command, must_say):
 @pytest.fixture(scope="module")
 def saved_model(tmp_path_factory):
     """A small random Llama with the tiny tokenizer, saved as a model directory."""
-    import tinylm
+    from lm import tinylm
 
     path = tmp_path_factory.mktemp("model")
     tok = tinylm.build_tokenizer()
@@ -276,7 +276,7 @@ def test_evaluate_of_a_damaged_checkpoint(run, tmp_path, saved_model):
         ["evaluate.py", "--policies", "bayes"],
         ["fidelity.py", "--quick"],
         ["bench/reproduce.py"],
-        ["models.py", "--checkpoint", "x"],
+        ["-m", "lm.models", "--checkpoint", "x"],
     ],
 )
 @pytest.mark.parametrize("below", ["", "sub"])
@@ -296,7 +296,7 @@ def test_an_out_directory_that_is_a_file(run, tmp_path, command, below):
 
 def test_a_request_that_cannot_fit_in_memory(run, tmp_path, saved_model, monkeypatch):
     """G = 100,000 on a machine with 1 GiB free: refused with the estimate, nothing written."""
-    import models
+    from lm import models
 
     monkeypatch.setattr(models, "available_memory", lambda device: 2**30)
     out = tmp_path / "runs"

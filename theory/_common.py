@@ -1,7 +1,7 @@
 """Confidence intervals shared by the theory scripts' Monte Carlo checks.
 
 Nothing here implements the paper; it keeps the theory scripts free of plumbing. Their flags
-and saved configs come from the project's cli.py, like every other entry point.
+and saved configs come from the project's tools/cli.py, like every other entry point.
 """
 
 import math

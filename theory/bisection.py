@@ -15,7 +15,7 @@ What is computed (python -m theory.bisection), every number an exact Fraction:
       English with grammar.render_question. For every secret z in C the realised
       elimination is what the game computes: RuleOracle answers, grammar.read_hint reads the
       sentence, env.update_belief applies it. The average over z in C is compared with 2p(1-p),
-      where p is counted with a plain-Python transcription of the question (not properties.py);
+      where p is counted with a plain-Python transcription of the question (not game/properties.py);
   (a) for value questions ("what is the last digit?"), the general form 1 - sum_k p_k^2, with
       p_k the fraction of C whose answer is k;
   (b) the best yes/no question of reference.question_bank (binary set) reaches the largest
@@ -48,12 +48,12 @@ from pathlib import Path
 import numpy as np
 
 from env import CSG, GameConfig, update_belief
+from game.grammar import read_hint, render_question
+from game.properties import Predicate, Query
+from game.questions import parse_question
 from oracle import RuleOracle
-from grammar import read_hint, render_question
-from questions import parse_question
-from properties import Predicate, Query
 from reference import BayesPolicy, expected_information_gain, question_bank
-from cli import parse_config, save_config
+from tools.cli import parse_config, save_config
 
 
 @dataclass
@@ -87,7 +87,7 @@ class Config:
 
 # ---------------------------------------------------------------- plain-Python references
 # Transcriptions of what each question asks, written with arithmetic only, so that p does not
-# come from the code (properties.py) whose sentences the game reads.
+# come from the code (game/properties.py) whose sentences the game reads.
 
 
 def digits(z):
@@ -273,13 +273,9 @@ def play_bisection(N, max_turns):
 # ---------------------------------------------------------------- report
 
 
-def plot(yesno, value, games, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax, ax2, ax3) = plt.subplots(1, 3, figsize=(15, 4.2))
+def plot_yesno(ax, yesno):
+    """Panel (1): the game's mean elimination of each yes/no check against the curve 2p(1-p),
+    one marker per kind of candidate set."""
     p = np.linspace(0, 1, 201)
     ax.plot(p, 2 * p * (1 - p), "k-", lw=1, label="$2p(1-p)$")
     for kind, marker in (("random", "o"), ("interval", "s"), ("visited", "^")):
@@ -298,8 +294,13 @@ def plot(yesno, value, games, path):
         title="yes/no questions: (1)",
     )
     ax.legend(fontsize=7)
-    ax2.plot([0, 1], [0, 1], "k-", lw=1, label="measured = $1-\\sum_k p_k^2$")
-    ax2.plot(
+
+
+def plot_value(ax, value):
+    """Panel (a): measured against predicted 1 - sum_k p_k^2 for value questions, with the
+    1/2 that no yes/no question can pass."""
+    ax.plot([0, 1], [0, 1], "k-", lw=1, label="measured = $1-\\sum_k p_k^2$")
+    ax.plot(
         [float(r["predicted"]) for r in value],
         [float(r["measured"]) for r in value],
         "o",
@@ -308,29 +309,47 @@ def plot(yesno, value, games, path):
         color="tab:green",
         label="value questions",
     )
-    ax2.axhline(0.5, color="grey", ls=":", lw=1, label="best yes/no: 1/2")
-    ax2.set(
+    ax.axhline(0.5, color="grey", ls=":", lw=1, label="best yes/no: 1/2")
+    ax.set(
         xlabel="$1-\\sum_k p_k^2$",
         ylabel="mean fractional elimination",
         title="value questions: (a)",
     )
-    ax2.legend(fontsize=7)
+    ax.legend(fontsize=7)
+
+
+def plot_turns(ax, games):
+    """Panel (c): turns bisection took on 1..N (max and mean) against ceil(log2 N) and the
+    optimal mean of a binary search tree."""
     Ns = np.array([g["N"] for g in games])
     grid = np.arange(2, Ns.max() + 1)
-    ax3.step(
+    ax.step(
         grid, np.ceil(np.log2(grid)), "k-", where="post", lw=1, label="$\\lceil\\log_2 N\\rceil$"
     )
-    ax3.plot(
+    ax.plot(
         grid,
         [float(optimal_mean_turns(int(n))) for n in grid],
         "k:",
         lw=1,
         label="optimal mean turns",
     )
-    ax3.plot(Ns, [g["max_turns"] for g in games], "rv", label="max turns played")
-    ax3.plot(Ns, [float(g["mean_turns"]) for g in games], "b+", label="mean turns played")
-    ax3.set(xscale="log", xlabel="N", ylabel="turns to resolve", title="bisection in the game: (c)")
-    ax3.legend(fontsize=7)
+    ax.plot(Ns, [g["max_turns"] for g in games], "rv", label="max turns played")
+    ax.plot(Ns, [float(g["mean_turns"]) for g in games], "b+", label="mean turns played")
+    ax.set(xscale="log", xlabel="N", ylabel="turns to resolve", title="bisection in the game: (c)")
+    ax.legend(fontsize=7)
+
+
+def plot(yesno, value, games, path):
+    """The figure: panels (1), (a) and (c) side by side, saved to path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, ax2, ax3) = plt.subplots(1, 3, figsize=(15, 4.2))
+    plot_yesno(ax, yesno)
+    plot_value(ax2, value)
+    plot_turns(ax3, games)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -401,8 +420,9 @@ def report(N, T, yesno, value, full, n_bank, bank_rows, games):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    cfg = parse_config(Config, argv, description=__doc__.splitlines()[0])
+def check_flags(cfg):
+    """The N of the bisection game (c), read from --sizes, once every flag is in range; a bad
+    flag stops the run with one sentence, before anything is written."""
     try:
         sizes = [int(s) for s in cfg.sizes.split(",")]
     except ValueError:
@@ -415,14 +435,16 @@ def main(argv=None):
         raise SystemExit("--n-sets and --questions-per-set must be >= 1.")
     if max(math.ceil(math.log2(n)) for n in sizes) > cfg.max_turns:
         raise SystemExit("--max-turns must be at least ceil(log2 N) for every N in --sizes.")
-    out = Path(cfg.out)
-    save_config(cfg, out / "bisection_config.json")
-    rng, oracle, N, t0 = random.Random(cfg.seed), RuleOracle(), cfg.n_max, time.time()
+    return sizes
 
-    # (c) first: the sets bisection visits on 1..N are also sets for (1), (a), (b)
+
+def play_sizes(sizes, N, max_turns):
+    """(c): bisection on every secret of 1..n for each n in sizes, and on 1..N. Returns the rows
+    of (c), one per n in sizes, and the sets of 1..N's games with more than one candidate,
+    which (1), (a) and (b) check too."""
     games, visited_sets = [], None
     for n in sizes + ([N] if N not in sizes else []):
-        game, visited = play_bisection(n, cfg.max_turns)
+        game, visited = play_bisection(n, max_turns)
         turns = [e.turn for e in game.episodes]
         if n == N:
             visited_sets = sorted((C for C in visited if len(C) > 1), key=sorted)
@@ -438,19 +460,28 @@ def main(argv=None):
                     "first": game.episodes[0].records[0].question,
                 }
             )
+    return games, visited_sets
+
+
+def candidate_sets(rng, N, n_sets, visited_sets):
+    """The candidate sets C_t of (1), (a) and (b), as (kind, C): n_sets random subsets of 1..N,
+    n_sets random intervals, and up to n_sets of the sets bisection visited."""
     sets = [
-        ("random", frozenset(rng.sample(range(1, N + 1), rng.randint(2, N))))
-        for _ in range(cfg.n_sets)
+        ("random", frozenset(rng.sample(range(1, N + 1), rng.randint(2, N)))) for _ in range(n_sets)
     ]
-    for _ in range(cfg.n_sets):
+    for _ in range(n_sets):
         a, b = sorted(rng.sample(range(1, N + 1), 2))
         sets.append(("interval", frozenset(range(a, b + 1))))
-    sets += [("visited", C) for C in rng.sample(visited_sets, min(cfg.n_sets, len(visited_sets)))]
+    sets += [("visited", C) for C in rng.sample(visited_sets, min(n_sets, len(visited_sets)))]
+    return sets
 
+
+def check_sets(sets, bank, rng, N, questions_per_set, oracle):
+    """(1), (a) and (b) on every candidate set: questions_per_set random yes/no questions, every
+    value question, and the bank's best yes/no question. Returns the three lists of rows."""
     yesno, value, bank_rows = [], [], []
-    bank = question_bank(GameConfig(n_max=N, question_set="binary"))
     for kind, C in sets:
-        for _ in range(cfg.questions_per_set):  # (1)
+        for _ in range(questions_per_set):  # (1)
             family, query, truth = random_yesno(rng, N)
             yesno.append(
                 {"kind": kind, "family": family, **check_yesno(C, query, truth, N, oracle)}
@@ -469,6 +500,21 @@ def main(argv=None):
                 "bound": best_possible_split(len(C)),
             }
         )
+    return yesno, value, bank_rows
+
+
+def main(argv=None):
+    cfg = parse_config(Config, argv, description=__doc__.splitlines()[0])
+    sizes = check_flags(cfg)
+    out = Path(cfg.out)
+    save_config(cfg, out / "bisection_config.json")
+    rng, oracle, N, t0 = random.Random(cfg.seed), RuleOracle(), cfg.n_max, time.time()
+
+    # (c) first: the sets bisection visits on 1..N are also sets for (1), (a), (b)
+    games, visited_sets = play_sizes(sizes, N, cfg.max_turns)
+    sets = candidate_sets(rng, N, cfg.n_sets, visited_sets)
+    bank = question_bank(GameConfig(n_max=N, question_set="binary"))
+    yesno, value, bank_rows = check_sets(sets, bank, rng, N, cfg.questions_per_set, oracle)
     full = [{"quantity": q, **check_value(range(1, N + 1), q, N, oracle)} for q in VALUE_REFERENCE]
 
     table = report(N, cfg.max_turns, yesno, value, full, len(bank.queries), bank_rows, games)

@@ -46,8 +46,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cli import parse_config, save_config
 from theory._common import wilson_interval
+from tools.cli import parse_config, save_config
 
 BOT = -1  # the observation "nothing revealed" (the paper's bottom symbol)
 
@@ -234,13 +234,9 @@ def fmt_prob(x):
     return f"{x:.3e}" if x < 1e-2 else f"{x:.4f}"
 
 
-def plot(rows, curves, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+def plot_depths(ax, rows):
+    """Left panel: P(success) against depth d for the bound, the exact policies, the best
+    random mu (Monte Carlo) and the two learners."""
     learned = [r for r in rows if r["learned_adaptive"] is not None]
     rows = [r for r in rows if r["best_agnostic"] is not None]
     ds = np.array([r["d"] for r in rows])
@@ -277,11 +273,18 @@ def plot(rows, curves, path):
     )
     ax.set(xlabel="depth $d$", ylabel="P(success)", title="E_d: success vs depth")
     ax.legend(fontsize=7)
+
+
+def plot_curves(ax, curves):
+    """Right panel: each learner's exact P(success) over its updates, one colour per depth d
+    (solid: sees b_t, dotted: t only)."""
+    import matplotlib.pyplot as plt
+
     learn_ds = sorted({d for d, _ in curves})
     for (d, sees_belief), curve in curves.items():
         steps, success = zip(*curve)
         colour = plt.cm.viridis(learn_ds.index(d) / max(1, len(learn_ds) - 1))
-        ax2.semilogy(
+        ax.semilogy(
             steps,
             success,
             "-" if sees_belief else ":",
@@ -289,19 +292,31 @@ def plot(rows, curves, path):
             lw=1,
             label=f"d={d}" if sees_belief else None,
         )
-    ax2.set(
+    ax.set(
         xlabel="policy-gradient update",
         ylabel="P(success) (exact)",
         title="learning curves (solid: sees $b_t$, dotted: $t$ only)",
     )
-    ax2.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, ncol=2)
+
+
+def plot(rows, curves, path):
+    """The figure: success against depth beside the learning curves, saved to path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    plot_depths(ax, rows)
+    plot_curves(ax2, curves)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def main(argv=None):
-    cfg = parse_config(Config, argv, description=__doc__.splitlines()[0])
+def check_flags(cfg):
+    """Stop with one sentence, before anything is written, if a flag is out of range."""
     if not 1 <= cfg.d_max_exact <= 14 or not 1 <= cfg.learn_d_min <= cfg.learn_d_max:
         raise SystemExit(
             "Need 1 <= --d-max-exact <= 14 (memory grows as 4^d) and "
@@ -311,49 +326,44 @@ def main(argv=None):
         raise SystemExit(
             "--mc-policies, --mc-episodes, --steps, --batch and --eval-every must be >= 1."
         )
-    out = Path(cfg.out)
-    save_config(cfg, out / "bit_reveal_config.json")
-    rng = np.random.default_rng(cfg.seed)
-    t0 = time.time()
 
-    rows, curves = [], {}
-    for d in range(1, max(cfg.d_max_exact, cfg.learn_d_max) + 1):
-        exact = d <= cfg.d_max_exact
-        row = {
-            "d": d,
-            "bound": Fraction(1, 2 ** (d - 1)),
-            "best_agnostic": None,
-            "adaptive": None,
-            "mc_best": np.nan,
-            "mc_lo": np.nan,
-            "mc_hi": np.nan,
-            "mc_above_bound": 0,
-            "mc_exact_in_ci": 0,
-            "learned_agnostic": None,
-            "learned_adaptive": None,
-        }
-        if exact:
-            row["best_agnostic"] = best_agnostic_success(d)
-            row["adaptive"] = exact_adaptive_success(d)
-            p1, successes = mc_random_agnostic(d, cfg.mc_policies, cfg.mc_episodes, rng)
-            cis = [wilson_interval(k, cfg.mc_episodes) for k in successes]
-            exact_mu = agnostic_success_formula(p1, d)
-            k_best = int(np.argmax(successes))
-            row.update(
-                mc_best=successes[k_best] / cfg.mc_episodes,
-                mc_lo=cis[k_best][0],
-                mc_hi=cis[k_best][1],
-                mc_above_bound=sum(lo > 2.0 ** (1 - d) for lo, _ in cis),
-                mc_exact_in_ci=sum(lo <= e <= hi for (lo, hi), e in zip(cis, exact_mu)),
-            )
-        if cfg.learn_d_min <= d <= cfg.learn_d_max:
-            for sees_belief in (False, True):
-                W, curve = train_learner(d, sees_belief, cfg, rng)
-                curves[(d, sees_belief)] = curve
-                key = "learned_adaptive" if sees_belief else "learned_agnostic"
-                row[key] = exact_success(learner_policy(W, sees_belief), d)
-        rows.append(row)
 
+def depth_row(d, cfg, rng):
+    """Depth d's row of the table: the bound 2^(1-d), and for d <= d_max_exact the exact
+    results and the Monte Carlo check of random mu; the learners' columns are left blank."""
+    exact = d <= cfg.d_max_exact
+    row = {
+        "d": d,
+        "bound": Fraction(1, 2 ** (d - 1)),
+        "best_agnostic": None,
+        "adaptive": None,
+        "mc_best": np.nan,
+        "mc_lo": np.nan,
+        "mc_hi": np.nan,
+        "mc_above_bound": 0,
+        "mc_exact_in_ci": 0,
+        "learned_agnostic": None,
+        "learned_adaptive": None,
+    }
+    if exact:
+        row["best_agnostic"] = best_agnostic_success(d)
+        row["adaptive"] = exact_adaptive_success(d)
+        p1, successes = mc_random_agnostic(d, cfg.mc_policies, cfg.mc_episodes, rng)
+        cis = [wilson_interval(k, cfg.mc_episodes) for k in successes]
+        exact_mu = agnostic_success_formula(p1, d)
+        k_best = int(np.argmax(successes))
+        row.update(
+            mc_best=successes[k_best] / cfg.mc_episodes,
+            mc_lo=cis[k_best][0],
+            mc_hi=cis[k_best][1],
+            mc_above_bound=sum(lo > 2.0 ** (1 - d) for lo, _ in cis),
+            mc_exact_in_ci=sum(lo <= e <= hi for (lo, hi), e in zip(cis, exact_mu)),
+        )
+    return row
+
+
+def report(rows, mc_policies):
+    """The printed table, one line per depth d; '-' where a column was not computed."""
     header = (
         f"{'d':>2} {'best agnostic (exact)':>22} {'2^(1-d)':>8} {'adaptive':>8} "
         f"{'best random mu, MC [95% Wilson]':>34} {'CI>bnd':>6} {'exact in CI':>11} "
@@ -371,13 +381,35 @@ def main(argv=None):
         la = fmt_prob(r["learned_agnostic"]) if r["learned_agnostic"] is not None else "-"
         lb = fmt_prob(r["learned_adaptive"]) if r["learned_adaptive"] is not None else "-"
         has_mc = r["best_agnostic"] is not None
-        n_in = f"{r['mc_exact_in_ci']}/{cfg.mc_policies}" if has_mc else "-"
+        n_in = f"{r['mc_exact_in_ci']}/{mc_policies}" if has_mc else "-"
         above = r["mc_above_bound"] if has_mc else "-"
         lines.append(
             f"{r['d']:>2} {best:>22} {str(r['bound']):>8} {str(r['adaptive'] or '-'):>8} "
             f"{mc:>34} {above:>6} {n_in:>11} {la:>14} {lb:>11}"
         )
-    table = "\n".join(lines)
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    cfg = parse_config(Config, argv, description=__doc__.splitlines()[0])
+    check_flags(cfg)
+    out = Path(cfg.out)
+    save_config(cfg, out / "bit_reveal_config.json")
+    rng = np.random.default_rng(cfg.seed)
+    t0 = time.time()
+
+    rows, curves = [], {}
+    for d in range(1, max(cfg.d_max_exact, cfg.learn_d_max) + 1):
+        row = depth_row(d, cfg, rng)
+        if cfg.learn_d_min <= d <= cfg.learn_d_max:
+            for sees_belief in (False, True):
+                W, curve = train_learner(d, sees_belief, cfg, rng)
+                curves[(d, sees_belief)] = curve
+                key = "learned_adaptive" if sees_belief else "learned_agnostic"
+                row[key] = exact_success(learner_policy(W, sees_belief), d)
+        rows.append(row)
+
+    table = report(rows, cfg.mc_policies)
     print(table)
     (out / "bit_reveal.txt").write_text(table + "\n")
     plot(rows, curves, out / "bit_reveal.png")

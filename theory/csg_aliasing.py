@@ -38,16 +38,16 @@ from functools import lru_cache
 from pathlib import Path
 
 from env import CSG, REDUNDANT_HINT, GameConfig, update_belief
+from game.grammar import read_hint
+from game.questions import parse_question
 from oracle import RuleOracle
-from grammar import read_hint
-from questions import parse_question
-from cli import parse_config, save_config
 from theory.return_aliasing import (
     advantages_from_enumeration,
     aliasing_example,
     analyse_turn,
     exact_table,
 )
+from tools.cli import parse_config, save_config
 
 CSG_MENU = (  # (arm, question): a fixed action menu; arm 4 owns "between", so the last action
     (0, "Is the number even?"),  # asks a sound question through the wrong arm (no arm bonus)

@@ -58,8 +58,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cli import parse_config, save_config
 from theory._common import mean_interval
+from tools.cli import parse_config, save_config
 
 QUESTIONS = {  # name -> the property of the secret z (given N) that the question asks about
     "even": lambda z, N: z % 2 == 0,

@@ -8,7 +8,7 @@ hashes candidate sets, so either crashes train.py)."""
 from expect import check
 
 from env import update_belief
-from properties import Fact, Predicate
+from game.properties import Fact, Predicate
 
 EVEN = Fact(Predicate("n", "even"))
 OVER_6 = Fact(Predicate("n", "gt", (6,)))

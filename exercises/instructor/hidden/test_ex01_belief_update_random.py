@@ -7,7 +7,7 @@ import random
 from expect import HELD, check
 
 from env import update_belief
-from properties import Fact, Predicate
+from game.properties import Fact, Predicate
 
 PREDICATES = [
     Predicate("n", "even"),

@@ -41,22 +41,23 @@ def candidate_text(candidates, candidate_format: str = "list") -> str:
     return ", ".join(parts)
 
 
-def selector_prompt(candidates, arm_histories, turn: int, cfg, hidden: bool = False) -> str:
+def selector_prompt(candidates, arm_histories, turn: int, game_cfg, hidden: bool = False) -> str:
     """The selector prompt of App. B (A): the belief (candidate list) and per-arm histories, for
-    the game settings `cfg` (env.GameConfig). With `hidden` (not in the paper; a share of training
-    episodes, episodes.episode_starts) the prompt does not show C_t: the belief is then only in the
-    history, and the next question must be read from what was answered."""
+    the game settings `game_cfg` (env.GameConfig). With `hidden` (not in the paper; a share of
+    training episodes, episodes.episode_starts) the prompt does not show C_t: the belief is then
+    only in the history, and the next question must be read from what was answered."""
     shown = (
         "not shown"
         if hidden
-        else f"({len(candidates)}): [{candidate_text(candidates, cfg.candidate_format)}]"
+        else f"({len(candidates)}): [{candidate_text(candidates, game_cfg.candidate_format)}]"
     )
     lines = [
         "You are solving a number guessing game.",
         "A secret number has been chosen from the current candidate universe.",
-        f"You have {cfg.n_arms} clue-holder arms. Choose one arm and ask one property question.",
+        f"You have {game_cfg.n_arms} clue-holder arms. "
+        "Choose one arm and ask one property question.",
         "",
-        f"Turn {turn + 1} of {cfg.max_turns}",
+        f"Turn {turn + 1} of {game_cfg.max_turns}",
         f"Remaining candidates {shown}",
         "",
         "Arm histories:",
@@ -75,21 +76,24 @@ def selector_prompt(candidates, arm_histories, turn: int, cfg, hidden: bool = Fa
         "",
         "Do NOT repeat a question already asked to any arm.",
     ]
-    if cfg.question_set == "binary":
+    if game_cfg.question_set == "binary":
         lines.append("Only yes-or-no questions are answered.")
     lines += [
         "Select an arm-question pair that is most informative for the current candidates.",
         "",
         "Respond with JSON only:",
-        f'  {{"arm": <0 to {cfg.n_arms - 1}>, "question": "<precise property question>"}}',
+        f'  {{"arm": <0 to {game_cfg.n_arms - 1}>, "question": "<precise property question>"}}',
     ]
     return "\n".join(lines)
 
 
-def selector_messages(candidates, arm_histories, turn: int, cfg, hidden=False) -> list[dict]:
+def selector_messages(candidates, arm_histories, turn: int, game_cfg, hidden=False) -> list[dict]:
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": selector_prompt(candidates, arm_histories, turn, cfg, hidden)},
+        {
+            "role": "user",
+            "content": selector_prompt(candidates, arm_histories, turn, game_cfg, hidden),
+        },
     ]
 
 

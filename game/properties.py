@@ -4,7 +4,7 @@ Paper: section 5.1 ("Clue Selector Game": property questions about a secret n in
 Lemma A.5 "Exact posterior in CSG" (App. A).
 
 The lemma needs the observation likelihood p(o | z, a) = 1[z in C_{t+1}]: every hint must mean
-an exact set of numbers. This module is that meaning, free of English (grammar.py reads and
+an exact set of numbers. This module is that meaning, free of English (game/grammar.py reads and
 writes the sentences):
 
     Predicate   a test of one integer quantity of the number: ("n", "prime"),

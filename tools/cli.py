@@ -5,7 +5,9 @@ Every entry point (train.py, evaluate.py, the theory scripts, the benchmarks) ke
 hyperparameters in one dataclass; each field `foo_bar` becomes `--foo-bar` with the field's
 type and default, and its help is the field's metadata["help"] (write fields with `arg`).
 Unknown flags, values of the wrong type and values out of a field's range (`config_problem`) are
-errors: one sentence and exit status 2, before the program reads or writes anything.
+errors: one sentence and exit status 2, before the program reads or writes anything. Each part
+below the entry point takes a small dataclass of the fields it reads, built from the entry
+point's config by `settings` (env.GameConfig, update.UpdateConfig, ...).
 
 Threads. Entry points import this module before torch, so that OpenMP's idle threads spin only
 briefly before they sleep (GOMP_SPINCOUNT=1000; libgomp, which torch's Linux wheels use, reads
@@ -187,6 +189,16 @@ def save_config(cfg, path, **extra) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({**extra, **dataclasses.asdict(cfg)}, indent=2) + "\n")
     return path
+
+
+def settings(part, cfg, **given):
+    """A part's settings, dataclass `part`, from an entry point's config `cfg`: each field of `part`
+    that `cfg` has by the same name, `given` for the others (or to override), the part's own
+    default where neither gives one. How train.py hands each module the few settings it reads
+    (GameConfig, UpdateConfig, ...), so that a module's signature shows its knobs."""
+    names = {f.name for f in dataclasses.fields(part)}
+    taken = {name: getattr(cfg, name) for name in names if hasattr(cfg, name)}
+    return part(**(taken | given))
 
 
 def use_threads(threads: int = 0, parallel_runs: int = 1) -> int:

@@ -6,7 +6,7 @@ in the CSG" (B) (the clue holder answers one property per question and deflects 
     parse_question(text)  -> Query | None    what a question asks (None: deflect)
     question_type(text)   -> str             its family (the turns table's question_type)
 
-Built on grammar.py's clauses. A question is understood whole or deflected: questions about the
+Built on game/grammar.py's clauses. A question is understood whole or deflected: questions about the
 number itself ("is it 42?", "what is the number?") are identity questions and never answered;
 questions the properties cannot state ("a factor of 100?") and ones that contradict themselves
 ("large (under 20)") are deflected.
@@ -25,7 +25,7 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
-from grammar import (
+from game.grammar import (
     _DECLARATIVE,
     _DIGIT_WORDS,
     _DIGITS_NP,
@@ -45,7 +45,7 @@ from grammar import (
     normalize,
     parse_number,
 )
-from properties import TESTS, Predicate, Query
+from game.properties import TESTS, Predicate, Query
 
 _ANYQ = "|".join(_QUANT_PATTERNS.values())  # the same noun phrases, without groups
 _ADD_UP = r"(?:add up|sum up|sum|add|come|amount) to|total"  # what digits do to make their sum

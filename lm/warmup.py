@@ -29,21 +29,24 @@ import json
 import random
 import shutil
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
 
-import models
 from env import CSG, GameConfig
-from prompts import read_action
+from game.prompts import read_action
+from lm import models
+from lm.models import ModelConfig
+from lm.tinylm import TinyConfig, vocabulary_fingerprint
 from policy import LMPolicy, SampleConfig
 from reference import RandomPolicy
-from tinylm import TinyConfig, vocabulary_fingerprint
 
 
 @dataclass(frozen=True)
 class WarmupConfig:
+    """The warm-up's data, training and probe (train.py's --warmup-* flags, train.warmup_config)."""
+
     episodes: int = 300  # random-policy episodes (x up to 10 turns) of training data
     epochs: int = 3
     batch_size: int = 32
@@ -52,6 +55,13 @@ class WarmupConfig:
     n_max: int = 100  # the game the data is played in (training: 1..100)
     candidate_format: str = "list"  # how its prompts write C_t: the RL run's
     probe_states: int = 64  # game states whose sampled action measures the valid-action rate
+    question_set: str = "paper"  # the questions its data asks: the RL run's
+    mode: str = "auto"  # auto: warm up below `threshold` valid actions; always; never (no probe)
+    threshold: float = 0.9
+
+
+# Whether the warm-up runs, not what it trains: left out of the cache's key (`cache_key`).
+WHETHER = ("mode", "threshold")
 
 
 def random_policy_states(
@@ -80,21 +90,23 @@ def reference_states(
     return examples
 
 
-def supervised_finetune(policy: LMPolicy, examples, cfg: WarmupConfig) -> list[float]:
+def supervised_finetune(policy: LMPolicy, examples, warmup_cfg: WarmupConfig) -> list[float]:
     """Cross-entropy on the action tokens (and the end-of-turn token) of the trainable weights.
     Returns per-epoch losses."""
     tok = policy.tokenizer
     prompts = policy.encode([m for m, _ in examples])
     actions = [tok(a, add_special_tokens=False)["input_ids"] + [policy.eos_id] for _, a in examples]
     order = sorted(range(len(examples)), key=lambda i: len(prompts[i]))  # similar lengths per batch
-    batches = [order[i : i + cfg.batch_size] for i in range(0, len(order), cfg.batch_size)]
+    batches = [
+        order[i : i + warmup_cfg.batch_size] for i in range(0, len(order), warmup_cfg.batch_size)
+    ]
     params = [p for p in policy.model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
-    total = cfg.epochs * len(batches)
+    opt = torch.optim.AdamW(params, lr=warmup_cfg.lr, weight_decay=0.0)
+    total = warmup_cfg.epochs * len(batches)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1 - s / total)
-    rng, losses = random.Random(cfg.seed), []
+    rng, losses = random.Random(warmup_cfg.seed), []
     policy.model.train()
-    for _ in range(cfg.epochs):
+    for _ in range(warmup_cfg.epochs):
         rng.shuffle(batches)
         epoch = []
         for batch in batches:
@@ -159,26 +171,29 @@ def model_identity(spec: str, tiny: TinyConfig = TinyConfig()) -> dict:
     return {"spec": spec}
 
 
-def cache_key(
-    spec: str,
-    warm: WarmupConfig,
-    question_set: str,
-    tiny: TinyConfig = TinyConfig(),
-    lora: models.LoraConfig | None = None,
-    precision: str = "fp32",
-) -> str:
+def cache_key(model_cfg: ModelConfig, warmup_cfg: WarmupConfig, precision: str) -> str:
+    """The cache's name for a warm-up: a hash of the model's identity and of every setting that
+    shapes the warmed-up weights (the warm-up's, the prompt's format, LoRA, the precision)."""
+    trained = {k: v for k, v in asdict(warmup_cfg).items() if k not in WHETHER + ("question_set",)}
     blob = json.dumps(
         [
-            model_identity(spec, tiny),
-            asdict(warm),
-            question_set,
-            prompt_fingerprint(question_set, warm.candidate_format),
-            asdict(lora) if lora else None,
+            model_identity(model_cfg.model, model_cfg.tiny),
+            trained,
+            warmup_cfg.question_set,
+            prompt_fingerprint(warmup_cfg.question_set, warmup_cfg.candidate_format),
+            asdict(model_cfg.lora) if model_cfg.lora else None,
             precision,
         ],
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def cache_path(model_cfg: ModelConfig, warmup_cfg: WarmupConfig, precision: str) -> Path:
+    """Where a warm-up is cached: models.cache_dir() / warmup / MODEL-QUESTION_SET-KEY."""
+    name = "tiny" if model_cfg.model == "tiny" else Path(model_cfg.model).name or "model"
+    key = cache_key(model_cfg, warmup_cfg, precision)
+    return models.cache_dir() / "warmup" / f"{name}-{warmup_cfg.question_set}-{key}"
 
 
 def cached_info(path: Path) -> dict | None:
@@ -192,89 +207,115 @@ def cached_info(path: Path) -> dict | None:
 
 
 def prepared(
-    spec: str = "tiny",
-    question_set: str = "paper",
-    warm: WarmupConfig = WarmupConfig(),
-    device=None,
+    model_cfg: ModelConfig = ModelConfig(),
+    warmup_cfg: WarmupConfig = WarmupConfig(),
     quiet: bool = False,
-    tiny: TinyConfig = TinyConfig(),
-    lora: models.LoraConfig | None = None,
-    precision: str = "auto",
-    mode: str = "auto",
-    threshold: float = 0.9,
 ) -> tuple[LMPolicy, dict]:
     """The policy to train or evaluate, after the format warm-up where it needs one, and what
-    happened: (policy, {"valid_before", "valid_after", "warmed", ...}). mode: "auto" (warm up
-    below `threshold` valid actions), "always", or "never" (the model as it is, not probed)."""
+    happened: (policy, {"valid_before", "valid_after", "warmed", ...}). warmup_cfg.mode: "auto"
+    (warm up below `threshold` valid actions), "always", or "never" (the model as it is, not
+    probed). A warm-up is made once and cached (`cache_path`); a damaged cache is made again."""
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
-    device = torch.device(device) if device else models.default_device()
-    compute = "bf16" if models.resolve_precision(precision, device) == torch.bfloat16 else "fp32"
-    if mode == "never":
-        return models.load_policy(spec, device, compute, tiny, lora), {"warmed": False}
-    name = "tiny" if spec == "tiny" else Path(spec).name or "model"
-    path = (
-        models.cache_dir()
-        / "warmup"
-        / f"{name}-{question_set}-{cache_key(spec, warm, question_set, tiny, lora, compute)}"
-    )
+    device = torch.device(model_cfg.device) if model_cfg.device else models.default_device()
+    dtype = models.resolve_precision(model_cfg.precision, device)
+    compute = "bf16" if dtype == torch.bfloat16 else "fp32"
+    if warmup_cfg.mode == "never":
+        return load(model_cfg, device, compute), {"warmed": False}
+    path = cache_path(model_cfg, warmup_cfg, compute)
     info = cached_info(path)
     if info is not None and (
-        info["warmed"] or (mode == "auto" and info["valid_before"] >= threshold)
+        info["warmed"]
+        or (warmup_cfg.mode == "auto" and info["valid_before"] >= warmup_cfg.threshold)
     ):
-        source = str(path) if info["warmed"] else spec
         try:
-            policy = models.load_policy(
-                source, device, compute, tiny, None if info["warmed"] else lora
-            )
-            policy.name = name + ("+lora" if lora else "")
-            return policy, info
+            return from_cache(path, info, model_cfg, device, compute), info
         except models.DamagedFileError as e:  # a cache is rebuilt, never fatal
             say(f"[warm-up] the cached warm-up cannot be used, so it is made again: {e}")
+    policy = load(model_cfg, device, compute)
+    info = warm_up(policy, model_cfg, warmup_cfg, compute, say)
+    write_cache(path, policy, info)
+    if info["warmed"]:
+        say(f"[warm-up] cached in {path}")
+    return policy, info
+
+
+def load(model_cfg: ModelConfig, device, compute: str) -> LMPolicy:
+    """The model as it is on disk, LoRA adapters put on where asked."""
+    return models.load_policy(model_cfg.model, device, compute, model_cfg.tiny, model_cfg.lora)
+
+
+def from_cache(path: Path, info: dict, model_cfg: ModelConfig, device, compute: str) -> LMPolicy:
+    """The cached warm-up's policy: its weights where it trained, else the model as it is (the
+    probe found it valid enough)."""
+    if info["warmed"]:
+        policy = models.load_policy(str(path), device, compute, model_cfg.tiny, None)
+    else:
+        policy = load(model_cfg, device, compute)
+    name = "tiny" if model_cfg.model == "tiny" else Path(model_cfg.model).name or "model"
+    policy.name = name + ("+lora" if model_cfg.lora else "")
+    return policy
+
+
+def warm_up(policy: LMPolicy, model_cfg: ModelConfig, warmup_cfg: WarmupConfig, compute, say):
+    """Probe the policy's valid-action rate and, below the threshold (or always), train it on the
+    random policy's actions and probe again. Returns what happened (the cache's warmup.json)."""
     start = time.time()
-    policy = models.load_policy(spec, device, compute, tiny, lora)
-    before = valid_action_rate(
-        policy, question_set, warm.probe_states, warm.n_max, candidate_format=warm.candidate_format
-    )
+    before = probe(policy, warmup_cfg)
     info = {
         "warmed": False,
         "valid_before": round(before, 4),
-        "model": model_identity(spec, tiny),
-        "warmup": asdict(warm),
-        "lora": asdict(lora) if lora else None,
+        "model": model_identity(model_cfg.model, model_cfg.tiny),
+        "warmup": {k: v for k, v in asdict(warmup_cfg).items() if k not in WHETHER},
+        "lora": asdict(model_cfg.lora) if model_cfg.lora else None,
         "precision": compute,
-        "question_set": question_set,
+        "question_set": warmup_cfg.question_set,
     }
-    if mode == "always" or before < threshold:
-        trainable = sum(p.numel() for p in policy.model.parameters() if p.requires_grad)
-        examples = random_policy_states(
-            warm.episodes, question_set, warm.n_max, warm.seed, warm.candidate_format
-        )
-        say(
-            f"[warm-up] {policy.name}: {100 * before:.1f}% valid actions; training "
-            f"{trainable / 1e6:.2f}M "
-            f"parameters on {len(examples)} random-question actions ({question_set} set), "
-            f"{warm.epochs} epoch(s)"
-        )
-        losses = supervised_finetune(policy, examples, warm)
-        after = valid_action_rate(
-            policy,
-            question_set,
-            warm.probe_states,
-            warm.n_max,
-            candidate_format=warm.candidate_format,
-        )
-        info.update(
-            warmed=True,
-            valid_after=round(after, 4),
-            examples=len(examples),
-            epoch_losses=[round(x, 4) for x in losses],
-            seconds=round(time.time() - start, 1),
-        )
-        say(
-            f"[warm-up] loss per epoch {', '.join(f'{x:.3f}' for x in losses)}; valid actions "
-            f"{100 * before:.1f}% -> "
-            f"{100 * after:.1f}% (sampled, T=1); {info['seconds']:.0f} s; cached in {path}"
-        )
+    if warmup_cfg.mode != "always" and before >= warmup_cfg.threshold:
+        return info
+    trainable = sum(p.numel() for p in policy.model.parameters() if p.requires_grad)
+    examples = random_policy_states(
+        warmup_cfg.episodes,
+        warmup_cfg.question_set,
+        warmup_cfg.n_max,
+        warmup_cfg.seed,
+        warmup_cfg.candidate_format,
+    )
+    say(
+        f"[warm-up] {policy.name}: {100 * before:.1f}% valid actions; training "
+        f"{trainable / 1e6:.2f}M parameters on {len(examples)} random-question actions "
+        f"({warmup_cfg.question_set} set), {warmup_cfg.epochs} epoch(s)"
+    )
+    losses = supervised_finetune(policy, examples, warmup_cfg)
+    after = probe(policy, warmup_cfg)
+    info.update(
+        warmed=True,
+        valid_after=round(after, 4),
+        examples=len(examples),
+        epoch_losses=[round(x, 4) for x in losses],
+        seconds=round(time.time() - start, 1),
+    )
+    say(
+        f"[warm-up] loss per epoch {', '.join(f'{x:.3f}' for x in losses)}; valid actions "
+        f"{100 * before:.1f}% -> {100 * after:.1f}% (sampled, T=1); {info['seconds']:.0f} s"
+    )
+    return info
+
+
+def probe(policy: LMPolicy, warmup_cfg: WarmupConfig) -> float:
+    """The policy's valid-action rate on the warm-up's probe states."""
+    return valid_action_rate(
+        policy,
+        warmup_cfg.question_set,
+        warmup_cfg.probe_states,
+        warmup_cfg.n_max,
+        candidate_format=warmup_cfg.candidate_format,
+    )
+
+
+def write_cache(path: Path, policy: LMPolicy, info: dict) -> None:
+    """Cache a warm-up (its weights where it trained, and its warmup.json), atomically: a
+    half-written cache is never read, and of two runs that cache the same warm-up at once, one
+    keeps its copy and neither fails."""
     tmp = path.with_name(path.name + f".tmp{random.randrange(10**9)}")
     tmp.mkdir(parents=True)
     if info["warmed"]:
@@ -282,68 +323,22 @@ def prepared(
     (tmp / "warmup.json").write_text(json.dumps(info, indent=2))
     shutil.rmtree(path, ignore_errors=True)
     try:
-        tmp.rename(path)  # atomic: a half-written cache is never read
+        tmp.rename(path)
     except OSError:  # a run beside this one cached the same warm-up meanwhile: keep that one
         shutil.rmtree(tmp, ignore_errors=True)
-    return policy, info
 
 
-def warmed_up(
-    spec: str = "tiny",
-    question_set: str = "paper",
-    warm: WarmupConfig = WarmupConfig(),
-    device=None,
-    quiet: bool = False,
-    tiny: TinyConfig = TinyConfig(),
-) -> LMPolicy:
-    """The built-in tiny model (or `spec`) after its format warm-up, cached: a fresh tiny model
-    writes noise, so it always needs one."""
-    return prepared(
-        spec, question_set, warm, device, quiet, tiny, mode="always" if spec == "tiny" else "auto"
-    )[0]
-
-
-def starting_policy(cfg, quiet: bool = False):
+def starting_policy(model_cfg: ModelConfig, warmup_cfg: WarmupConfig, quiet: bool = False):
     """(policy, warm-up info): the model in the run's precision, LoRA adapters if asked, after the
-    format warm-up where it needs one (warmup.prepared, cached; the tiny model always needs it)."""
-    lora = (
-        models.LoraConfig(cfg.lora_rank, cfg.lora_alpha, cfg.lora_dropout, cfg.lora_targets)
-        if cfg.lora_rank
-        else None
-    )
-    warm = WarmupConfig(
-        episodes=cfg.warmup_episodes,
-        epochs=cfg.warmup_epochs,
-        lr=cfg.warmup_lr,
-        n_max=cfg.n_max,
-        candidate_format=cfg.candidate_format,
-        batch_size=32 if cfg.model == "tiny" else cfg.micro_batch,
-    )
-    tiny = TinyConfig(
-        hidden_size=cfg.tiny_width,
-        num_layers=cfg.tiny_layers,
-        num_heads=max(1, cfg.tiny_width // 32),
-        intermediate_size=4 * cfg.tiny_width,
-    )
-    policy, info = prepared(
-        cfg.model,
-        cfg.question_set,
-        warm,
-        cfg.device or None,
-        quiet,
-        tiny,
-        lora,
-        cfg.precision,
-        "always" if cfg.model == "tiny" else cfg.warmup,
-        cfg.warmup_threshold,
-    )
-    if cfg.gradient_checkpointing:
+    format warm-up where it needs one (`prepared`, cached; the tiny model always needs it)."""
+    if model_cfg.model == "tiny":
+        warmup_cfg = replace(warmup_cfg, mode="always")
+    policy, info = prepared(model_cfg, warmup_cfg, quiet)
+    if model_cfg.gradient_checkpointing:
         policy.model.gradient_checkpointing_enable(
             gradient_checkpointing_kwargs={"use_reentrant": False}
         )
-    low_precision = {p.dtype for p in policy.model.parameters() if p.requires_grad} - {
-        torch.float32
-    }
-    if low_precision:  # no optimizer steps low-precision weights: small updates round away
+    low_precision = {p.dtype for p in policy.model.parameters() if p.requires_grad}
+    if low_precision - {torch.float32}:  # no optimizer steps low-precision weights: updates round
         raise RuntimeError(f"trainable parameters in {low_precision}: they must be float32")
     return policy, info
