@@ -217,11 +217,20 @@ def changed_since(repo: Path, commit: str) -> frozenset | None:
 
 @lru_cache(maxsize=None)
 def moved_since(repo: Path, commit: str) -> dict:
-    """{path at HEAD: its path at `commit`} for every file git's rename detection finds moved
-    between the two (a file moved into a folder, its imports edited to match)."""
-    out = git("diff", "-M", "--name-status", commit, "HEAD") or ""
-    rows = [line.split("\t") for line in out.splitlines()]
-    return {row[2]: row[1] for row in rows if row[0].startswith("R") and len(row) == 3}
+    """{path at HEAD: its path at `commit`} for every file moved since (a file moved into a folder,
+    its imports edited to match): the moves git's rename detection finds in each commit between
+    the two, followed from HEAD back, so a file edited much since it moved is still followed."""
+    out = git("log", "-M", "--diff-filter=R", "--name-status", "--format=", f"{commit}..HEAD")
+    moved = {}  # newest commits first: a later move is met before the one that came before it
+    for line in (out or "").splitlines():
+        row = line.split("\t")
+        if len(row) == 3 and row[0].startswith("R"):
+            older, newer = row[1], row[2]
+            for now, then in list(moved.items()):
+                if then == newer:
+                    moved[now] = older
+            moved.setdefault(newer, older)
+    return moved
 
 
 @lru_cache(maxsize=None)
