@@ -23,6 +23,8 @@ Beyond the paper:
     echo-zeropad the paper's released code (advantages.py): finished rollouts padded with reward 0
                  and Eq. 1 taken over all G at every turn, std floored at 1e-4; an ablation that
                  shows the bias of counting rollouts that are no longer playing
+    rloo-std     the paper's released code's per-turn RLOO (advantages.py): the leave-one-out
+                 difference on the same zero-padded grid, divided by the same std as echo-zeropad
     gigpo        GiGPO (Feng et al. 2025, verl-agent): an episode-level advantage (the return
                  normalised over the G rollouts) plus `gigpo_step_weight` times a step-level one,
                  the discounted return-to-go (`gigpo_gamma`) normalised over the rollouts of the
@@ -33,6 +35,14 @@ Adding an estimator: write f(credit, ctx) -> (B, G, T) advantages and add it to 
 `ctx` (EstimatorContext) is everything an estimator reads besides the batch: its settings from
 train.py's config, how to sum a statistic over the ranks of a torchrun launch, and what it
 carries from step to step (saved with every checkpoint).
+
+What the released RLOO is: r - mean of the other G - 1 = G / (G - 1) (r - mean of all G), so the
+released code's RLOO per turn is its ECHO times G / (G - 1), 4/3 at G = 4, on every batch
+(`rloo_std`, tests/test_echo.py). Adam normalises each step by the gradient's own scale and Eq. 2's
+clip acts on the ratio, not on A, so a constant scale on every advantage changes little more than
+the rounding; the two should train alike. The paper's Table 1 gives ECHO 45.3% and RLOO per-turn
+13.8% resolve: a gap this identity leaves to something other than the credit (seeds, runs, or
+settings the TeX does not give). `rloo` is another estimator, the unnormalised leave-one-out.
 
 Choices where the paper is silent: RLOO is the unnormalised leave-one-out of Ahmadian et al.
 (2024) (with the std of Eq. 1 it would equal ECHO times G_t / (G_t - 1)); PBRS uses gamma = 1,
@@ -204,6 +214,18 @@ def echo_zeropad(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
     return torch.where(c.active, (r - mean) / std, 0.0)
 
 
+def rloo_std(c: Credit, ctx: EstimatorContext) -> torch.Tensor:
+    """The paper's released per-turn RLOO (advantages.py, _rloo_per_turn_advantages): every rollout
+    padded to T turns with reward 0; at each turn r minus the mean of the other G - 1 rollouts'
+    (padded) rewards, divided by the sample std over all G (floored at 1e-4) as `echo_zeropad`
+    divides; the padded cells' credit is dropped. Equal to echo_zeropad times G / (G - 1)."""
+    r = torch.where(c.active, c.rewards, 0.0)  # (B, G, T), zero-padded
+    G = r.shape[1]
+    others = (r.sum(dim=1, keepdim=True) - r) / max(G - 1, 1)  # the leave-one-out mean
+    std = r.std(dim=1, keepdim=True).clamp(min=1e-4)
+    return torch.where(c.active, (r - others) / std, 0.0)
+
+
 def discounted_return_to_go(
     values: torch.Tensor, active: torch.Tensor, gamma: float
 ) -> torch.Tensor:
@@ -308,5 +330,6 @@ ESTIMATORS = {
     "offline": Estimator(offline, online=False),
     "echo-belief": Estimator(echo_belief),
     "echo-zeropad": Estimator(echo_zeropad),
+    "rloo-std": Estimator(rloo_std),
     "gigpo": Estimator(gigpo),
 }

@@ -67,7 +67,11 @@ class TrainConfig:
     group_size: int = arg(4, "G: rollouts per secret, the group of Eq. 1 (paper: 4)", at_least=2)
     lr: float = arg(5e-4, "AdamW learning rate", above=0)
     ppo_epochs: int = arg(4, "passes of Eq. 2 over each batch", at_least=1)
-    num_minibatches: int = arg(4, "optimizer steps per pass (1: Eq. 2 over the batch)", at_least=1)
+    num_minibatches: int = arg(
+        4,
+        "optimizer steps per pass, each on a random share of the turns (1: Eq. 2 whole)",
+        at_least=1,
+    )
     micro_batch: int = arg(64, "turns per forward pass (gradients accumulate)", at_least=1)
     clip_eta: float = arg(0.2, "eta of Eq. 2 (paper: the TRL default, 0.2)", above=0)
     ratio_level: str = arg(

@@ -81,8 +81,10 @@ def clipped_objective(
     n_terms: int,
     level: str = "sequence",
 ) -> tuple[torch.Tensor, dict]:
-    """Eq. 2's sum over these (rollout, turn) terms, divided by n_terms (all terms of the batch,
-    so minibatch sums add up to J exactly). Returns (J part, stats).
+    """Eq. 2's sum over these (rollout, turn) terms, divided by n_terms: the number of terms the
+    optimizer step averages over (update.py: the step's own share of the batch, as PPO's
+    minibatches; with the batch's count the minibatches' parts would add up to J exactly).
+    Returns (J part, stats).
 
     logp_new, logp_old, mask: (N, L) per action token (mask marks real tokens); advantages: (N,).
     level "sequence": one ratio per action, rho = exp(sum of its tokens' log-ratios), as the

@@ -63,13 +63,10 @@ class RolloutBatch:
         """The prompts and the actions (token ids) of these turns, as LMPolicy.score takes them."""
         return [self.prompt_ids[i] for i in turns], [self.completion_ids[i] for i in turns]
 
-    def micro_batches(self, size: int, ranks) -> list[MicroBatch]:
-        """The batch's turns in chunks of at most `size` for the forward passes: sorted so that
-        lengths are alike within a chunk (little padding) and equal prompts sit side by side (each
-        runs once). The chunks are also the units dealt out to Eq. 2's minibatches (update.py). On
-        several ranks (tools.ranks.Ranks) they are cut from every rank's turns together (the sort
-        keys are gathered), each rank keeping its own turns of each chunk, so the cut is the same
-        whatever the number of ranks."""
+    def turn_keys(self, ranks) -> list[TurnKey]:
+        """Every turn of the step's batch as a TurnKey, on several ranks (tools.ranks.Ranks) every
+        rank's (the keys are gathered), so that Eq. 2's minibatches (update.minibatches) are dealt
+        from the same turns whatever the number of ranks."""
         b, g, t = (x.tolist() for x in self.cells())
         keys = [
             TurnKey(
@@ -84,20 +81,13 @@ class RolloutBatch:
             )
             for i in range(len(self.prompt_ids))
         ]
-        keys = sorted(ranks.gather(keys))  # every rank's turns, in one order
-        chunks = [keys[k : k + size] for k in range(0, len(keys), size)]
-        return [
-            MicroBatch(
-                turns=[key.index for key in chunk if key.rank == ranks.rank], size=len(chunk)
-            )
-            for chunk in chunks
-        ]
+        return ranks.gather(keys)
 
 
 class TurnKey(NamedTuple):
-    """Where a turn sorts among the batch's turns for Eq. 2's forward passes: by prompt length,
-    then equal prompts together, then by action length; the rest tells every turn apart, the
-    same way on every rank."""
+    """A turn of a step's batch, in the order Eq. 2's forward passes take a minibatch's turns: by
+    prompt length, then equal prompts together, then by action length; the rest tells every turn
+    apart, the same way on every rank."""
 
     prompt_length: int
     prompt_hash: int  # equal prompts side by side: each distinct prompt runs once
@@ -107,14 +97,6 @@ class TurnKey(NamedTuple):
     turn: int  # t
     rank: int  # the rank that played it
     index: int  # its place in that rank's batch, in play order
-
-
-class MicroBatch(NamedTuple):
-    """One forward pass of Eq. 2's update: this rank's turns of it (indices in play order), and
-    how many turns it holds over every rank (its share of Eq. 2's sum_t |G_t|)."""
-
-    turns: list[int]
-    size: int
 
 
 def episode_seed(seed: int, step: int, secret: int, rollout: int) -> int:

@@ -9,25 +9,35 @@ update needs and reports: pi_old's log-probs of the batch's actions, and its tra
 passes, whose micro-batches on a GPU otherwise wait on the host launching small kernels.)
 
 Departures from the paper, and why:
-- Eq. 2 runs `ppo_epochs` passes, `num_minibatches` optimizer steps each (PPO practice); the
-  paper takes one step per batch.
+- J is optimised as PPO optimises its objective: `ppo_epochs` passes over each batch, each pass a
+  uniformly random deal of the batch's (rollout, turn) terms, all turns t mixed, into
+  `num_minibatches` shares of (nearly) equal size, one optimizer step each (`minibatches`). Each
+  step divides its share's sum by the share's own count (PPO's minibatch mean), so every term of
+  a pass weighs the same; with the batch's count instead the shares' parts would add up to J. The
+  TeX writes J as one average over the batch and gives no number of steps per batch (the paper's
+  code takes 4 per generated batch, one pass, each over a quarter of the batch's episodes in
+  order: TRL's steps_per_generation). Several steps per batch reuse each sampled batch.
+- The log-probs of Eq. 2's ratio are those of the distribution the actions are sampled from,
+  temperature and top-p applied (policy.process_logits); the paper's pi_theta is the model's own.
 - Adam's beta2 is 0.99, eps 1e-5 (PPO practice), and a step whose gradient is not finite is
   skipped and counted: one such step would make every weight NaN.
-- pi_old is scored again with the update's own padded passes, so that the first ratio is exactly
-  1, unless the trained model sampled the batch in float32 (`sampled_logprobs_are_old`): then
-  the sampled log-probs are pi_old's, to rounding. On a GPU a bf16 copy samples (lm/engine.py); how
-  far its log-probs are from pi_old's is logged, per token and per action.
+- pi_old is scored again with the padded passes of the first pass's minibatches, so that the
+  first ratio is exactly 1, unless the trained model sampled the batch in float32
+  (`sampled_logprobs_are_old`): then the sampled log-probs are pi_old's, to rounding. On a GPU a
+  bf16 copy samples (lm/engine.py); how far its log-probs are from pi_old's is logged, per token
+  and per action.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
 from echo import approx_kl, behaviour_weights, clipped_objective
-from rollouts import MicroBatch, RolloutBatch
+from rollouts import RolloutBatch, TurnKey
 from tools.ranks import Ranks
 
 
@@ -63,9 +73,9 @@ def ppo_update(
 ) -> dict:
     """Eq. 2 on one batch: `ppo_epochs` passes over its turns, each dealt to `num_minibatches`
     optimizer steps; ref_policy: pi_ref of the KL term, or None. Its train/ metrics (UpdateLog)."""
-    micro = batch.micro_batches(update_cfg.micro_batch, ranks)  # the turns of each forward pass
+    layouts = passes(batch.turn_keys(ranks), shuffle, update_cfg, ranks.rank)  # each pass's steps
     b_logprobs, ref_logprobs = old_logprobs(
-        policy, ref_policy, batch, micro, update_cfg, sampled_are_old
+        policy, ref_policy, batch, layouts[0], update_cfg, sampled_are_old
     )
     b_advantages = weighted_advantages(advantages.to(policy.device), b_logprobs, batch, update_cfg)
     live = live_turns(b_advantages, update_cfg, ref_policy, sampled_are_old)  # those it scores
@@ -74,12 +84,11 @@ def ppo_update(
     params = trainable(policy)
     log = UpdateLog(b_logprobs, batch.logprobs)
     policy.model.train()
-    for _ in range(update_cfg.ppo_epochs):  # the passes, each dealing the micro-batches anew
-        order = torch.randperm(len(micro), generator=shuffle).tolist()
-        for minibatch in minibatches(order, update_cfg.num_minibatches):  # one optimizer step each
-            n_terms = sum(micro[j].size for j in minibatch)  # Eq. 2's sum_t |G_t|, over this step
+    for layout in layouts:  # the passes, each a random deal of the batch's turns
+        for minibatch in layout:  # one optimizer step each
+            n_terms = minibatch.size  # the step's terms, every rank's: it averages over its own
             optimizer.zero_grad(set_to_none=False)  # keeps trainable()'s zeros (its docstring)
-            for turns in live_micro_batches(micro, minibatch, live):
+            for turns in live_micro_batches(minibatch, live):
                 newlogprob, mask = policy.score(
                     *batch.actions(turns), update_cfg.temperature, update_cfg.top_p
                 )
@@ -117,21 +126,59 @@ def weighted_advantages(b_advantages, b_logprobs: list, batch, update_cfg: Updat
     return b_advantages * weights.to(b_advantages.device)
 
 
-def minibatches(order: list[int], n: int) -> list[list[int]]:
-    """The micro-batches of a pass, in `order`, dealt to n minibatches (fewer if there are fewer
-    micro-batches than n: none is empty)."""
-    return [order[k::n] for k in range(min(n, len(order)))]
+class MicroBatch(NamedTuple):
+    """One forward pass of Eq. 2's update: this rank's turns of it (indices in play order), and
+    how many turns it holds over every rank (its share of Eq. 2's sum_t |G_t|)."""
+
+    turns: list[int]
+    size: int
 
 
-def live_micro_batches(micro: list[MicroBatch], minibatch: list[int], live: list[bool]) -> list:
-    """The turns a minibatch's forward passes score: of each of its micro-batches (indices into
-    `micro`), this rank's live turns (`live_turns`); a micro-batch with none is left out."""
-    passes = []
-    for j in minibatch:
-        turns = [i for i in micro[j].turns if live[i]]
+class Minibatch(NamedTuple):
+    """One optimizer step of Eq. 2's update: its forward passes (this rank's turns of each), and
+    its number of turns over every rank, the n_terms its objective is divided by."""
+
+    micro: list[MicroBatch]
+    size: int
+
+
+def passes(keys: list[TurnKey], shuffle: torch.Generator, update_cfg: UpdateConfig, rank: int):
+    """Every pass's minibatches, drawn at once from the run's generator: `ppo_epochs` lists of
+    `minibatches`. keys: every rank's turns (RolloutBatch.turn_keys)."""
+    return [minibatches(keys, shuffle, update_cfg, rank) for _ in range(update_cfg.ppo_epochs)]
+
+
+def minibatches(keys: list[TurnKey], shuffle: torch.Generator, update_cfg: UpdateConfig, rank):
+    """One pass of Eq. 2 as PPO deals it: the batch's turns (every rank's) in a uniformly random
+    order, dealt to `num_minibatches` shares of (nearly) equal size, so every share mixes all
+    turns t; within a share its turns sort by length (little padding, equal prompts side by side)
+    and are cut into forward passes of at most `micro_batch` turns, each rank keeping its own.
+    Fewer shares than `num_minibatches` where there are fewer turns. The random order is drawn
+    over the turns in one order whatever the number of ranks, so is the deal."""
+    turns = sorted(keys, key=lambda k: (k.secret, k.rollout, k.turn, k.rank, k.index))
+    order = torch.randperm(len(turns), generator=shuffle).tolist()
+    n = update_cfg.num_minibatches
+    size = update_cfg.micro_batch
+    out = []
+    for k in range(min(n, len(turns))):
+        share = sorted(turns[i] for i in order[k::n])  # TurnKey's order: by length
+        chunks = [share[j : j + size] for j in range(0, len(share), size)]
+        micro = [
+            MicroBatch([t.index for t in chunk if t.rank == rank], len(chunk)) for chunk in chunks
+        ]
+        out.append(Minibatch(micro, len(share)))
+    return out
+
+
+def live_micro_batches(minibatch: Minibatch, live: list[bool]) -> list[list[int]]:
+    """The turns a minibatch's forward passes score: of each of its micro-batches, this rank's
+    live turns (`live_turns`); a micro-batch with none is left out."""
+    scored = []
+    for micro in minibatch.micro:
+        turns = [i for i in micro.turns if live[i]]
         if turns:
-            passes.append(turns)
-    return passes
+            scored.append(turns)
+    return scored
 
 
 def clipped_step(optimizer, params: list, grad_clip: float) -> float:
@@ -176,13 +223,14 @@ def old_logprobs(
     policy,
     ref_policy,
     batch: RolloutBatch,
-    micro: list[MicroBatch],
+    layout: list[Minibatch],
     update_cfg: UpdateConfig,
     sampled_are_old: bool = False,
 ) -> tuple[list, list]:
-    """log pi_old and log pi_ref of every action token, (tokens,) per turn: scored with the
-    update's padded passes (so Eq. 2's first ratio is exactly 1), or pi_old taken as sampled where
-    `sampled_are_old`; None per turn where there is no reference policy."""
+    """log pi_old and log pi_ref of every action token, (tokens,) per turn: scored with the padded
+    passes of the first pass's minibatches (`layout`), so Eq. 2's first ratio is exactly 1, or
+    pi_old taken as sampled where `sampled_are_old`; None per turn where there is no reference
+    policy."""
     C = batch.completion_ids
     b_logprobs, ref_logprobs = [None] * len(C), [None] * len(C)
     if sampled_are_old:
@@ -193,14 +241,15 @@ def old_logprobs(
     if not sampled_are_old:
         scorers.insert(0, (b_logprobs, policy))
     with torch.no_grad():
-        for turns in [m.turns for m in micro if m.turns]:
-            for store, scorer in scorers:
-                if scorer is None:
-                    continue
-                actions = batch.actions(turns)
-                logp = scorer.score(*actions, update_cfg.temperature, update_cfg.top_p)[0]
-                for row, i in enumerate(turns):
-                    store[i] = logp[row, : len(C[i])]
+        for minibatch in layout:
+            for turns in [m.turns for m in minibatch.micro if m.turns]:
+                for store, scorer in scorers:
+                    if scorer is None:
+                        continue
+                    actions = batch.actions(turns)
+                    logp = scorer.score(*actions, update_cfg.temperature, update_cfg.top_p)[0]
+                    for row, i in enumerate(turns):
+                        store[i] = logp[row, : len(C[i])]
     return b_logprobs, ref_logprobs
 
 

@@ -71,7 +71,14 @@ from policy import LMPolicy, SampleConfig
 from rollouts import play_rollouts
 from tools.cli import arg, fail, parse_config, settings
 from tools.ranks import Ranks
-from update import CompiledLayers, UpdateConfig, old_logprobs, ppo_update, sampled_logprobs_are_old
+from update import (
+    CompiledLayers,
+    UpdateConfig,
+    minibatches,
+    old_logprobs,
+    ppo_update,
+    sampled_logprobs_are_old,
+)
 
 QWEN25_15B = dict(  # Qwen/Qwen2.5-1.5B-Instruct config.json, as published
     vocab_size=151936,
@@ -301,8 +308,9 @@ class Timed:
 def action_drift(policy: LMPolicy, batch, tcfg) -> dict:
     """How far the sampler's log-probability of each action is from pi_old's, recomputed on the
     trained model as update.ppo_update does: log pi_copy(a|h) - log pi_old(a|h) per action."""
-    micro = batch.micro_batches(tcfg.micro_batch, Ranks())
-    old = old_logprobs(policy, None, batch, micro, settings(UpdateConfig, tcfg))[0]
+    update_cfg = settings(UpdateConfig, tcfg)
+    layout = minibatches(batch.turn_keys(Ranks()), torch.Generator().manual_seed(0), update_cfg, 0)
+    old = old_logprobs(policy, None, batch, layout, update_cfg)[0]
     log_ratio = torch.tensor(
         [sum(s) - float(o.sum()) for s, o in zip(batch.logprobs, old)], dtype=torch.float64
     )

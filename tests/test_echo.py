@@ -2,8 +2,10 @@
 
 import math
 
+import hypothesis
 import pytest
 import torch
+from hypothesis import strategies as st
 
 from baselines import (
     ESTIMATORS,
@@ -20,6 +22,7 @@ from baselines import (
     potential_shaped_rewards,
     return_to_go,
     rloo,
+    rloo_std,
     turn_groups,
 )
 from echo import approx_kl, clipped_objective, echo_advantages, group_normalize
@@ -200,6 +203,37 @@ def test_echo_zeropad_reproduces_the_released_code():
     assert flat.abs().sum() == 0  # floor, not NaN
 
 
+def test_rloo_std_reproduces_the_released_code_by_hand():
+    """The released per-turn RLOO, turn 1 of the batch of the echo-zeropad test by hand: padded
+    rewards (0.3, 0.7, 0); rollout 0's leave-one-out mean (0.7 + 0) / 2 = 0.35, divided by the std
+    of all three."""
+    c = credit([[[1.0, 0.3], [0.5, 0.7], [0.0]]])
+    r1 = torch.tensor([0.3, 0.7, 0.0], dtype=torch.float64)
+    adv = rloo_std(c, EstimatorContext())
+    assert adv[0, 0, 1] == pytest.approx((0.3 - 0.35) / r1.std().item()) and adv[0, 2, 1] == 0
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(
+    G=st.integers(2, 8),
+    data=st.data(),
+)
+def test_rloo_std_is_echo_zeropad_times_g_over_g_minus_one_on_any_batch(G, data):
+    """On any batch (B secrets x G rollouts of any lengths up to T, any rewards), the released RLOO
+    is the released ECHO (echo-zeropad) times G / (G - 1), cell by cell, floor included."""
+    B = data.draw(st.integers(1, 4))
+    lengths = data.draw(st.lists(st.integers(1, 6), min_size=B * G, max_size=B * G))
+    reward = st.floats(-1.5, 2.5, allow_nan=False)
+    rollouts = [
+        [data.draw(st.lists(reward, min_size=n, max_size=n)) for n in lengths[b * G : (b + 1) * G]]
+        for b in range(B)
+    ]
+    c = credit(rollouts, max_turns=6)
+    loo = rloo_std(c, EstimatorContext())
+    scaled = G / (G - 1) * echo_zeropad(c, EstimatorContext())
+    assert torch.allclose(loo, scaled, rtol=1e-9, atol=1e-9)
+
+
 def test_gigpo_adds_an_anchor_state_advantage_to_the_episode_one():
     """Two rollouts of one secret share the state at turn 0 and reach the same state at turn 1
     (same prompt); a third reaches another state. gamma = 0.5, w = 1. Discounted returns-to-go:
@@ -242,6 +276,7 @@ def test_registry_names_every_estimator():
         "offline",
         "echo-belief",
         "echo-zeropad",
+        "rloo-std",
         "gigpo",
     }
     assert not ESTIMATORS["offline"].online and all(

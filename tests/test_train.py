@@ -938,6 +938,8 @@ def test_turns_of_advantage_zero_are_not_scored_and_the_update_is_the_same(model
     passes = config.TrainConfig().ppo_epochs
     # Eq. 2's passes with gradient
     assert all_scored == 2 * passes * n and scored == passes * (n - n // 2)
-    assert torch.allclose(one, want_one, atol=1e-6) and torch.allclose(two, want_two, atol=1e-6)
+    # to the rounding of passes padded to other widths (a skipped turn shortens its micro-batch);
+    # a wrong skip would move weights by steps of the learning rate, 1e-3
+    assert torch.allclose(one, want_one, atol=1e-5) and torch.allclose(two, want_two, atol=1e-5)
     # the all-zero update still stepped, on momentum alone
     assert not torch.allclose(one, two, atol=1e-5)
