@@ -1,11 +1,35 @@
 """train.py's hyperparameters (App. C "Training Hyperparameters"): `TrainConfig`, every flag with
-its meaning, its default and the paper's value where the TeX gives one; the presets that change a
-few of them with the model or the question set; and the builders of the small configs each part
-of the loop takes (`tools.cli.settings` builds those whose fields carry the flags' names:
-env.GameConfig, update.UpdateConfig, episodes.StartConfig and SplitConfig, experiment.RunConfig and
-OfflineConfig, lm.models.ModelConfig; `warmup_config` the rest).
+its meaning and default; the presets that change a few of them with the model or the question
+set; and the builders of the small configs each part of the loop takes (`tools.cli.settings`
+builds those whose fields carry the flags' names: env.GameConfig, update.UpdateConfig,
+episodes.StartConfig and SplitConfig, experiment.RunConfig and OfflineConfig,
+lm.models.ModelConfig; `warmup_config` the rest). `python train.py --help` lists them all.
 
-`python train.py --help` lists every flag with its default and the presets.
+The paper's settings, the one place every other mention follows. "TeX" is the paper's text (its
+line in ../shared/paper/echo-paper.tex); "code" is its released code (csu-signal/echo-edp,
+train_echo.py and advantages.py at commit 16d13b0), where the TeX says nothing:
+
+    setting                    TeX                              code                  echo
+    secrets, training          1..100 (sec. 5.1, l. 391)        1..100                1..100
+    secrets, generalization    up to 200 (l. 391)               -                     1..200
+    horizon T                  10 (App. C, l. 2038)             10                    10
+    arms K                     5 (App. B, l. 1182)              5                     5
+    redundant turn's r_t       -0.1 (App. C, l. 2038)           -0.1                  -0.1
+    oracle                     gpt-4o-mini, T = 0 (l. 1177)     gpt-4o-mini           rule oracle
+    KL weight beta             0 (App. C, l. 2040)              0                     0
+    gradient-norm clip         0.5 (App. C, l. 2040)            0.5                   0.5
+    clip eta                   "the TRL default" (l. 2040)      TRL's: 0.2            0.2
+    G, rollouts per secret     -                                4                     4
+    temperature, top-p         -                                1.0, 0.9              1.0, 0.9
+    longest action             -                                128 new tokens        64
+    optimizer steps per batch  -                                4, one pass           4 x 4
+    learning rate              -                                5e-6 (LoRA)           5e-4, llm 5e-6
+    LoRA (r, alpha, dropout)   -                                16, 32, 0.05; q/k/v/o llm: the same
+    runs per result            3 (Table 1, l. 646)              -                     seeds
+
+(The code's generation batch is 16 rows of its dataset; its config's max_completion_length, 64,
+is not what its generate call uses, 128.) RESULTS.md's defaults table says what chose each of
+echo's values that differs.
 """
 
 from __future__ import annotations
@@ -15,7 +39,7 @@ from dataclasses import dataclass
 from baselines import ESTIMATORS
 from env import QUESTION_SETS
 from episodes import UNIVERSES
-from game.prompts import CANDIDATE_FORMATS
+from game.prompts import CANDIDATE_FORMATS, PROMPT_LAYOUTS
 from lm.warmup import WarmupConfig
 from tools.cli import Preset, arg, config_problem, fail, parse_config
 
@@ -61,10 +85,12 @@ class TrainConfig:
         -0.1, "r_t of a question asked again to the same arm (App. C: -0.1)", at_most=0
     )
     oracle: str = arg("rule", "rule (offline, exact) or llm (OpenAI-compatible, OPENAI_API_KEY)")
-    oracle_model: str = arg("gpt-4o-mini", "model of the LLM oracle (paper: gpt-4o-mini, T = 0)")
+    oracle_model: str = arg("gpt-4o-mini", "model of the LLM oracle (paper: gpt-4o-mini at T = 0)")
     steps: int = arg(80, "RL steps (one batch of B x G episodes each)", at_least=1)
     secrets_per_step: int = arg(6, "B: training secrets per step", at_least=1)
-    group_size: int = arg(4, "G: rollouts per secret, the group of Eq. 1 (paper: 4)", at_least=2)
+    group_size: int = arg(
+        4, "G: rollouts per secret, the group of Eq. 1 (the paper's code: 4)", at_least=2
+    )
     lr: float = arg(5e-4, "AdamW learning rate", above=0)
     ppo_epochs: int = arg(4, "passes of Eq. 2 over each batch", at_least=1)
     num_minibatches: int = arg(
@@ -73,7 +99,10 @@ class TrainConfig:
         at_least=1,
     )
     micro_batch: int = arg(64, "turns per forward pass (gradients accumulate)", at_least=1)
-    clip_eta: float = arg(0.2, "eta of Eq. 2 (paper: the TRL default, 0.2)", above=0)
+    micro_tokens: int = arg(
+        0, "tokens per forward pass at most, padding included (0: no bound): its memory", at_least=0
+    )
+    clip_eta: float = arg(0.2, "eta of Eq. 2 (paper: the TRL default; TRL's is 0.2)", above=0)
     ratio_level: str = arg(
         "sequence", "sequence (the paper's rho per action) or token", choices=("sequence", "token")
     )
@@ -87,9 +116,16 @@ class TrainConfig:
     )
     adam_eps: float = arg(1e-5, "Adam's epsilon (PPO practice: 1e-5)", above=0)
     anneal_lr: bool = arg(True, "decay the learning rate linearly to 0 over the run")
-    temperature: float = arg(1.0, "sampling temperature of the rollouts (paper: 1.0)", above=0)
-    top_p: float = arg(0.9, "top-p of the rollouts (paper: 0.9)", above=0, at_most=1)
-    max_new_tokens: int = arg(64, "longest action, in tokens (paper: 64)", at_least=1)
+    temperature: float = arg(
+        1.0, "sampling temperature of the rollouts (the paper's code: 1.0)", above=0
+    )
+    top_p: float = arg(
+        0.9,
+        "top-p of the rollouts and of Eq. 2's log-probs (the paper's code: 0.9)",
+        above=0,
+        at_most=1,
+    )
+    max_new_tokens: int = arg(64, "longest action, in tokens (the paper's code: 128)", at_least=1)
     n_max: int = arg(100, "secrets are 1..n_max (paper: 100 for training)", at_least=2)
     n_heldout: int = arg(20, "secrets of 1..n_max held out for evaluation", at_least=1)
     split_seed: int = arg(
@@ -115,6 +151,11 @@ class TrainConfig:
     )
     candidate_format: str = arg(
         "runs", "how prompts write C_t (prompts.candidate_text)", choices=CANDIDATE_FORMATS
+    )
+    prompt_layout: str = arg(
+        "paper",
+        "paper (App. B's prompt) or system (its instructions first: game/prompts.py)",
+        choices=PROMPT_LAYOUTS,
     )
     eval_every: int = arg(5, "evaluate on the held-out secrets every this many steps", at_least=1)
     eval_samples: int = arg(
@@ -159,7 +200,9 @@ class TrainConfig:
         "pi_old of Eq. 2: auto or recompute (update.old_logprobs)",
         choices=("auto", "recompute"),
     )
-    compile_update: bool = arg(False, "torch.compile the layers for Eq. 2's passes (lm/engine.py)")
+    compile_update: bool = arg(
+        False, "torch.compile the layers for Eq. 2's passes (update.CompiledLayers)"
+    )
     behaviour_is_cap: float = arg(
         0.0, "C: Eq. 2's terms times min(C, pi_old / pi_copy) (0: off)", at_least=0
     )
@@ -171,8 +214,9 @@ class TrainConfig:
 # gives wins (cli.parse_config).
 PRESETS = {
     "llm": Preset(
-        "--model is not tiny (the paper's code: LoRA r16 on q/k/v/o, lr 5e-6; the paper's "
-        "episodes and B; 2 passes of Eq. 2 and top-p 1: the tiny model's were chosen for it alone)",
+        "--model is not tiny (the paper's code: LoRA r 16 on q/k/v/o, lr 5e-6, top-p 0.9, one "
+        "pass of 4 optimizer steps, 128 new tokens; the paper's episode starts and candidate list; "
+        "B = 8, the micro-batch and the warm-up are echo's, compared on no figure)",
         lambda c: c.model != "tiny",
         dict(
             lora_rank=16,
@@ -181,12 +225,14 @@ PRESETS = {
             warmup_episodes=64,
             warmup_epochs=1,
             warmup_lr=5e-4,
-            ppo_epochs=2,
+            ppo_epochs=1,
+            num_minibatches=4,
+            max_new_tokens=128,
             prefix_turns=0,
             refusal_rate=0.0,
             candidate_format="list",
             secrets_per_step=8,
-            top_p=1.0,
+            top_p=0.9,
         ),
     ),
     "llm-full": Preset(
@@ -213,7 +259,32 @@ PRESETS = {
             secrets_per_step=8,
         ),
     ),
+    "llm-cpu": Preset(
+        "--model is not tiny and no GPU runs it (chosen together, not one by one, for memory and "
+        "time on 2 CPU cores: bench/smollm2_step.json's step before and after; bf16 autocast, "
+        "candidates as runs and App. B's instructions as a system message computed once a pass "
+        "(shorter prompts), B = 4, passes of at most 3072 tokens, 64 new tokens; evaluations "
+        "every 10 steps and no credit probe, each costing more than a step there)",
+        lambda c: c.model != "tiny" and not on_gpu(c.device),
+        dict(
+            precision="bf16",
+            candidate_format="runs",
+            prompt_layout="system",
+            secrets_per_step=4,
+            micro_tokens=3072,
+            max_new_tokens=64,
+            eval_every=10,
+            credit_probe=0,
+        ),
+    ),
 }
+
+
+def on_gpu(device: str) -> bool:
+    """Whether a run on `device` (train.py --device; "": a GPU if there is one) runs on a GPU."""
+    import torch
+
+    return device.startswith("cuda") or (device == "" and torch.cuda.is_available())
 
 
 def config_from_flags(argv=None, prog: str = "train.py") -> TrainConfig:
@@ -228,9 +299,11 @@ def warmup_config(cfg: TrainConfig) -> WarmupConfig:
         episodes=cfg.warmup_episodes,
         epochs=cfg.warmup_epochs,
         batch_size=32 if cfg.model == "tiny" else cfg.micro_batch,
+        batch_tokens=cfg.micro_tokens,
         lr=cfg.warmup_lr,
         n_max=cfg.n_max,
         candidate_format=cfg.candidate_format,
+        prompt_layout=cfg.prompt_layout,
         question_set=cfg.question_set,
         mode=cfg.warmup,
         threshold=cfg.warmup_threshold,

@@ -23,7 +23,11 @@ Departures from the paper's code, and why:
   question "Is the number odd or even?", crediting the policy with a question it never asked.
 - Arm match is judged on the question's parsed family (ARM_FAMILIES), not by keywords: the
   paper's keyword lists paid the bonus only for its canonical questions ("greater than 50",
-  "between 25"), i.e. for one fixed belief-agnostic threshold per arm.
+  "between 25"), i.e. for one fixed belief-agnostic threshold per arm. It is paid only on a
+  turn the oracle answered (App. C adds it to the hint's reward); a deflected question (a
+  refused family, a value question on the binary set, one the oracle cannot answer) earns none.
+  The paper's code pays it on the keywords before the oracle is called, so a question no arm
+  answers still earned it; with refusals on (the default) that would pay for unanswered turns.
 - A redundant turn is shown in its arm's history with REDUNDANT_HINT (the history h_t of an EDP
   holds every action and observation; without it a greedy policy that repeats once sees the
   same prompt again and repeats forever). An invalid turn has no arm, so it is not shown; the
@@ -54,7 +58,13 @@ from fractions import Fraction
 from functools import lru_cache
 
 from game.grammar import read_hint
-from game.prompts import CANDIDATE_FORMATS, Action, read_action, selector_messages
+from game.prompts import (
+    CANDIDATE_FORMATS,
+    PROMPT_LAYOUTS,
+    Action,
+    read_action,
+    selector_messages,
+)
 from game.properties import Fact
 from game.questions import parse_question, question_type
 from oracle import DEFLECTION, RuleOracle
@@ -97,6 +107,7 @@ class GameConfig:
     question_set: str = "paper"  # "paper": every family; "binary": yes/no questions only
     expected_info: bool = False  # r_info = the elimination expected under b_t, not the realised one
     candidate_format: str = "list"  # how the prompt writes C_t (candidate_text); "list": App. B
+    prompt_layout: str = "paper"  # "paper": App. B's; "system": its instructions first (prompts)
     redundancy_penalty: float = REWARD.redundancy_penalty  # r_t of a repeat to its arm (App. C)
 
     def __post_init__(self):
@@ -109,6 +120,8 @@ class GameConfig:
                 f"candidate_format must be one of {CANDIDATE_FORMATS}, not "
                 f"{self.candidate_format!r}"
             )
+        if self.prompt_layout not in PROMPT_LAYOUTS:
+            raise ValueError(f"prompt_layout must be one of {PROMPT_LAYOUTS}")
         if self.n_max < 2 or self.n_arms < 1 or self.max_turns < 1:
             raise ValueError(f"impossible game: {self}")
 

@@ -178,8 +178,9 @@ def evaluation_set(cfg: EvalConfig) -> tuple[GameConfig, list[int]]:
 
 
 def game_of(base: str, cfg: EvalConfig, game_cfg: GameConfig) -> GameConfig:
-    """The game one policy plays: with --candidate-format auto, a checkpoint reads the candidates as
-    its run wrote them in training (RUN/train_config.json beside it; list if there is none)."""
+    """The game one policy plays: with --candidate-format auto, a checkpoint reads its prompts as
+    its run wrote them in training, candidates and layout (RUN/train_config.json beside it; App.
+    B's list and layout if there is none)."""
     run_config = Path(base.removeprefix("checkpoint:")).parent / "train_config.json"
     if (
         cfg.candidate_format != "auto"
@@ -187,9 +188,11 @@ def game_of(base: str, cfg: EvalConfig, game_cfg: GameConfig) -> GameConfig:
         or not run_config.exists()
     ):
         return game_cfg
+    saved = json.loads(run_config.read_text())
     return replace(
         game_cfg,
-        candidate_format=json.loads(run_config.read_text()).get("candidate_format", "list"),
+        candidate_format=saved.get("candidate_format", "list"),
+        prompt_layout=saved.get("prompt_layout", "paper"),
     )
 
 

@@ -2,8 +2,7 @@
 
 Paper: section 3 "LLM Instantiation" (an autoregressive LLM reads the serialized history h_t,
 the selector prompt, and writes a structured action; pi(a | h) is the product of the action's
-token probabilities), section 4 (G parallel rollouts per training instance), App. C "Training
-Hyperparameters" (sampling at temperature 1).
+token probabilities), section 4 (G parallel rollouts per training instance).
 
 Two pieces:
 - `process_logits`: the sampling distribution. Temperature, then top-p truncation, renormalised.
@@ -20,6 +19,11 @@ Two pieces:
 (rollouts.py plays B secrets x G rollouts with `LMPolicy.generate`, one batched call a turn.)
 
 Models are loaded by lm/models.py; the built-in tiny model is built in lm/tinylm.py.
+
+Departure from the paper, and why: the log-probs Eq. 2's ratio is taken of are those of the
+distribution the actions are drawn from, temperature and top-p applied (`process_logits`), not
+the model's own softmax, the paper's pi_theta: the ratio then compares pi and pi_old on the
+distribution that sampled (the TeX gives no top-p; the paper's code samples at top-p 0.9).
 """
 
 from __future__ import annotations
@@ -35,8 +39,8 @@ from env import CSG
 
 @dataclass(frozen=True)
 class SampleConfig:
-    temperature: float = 1.0  # paper: 1.0
-    top_p: float = 1.0  # paper: 0.9; scored under the same truncation either way
+    temperature: float = 1.0  # the paper's code's, 1.0 (config.py lists the paper's settings)
+    top_p: float = 1.0  # the paper's code's: 0.9; scored under the same truncation either way
     max_new_tokens: int = 48  # an action is ~5 tokens for the tiny model, ~25 for BPE models
     greedy: bool = False  # argmax decoding (evaluation); temperature/top_p are ignored
 
@@ -176,6 +180,40 @@ def length_buckets(lengths, n: int = 8, waste: float = 0.1) -> list[list[int]]:
     return groups
 
 
+def padded_batches(lengths: list[int], most: int, most_tokens: int = 0) -> list[list[int]]:
+    """Sequences in the order given (sorted by length, for little padding) cut into batches of
+    at most `most` and, where `most_tokens` > 0, at most that many tokens once padded to the
+    batch's longest: what a pass with gradient keeps for its backward grows with its tokens, so
+    the budget bounds its memory whatever the lengths (a sequence longer than the budget is a
+    batch of its own). Returns the positions of each batch's sequences in `lengths`."""
+    batches = []
+    for i, length in enumerate(lengths):
+        batch = batches[-1] if batches else []
+        longest = max([length] + [lengths[j] for j in batch])
+        if (
+            batch
+            and len(batch) < most
+            and (not most_tokens or (len(batch) + 1) * longest <= most_tokens)
+        ):
+            batch.append(i)
+        else:
+            batches.append([i])
+    return batches
+
+
+def shared_prefix(prompts: list[list[int]], least: int = 16) -> int:
+    """How many opening tokens every prompt shares, leaving each at least one of its own (its last
+    token's logits are its own pass's); 0 where that is fewer than `least` or there is one
+    prompt (nothing to share)."""
+    if len(prompts) < 2:
+        return 0
+    shortest = min(len(p) for p in prompts) - 1
+    n = 0
+    while n < shortest and all(p[n] == prompts[0][n] for p in prompts):
+        n += 1
+    return n if n >= least else 0
+
+
 def joined(parts: list) -> tuple:
     """The prefills of several groups of prompts as one: (logits, cache, mask) each, caches and
     masks left-padded to the longest (a masked key is never attended to), rows in group order."""
@@ -265,37 +303,63 @@ class LMPolicy:
 
     def prefill(self, prompt_ids: list[list[int]]):
         """Run every distinct prompt once and share its KV cache with each turn that has the same
-        prompt (at turn 0 every rollout of every secret sees the same prompt). The distinct prompts
-        run in groups of alike length (`length_buckets`), each left-padded to its own longest
-        only, and the groups' caches are joined, left-padded to the longest of all: the padding a
-        mask hides is not computed (a turn's history, and so its prompt, can be twice another's).
+        prompt (at turn 0 every rollout of every secret sees the same prompt). The opening the
+        distinct prompts all share (`shared_prefix`: the chat template's system turn, and App.
+        B's opening lines or, with prompt_layout "system", all its instructions) runs once, as
+        one row, and every prompt's own part carries on from its keys and values (with gradient,
+        every row's flows back into it). The prompts' own parts run in groups of alike length
+        (`length_buckets`), each left-padded to its own longest only, and the groups' caches are
+        joined, left-padded to the longest of all: the padding a mask hides is not computed (a
+        turn's history, and so its prompt, can be twice another's).
 
         Returns (next-token logits (N, V), a KV cache with N rows, the prompts' mask (N, Lp)).
         """
-        from transformers import DynamicCache
-
         rows = {}
         index = [rows.setdefault(tuple(p), len(rows)) for p in prompt_ids]  # its distinct prompt
         distinct, parts = list(rows), []
-        buckets = length_buckets([len(p) for p in distinct])
+        shared = shared_prefix(distinct)
+        opening = None  # the shared opening's keys and values, one row
+        if shared:
+            opening = self.forward_last(torch.tensor([distinct[0][:shared]]), None)[1]
+        buckets = length_buckets([len(p) - shared for p in distinct])
         for bucket in buckets:
-            ids, mask = pad([distinct[i] for i in bucket], self.pad_id, left=True)
-            ids, mask = ids.to(self.device), mask.to(self.device)
-            with self.autocast():
-                out = self.model(
-                    input_ids=ids,
-                    attention_mask=mask,
-                    position_ids=positions(mask),
-                    past_key_values=DynamicCache(),
-                    use_cache=True,
-                    logits_to_keep=1,
-                )
-            parts.append((out.logits[:, -1], out.past_key_values, mask))
+            ids, mask = pad([distinct[i][shared:] for i in bucket], self.pad_id, left=True)
+            if shared:
+                mask = torch.cat([torch.ones(len(bucket), shared, dtype=mask.dtype), mask], 1)
+            logits, cache = self.forward_last(ids, mask, opening)
+            parts.append((logits, cache, mask.to(self.device)))
         logits, cache, mask = joined(parts)  # the distinct prompts, in bucket order
         row = {i: r for r, i in enumerate(i for bucket in buckets for i in bucket)}
         index = torch.tensor([row[i] for i in index], device=self.device)
         cache.reorder_cache(index)  # (U, ...) -> (N, ...): row i holds its prompt's keys and values
         return logits[index], cache, mask[index]
+
+    def forward_last(self, ids: torch.Tensor, mask: torch.Tensor | None, opening=None) -> tuple:
+        """A pass over prompt tokens `ids` (n, L), left-padded as `mask` (n, P + L) says, after
+        `opening`'s keys and values (one row, P tokens, shared by the n) where given: (the logits of
+        each row's next token (n, V), the KV cache of the n rows). The logits are taken of the
+        last position alone, as a (n, hidden) matrix times the head: the model's own
+        `logits_to_keep=1` hands its head a (n, 1, hidden) slice that matmul cannot fold into one
+        product, and it copies the head's weights once per row."""
+        from transformers import DynamicCache
+
+        ids = ids.to(self.device)
+        mask = torch.ones_like(ids) if mask is None else mask.to(self.device)
+        cache = DynamicCache()
+        if opening is not None:  # every row attends to the opening: its one row, seen n times
+            rows = (len(ids), -1, -1, -1)
+            for layer, kv in enumerate(opening.layers):
+                cache.update(kv.keys.expand(*rows), kv.values.expand(*rows), layer)
+        inner = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model
+        kwargs = dict(attention_mask=mask, past_key_values=cache, use_cache=True)
+        kwargs["position_ids"] = positions(mask)[:, -ids.shape[1] :]
+        with self.autocast():
+            if not hasattr(inner, "get_decoder"):  # not a transformers model: its own logits
+                out = self.model(input_ids=ids, logits_to_keep=1, **kwargs)
+                return out.logits[:, -1], out.past_key_values
+            out = inner.get_decoder()(input_ids=ids, **kwargs)
+            logits = inner.get_output_embeddings()(out.last_hidden_state[:, -1])  # (n, V)
+        return logits, out.past_key_values
 
     def eager_decoder(self, prompt_ids: list[list[int]], max_new_tokens: int):
         """The reference decoder: `prefill`, then one eager forward per token over a cache that

@@ -12,20 +12,22 @@ What a research run adds (directory, logs, checkpoints, --resume, the checkpoint
 validation secrets, offline data, credit probe, curves) is called at the points marked `# run:`
 (experiment.py, fidelity.py); torchrun runs it on several processes (tools/ranks.py). With no
 flags it trains the tiny model on 2 CPU cores in minutes; `--model DIR` is written to train
-Qwen2.5-1.5B-Instruct in the same loop (the llm preset sets LoRA and lr).
+Qwen2.5-1.5B-Instruct in the same loop (the llm preset sets the paper's code's settings where the
+TeX is silent, and echo's micro-batch and warm-up: config.py lists them).
 
 Departures from the paper, and why (update.py lists those of Eq. 2's update):
 - A format warm-up (lm/warmup.py) first teaches the JSON action: were every action unreadable,
   Eq. 1 would give no credit.
 - The learning rate decays linearly to 0 (CleanRL's anneal_lr).
-- It keeps the checkpoint that plays best on training secrets set aside (`validation_secrets` >
-  0; experiment.py says why); the paper reports its last. Eq. 1 is taken over the rollouts still
+- Where `validation_secrets` > 0 (the binary preset), it keeps the checkpoint that plays best on
+  training secrets set aside (experiment.py says why); the paper reports its last, as the paper
+  set's defaults do. Eq. 1 is taken over the rollouts still
   active at turn t (echo.py says why).
 - Rollouts start after 0..3 random questions, a family an arm owns goes unanswered with chance
   0.3, and candidates are written as runs FIRST-LAST (episodes.episode_starts,
   game.prompts.candidate_text): from the paper's starts one question sequence fits 1..100 and is
-  replayed on 1..200. B = 6 for 80 steps: minutes on 2 cores (binary, llm: B = 8). RESULTS.md
-  says what chose each of these values.
+  replayed on 1..200. B = 6 for 80 steps: minutes on 2 cores (binary, llm: B = 8; llm-cpu: 4).
+  RESULTS.md says what chose each of these values.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from typing import NamedTuple
 import torch
 
 from echo import approx_kl, behaviour_weights, clipped_objective
+from policy import padded_batches
 from rollouts import RolloutBatch, TurnKey
 from tools.ranks import Ranks
 
@@ -49,6 +50,7 @@ class UpdateConfig:
     ppo_epochs: int  # passes of Eq. 2 over each batch
     num_minibatches: int  # optimizer steps per pass
     micro_batch: int  # turns per forward pass (gradients accumulate over a minibatch's)
+    micro_tokens: int  # tokens per forward pass at most, padding included (0: no bound)
     clip_eta: float  # eta of Eq. 2
     ratio_level: str  # "sequence": one rho per action, as the paper; "token": one per token
     kl_beta: float  # weight of the KL to the initial policy (0: no reference policy)
@@ -152,22 +154,28 @@ def minibatches(keys: list[TurnKey], shuffle: torch.Generator, update_cfg: Updat
     """One pass of Eq. 2 as PPO deals it: the batch's turns (every rank's) in a uniformly random
     order, dealt to `num_minibatches` shares of (nearly) equal size, so every share mixes all
     turns t; within a share its turns sort by length (little padding, equal prompts side by side)
-    and are cut into forward passes of at most `micro_batch` turns, each rank keeping its own.
-    Fewer shares than `num_minibatches` where there are fewer turns. The random order is drawn
-    over the turns in one order whatever the number of ranks, so is the deal."""
+    and are cut into forward passes (`forward_passes`), each rank keeping its own turns. Fewer
+    shares than `num_minibatches` where there are fewer turns. The random order is drawn over the
+    turns in one order whatever the number of ranks, so is the deal."""
     turns = sorted(keys, key=lambda k: (k.secret, k.rollout, k.turn, k.rank, k.index))
     order = torch.randperm(len(turns), generator=shuffle).tolist()
     n = update_cfg.num_minibatches
-    size = update_cfg.micro_batch
     out = []
     for k in range(min(n, len(turns))):
         share = sorted(turns[i] for i in order[k::n])  # TurnKey's order: by length
-        chunks = [share[j : j + size] for j in range(0, len(share), size)]
+        chunks = forward_passes(share, update_cfg.micro_batch, update_cfg.micro_tokens)
         micro = [
             MicroBatch([t.index for t in chunk if t.rank == rank], len(chunk)) for chunk in chunks
         ]
         out.append(Minibatch(micro, len(share)))
     return out
+
+
+def forward_passes(share: list[TurnKey], most_turns: int, most_tokens: int) -> list[list]:
+    """A share's turns, sorted by length, cut into forward passes of at most `most_turns` turns
+    and at most `most_tokens` tokens, padding included (policy.padded_batches; 0: no bound)."""
+    lengths = [t.prompt_length + t.completion_length for t in share]
+    return [[share[i] for i in batch] for batch in padded_batches(lengths, most_turns, most_tokens)]
 
 
 def live_micro_batches(minibatch: Minibatch, live: list[bool]) -> list[list[int]]:

@@ -123,7 +123,7 @@ class GpuStepConfig:
         "empty: a BPE trained here",
     )
     secrets: int = arg(16, "B: secrets per step (the paper's generation batch: 16 groups)")
-    group_size: int = arg(4, "G (the paper: 4)")
+    group_size: int = arg(4, "G (the paper's code: 4)")
     max_new_tokens: int = arg(128, "completion length limit (the paper's rollouts: 128)")
     micro_batch: str = arg(
         "32",

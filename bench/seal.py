@@ -4,12 +4,14 @@ set's ECHO, GRPO and RLOO: bench/reproduce.py, then bench/generalization.py), an
 chosen after it. Drawn by the operating system's random source, among seeds no result file has
 used, under one rule fixed before the draw: its 20 held-out secrets share none with split 0's,
 on which (with the probe 201..300) every setting was screened (bench/screen.py), so no test
-secret chose anything. A second draw is refused: the file is written once.
+secret chose anything. A second draw is refused: the file is written once, unless `--supersede`
+says why the sealed split must be played anew (the code its runs measured changed); the earlier
+draw then stays in the record, under "earlier", and its split is never drawn again.
 
     python bench/seal.py            # writes bench/results/sealed.json; then, with its seed S:
     python bench/reproduce.py --seeds 0,1,2,3,4,5 --train-flags "--split-seed S" \
-        --out runs/reproduce-sealed --tag sealed --jobs 2
-    python bench/generalization.py --runs runs/reproduce-sealed/paper
+        --out runs/reproduce-sealed-S --tag sealed --jobs 2
+    python bench/generalization.py --runs runs/reproduce-sealed-S/paper
 """
 
 import json
@@ -34,6 +36,7 @@ RULE = (
 class SealConfig:
     results: str = arg(RESULTS, "the results folder whose files name the splits used")
     out: str = arg(os.path.join(RESULTS, "sealed.json"), "the record of the draw", writes="file")
+    supersede: str = arg("", "why a split already drawn is replaced by a new draw (empty: refuse)")
 
 
 def used_splits(results: str) -> set[int]:
@@ -60,11 +63,22 @@ def draw(rng: random.Random, used: set[int]) -> tuple[int, int]:
     raise RuntimeError("no seed met the rule in 10,000 draws")
 
 
+def earlier_draws(cfg: SealConfig) -> list[dict]:
+    """The draws cfg.out already records, newest first, the one it replaces with its reason."""
+    if not os.path.exists(cfg.out):
+        return []
+    if not cfg.supersede:
+        fail("seal.py", f"{cfg.out} already records a draw: the test split is drawn once.")
+    old = json.load(open(cfg.out))
+    older = old.pop("earlier", [])
+    return [{**old, "superseded": cfg.supersede}] + older
+
+
 def main(argv=None) -> dict:
     cfg = parse_config(SealConfig, argv, description=__doc__.splitlines()[0])
-    if os.path.exists(cfg.out):
-        fail("seal.py", f"{cfg.out} already records a draw: the test split is drawn once.")
-    seed, refused = draw(random.SystemRandom(), used_splits(cfg.results))
+    earlier = earlier_draws(cfg)
+    used = used_splits(cfg.results) | {e["split_seed"] for e in earlier}
+    seed, refused = draw(random.SystemRandom(), used)
     record = {
         "split_seed": seed,
         "drawn": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -72,10 +86,12 @@ def main(argv=None) -> dict:
         "refused_draws": refused,
         "heldout": secret_split(100, 20, seed)[1],
         "played_by": "python bench/reproduce.py --seeds 0,1,2,3,4,5 --train-flags "
-        f'"--split-seed {seed}" --out runs/reproduce-sealed --tag sealed --jobs 2 (ECHO, GRPO, '
-        "RLOO at the defaults), then python bench/generalization.py --runs "
-        "runs/reproduce-sealed/paper; nothing is chosen after it",
+        f'"--split-seed {seed}" --out runs/reproduce-sealed-{seed} --tag sealed --jobs 2 (ECHO, '
+        "GRPO, RLOO at the defaults), then python bench/generalization.py --runs "
+        f"runs/reproduce-sealed-{seed}/paper; nothing is chosen after it",
     }
+    if earlier:
+        record["earlier"] = earlier
     save_results(record, cfg.out)
     print(f"sealed test split: --split-seed {seed} (held-out {record['heldout']})")
     return record

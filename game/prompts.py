@@ -8,6 +8,11 @@ Departures from the paper's prompt, and why:
   runs FIRST-LAST ("runs", the tiny model's default), so that a prompt's length follows the
   belief's shape and not the width of the universe; "padded" writes those runs in three digits.
 - `selector_prompt(hidden=True)` (a share of training episodes, off by default) leaves C_t out.
+- On the binary question set (not in the paper) the prompt adds one line, "Only yes-or-no
+  questions are answered.": App. B's prompt invites value questions the set never answers.
+- `prompt_layout` "system" (off by default; train.py's llm-cpu preset) moves App. B's
+  instructions to the system turn, before the turn's state: every prompt then opens with them,
+  and they run once per forward pass instead of once per turn (`selector_messages`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from dataclasses import dataclass
 
 SYSTEM_PROMPT = "You are a helpful assistant. Follow instructions exactly."
 CANDIDATE_FORMATS = ("list", "runs", "padded")
+PROMPT_LAYOUTS = ("paper", "system")
 
 
 def candidate_text(candidates, candidate_format: str = "list") -> str:
@@ -46,17 +52,46 @@ def selector_prompt(candidates, arm_histories, turn: int, game_cfg, hidden: bool
     the game settings `game_cfg` (env.GameConfig). With `hidden` (not in the paper; a share of
     training episodes, episodes.episode_starts) the prompt does not show C_t: the belief is then
     only in the history, and the next question must be read from what was answered."""
+    opening, closing = instructions(game_cfg)
+    state = state_lines(candidates, arm_histories, turn, game_cfg, hidden)
+    return "\n".join(opening + [""] + state + [""] + closing)
+
+
+def instructions(game_cfg) -> tuple[list[str], list[str]]:
+    """The lines of App. B's prompt that are the same in every turn of every episode: those
+    before the turn's state and those after it."""
+    opening = [
+        "You are solving a number guessing game.",
+        "A secret number has been chosen from the current candidate universe.",
+        f"You have {game_cfg.n_arms} clue-holder arms. "
+        "Choose one arm and ask one property question.",
+    ]
+    closing = [
+        "Good questions ask about specific properties that split the candidates:",
+        "  parity, primality, divisibility, digit sum, last digit, range, perfect square.",
+        "",
+        "Do NOT repeat a question already asked to any arm.",
+    ]
+    if game_cfg.question_set == "binary":
+        closing.append("Only yes-or-no questions are answered.")
+    closing += [
+        "Select an arm-question pair that is most informative for the current candidates.",
+        "",
+        "Respond with JSON only:",
+        f'  {{"arm": <0 to {game_cfg.n_arms - 1}>, "question": "<precise property question>"}}',
+    ]
+    return opening, closing
+
+
+def state_lines(candidates, arm_histories, turn: int, game_cfg, hidden: bool) -> list[str]:
+    """The lines of App. B's prompt that are the turn's own: the turn, the belief C_t (or "not
+    shown", `hidden`) and each arm's questions and answers so far."""
     shown = (
         "not shown"
         if hidden
         else f"({len(candidates)}): [{candidate_text(candidates, game_cfg.candidate_format)}]"
     )
     lines = [
-        "You are solving a number guessing game.",
-        "A secret number has been chosen from the current candidate universe.",
-        f"You have {game_cfg.n_arms} clue-holder arms. "
-        "Choose one arm and ask one property question.",
-        "",
         f"Turn {turn + 1} of {game_cfg.max_turns}",
         f"Remaining candidates {shown}",
         "",
@@ -69,25 +104,21 @@ def selector_prompt(candidates, arm_histories, turn: int, game_cfg, hidden: bool
         lines.append(f"  Arm {arm} (queried {len(history)}x):")
         for question, hint in history:
             lines += [f"    Q: {question}", f"    A: {hint}"]
-    lines += [
-        "",
-        "Good questions ask about specific properties that split the candidates:",
-        "  parity, primality, divisibility, digit sum, last digit, range, perfect square.",
-        "",
-        "Do NOT repeat a question already asked to any arm.",
-    ]
-    if game_cfg.question_set == "binary":
-        lines.append("Only yes-or-no questions are answered.")
-    lines += [
-        "Select an arm-question pair that is most informative for the current candidates.",
-        "",
-        "Respond with JSON only:",
-        f'  {{"arm": <0 to {game_cfg.n_arms - 1}>, "question": "<precise property question>"}}',
-    ]
-    return "\n".join(lines)
+    return lines
 
 
 def selector_messages(candidates, arm_histories, turn: int, game_cfg, hidden=False) -> list[dict]:
+    """The chat of one turn. prompt_layout "paper": App. B's system prompt, then its selector
+    prompt as the user's turn. "system" (not in the paper): App. B's instructions, the same in
+    every turn, in the system turn, and the turn's state alone in the user's, so that every
+    prompt of a batch opens with the same tokens (policy.LMPolicy.prefill runs them once)."""
+    if game_cfg.prompt_layout == "system":
+        opening, closing = instructions(game_cfg)
+        state = state_lines(candidates, arm_histories, turn, game_cfg, hidden)
+        return [
+            {"role": "system", "content": "\n".join([SYSTEM_PROMPT, "", *opening, "", *closing])},
+            {"role": "user", "content": "\n".join(state)},
+        ]
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
         {

@@ -35,11 +35,11 @@ from pathlib import Path
 import torch
 
 from env import CSG, GameConfig
-from game.prompts import read_action
+from game.prompts import SYSTEM_PROMPT, read_action
 from lm import models
 from lm.models import ModelConfig
 from lm.tinylm import TinyConfig, vocabulary_fingerprint
-from policy import LMPolicy, SampleConfig
+from policy import LMPolicy, SampleConfig, padded_batches
 from reference import RandomPolicy
 
 
@@ -50,29 +50,38 @@ class WarmupConfig:
     episodes: int = 300  # random-policy episodes (x up to 10 turns) of training data
     epochs: int = 3
     batch_size: int = 32
+    batch_tokens: int = 0  # tokens a batch holds at most, padding included (0: no bound)
     lr: float = 3e-3  # AdamW, linear decay to 0
     seed: int = 0
     n_max: int = 100  # the game the data is played in (training: 1..100)
     candidate_format: str = "list"  # how its prompts write C_t: the RL run's
     probe_states: int = 64  # game states whose sampled action measures the valid-action rate
     question_set: str = "paper"  # the questions its data asks: the RL run's
+    prompt_layout: str = "paper"  # how its prompts are laid out (game.prompts): the RL run's
     mode: str = "auto"  # auto: warm up below `threshold` valid actions; always; never (no probe)
     threshold: float = 0.9
 
+    def game(self) -> GameConfig:
+        """The game the warm-up's data is played in and its probe states come from."""
+        return GameConfig(
+            n_max=self.n_max,
+            question_set=self.question_set,
+            candidate_format=self.candidate_format,
+            prompt_layout=self.prompt_layout,
+        )
 
-# Whether the warm-up runs, not what it trains: left out of the cache's key (`cache_key`).
+
+# Whether the warm-up runs, not what it trains: left out of the cache's key (`cache_key`); the
+# question set and the layout are keyed through the prompt's fingerprint and by name.
 WHETHER = ("mode", "threshold")
+NOT_HASHED = WHETHER + ("question_set", "prompt_layout")
 
 
-def random_policy_states(
-    n_episodes: int, question_set: str, n_max: int, seed: int, candidate_format: str = "list"
-) -> list[tuple[list[dict], str]]:
+def random_policy_states(n_episodes: int, game_cfg: GameConfig, seed: int) -> list:
     """(chat messages, action text) of every state the random policy reaches in n episodes."""
     rng = random.Random(seed)
     return reference_states(
-        RandomPolicy(seed),
-        [rng.randint(1, n_max) for _ in range(n_episodes)],
-        GameConfig(n_max=n_max, question_set=question_set, candidate_format=candidate_format),
+        RandomPolicy(seed), [rng.randint(1, game_cfg.n_max) for _ in range(n_episodes)], game_cfg
     )
 
 
@@ -97,9 +106,9 @@ def supervised_finetune(policy: LMPolicy, examples, warmup_cfg: WarmupConfig) ->
     prompts = policy.encode([m for m, _ in examples])
     actions = [tok(a, add_special_tokens=False)["input_ids"] + [policy.eos_id] for _, a in examples]
     order = sorted(range(len(examples)), key=lambda i: len(prompts[i]))  # similar lengths per batch
-    batches = [
-        order[i : i + warmup_cfg.batch_size] for i in range(0, len(order), warmup_cfg.batch_size)
-    ]
+    lengths = [len(prompts[i]) + len(actions[i]) for i in order]
+    cut = padded_batches(lengths, warmup_cfg.batch_size, warmup_cfg.batch_tokens)
+    batches = [[order[j] for j in batch] for batch in cut]
     params = [p for p in policy.model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=warmup_cfg.lr, weight_decay=0.0)
     total = warmup_cfg.epochs * len(batches)
@@ -123,38 +132,34 @@ def supervised_finetune(policy: LMPolicy, examples, warmup_cfg: WarmupConfig) ->
     return losses
 
 
-def valid_action_rate(
-    policy: LMPolicy,
-    question_set: str,
-    n_states: int = 64,
-    n_max: int = 100,
-    seed: int = 1,
-    candidate_format: str = "list",
-) -> float:
+def valid_action_rate(policy: LMPolicy, game_cfg: GameConfig, n_states: int = 64, seed: int = 1):
     """Fraction of readable actions the policy writes, sampling at T = 1, in n game states of
     the random policy's episodes (every turn from the first to the tenth)."""
-    states = random_policy_states(
-        max(8, n_states // 4), question_set, n_max, seed, candidate_format
-    )
+    states = random_policy_states(max(8, n_states // 4), game_cfg, seed)
     states = random.Random(seed).sample(states, n_states)
     gen = torch.Generator(policy.device).manual_seed(seed)
     texts = [
         g.text for g in policy.generate(policy.encode([m for m, _ in states]), SampleConfig(), gen)
     ]
-    n_arms = GameConfig().n_arms
-    return sum(read_action(t, n_arms)[0] is not None for t in texts) / len(texts)
+    return sum(read_action(t, game_cfg.n_arms)[0] is not None for t in texts) / len(texts)
 
 
-def prompt_fingerprint(question_set: str, candidate_format: str = "list") -> str:
-    """A prompt with every kind of history line: any change to the prompt format changes it."""
-    game = CSG([42], GameConfig(question_set=question_set, candidate_format=candidate_format))
+def prompt_fingerprint(game_cfg: GameConfig) -> str:
+    """A prompt with every kind of history line: any change to the prompt format changes it (the
+    user's turn; and the system turn where it is not the standard system prompt)."""
+    game = CSG([42], game_cfg)
     for arm, question in [
         (3, "What is the last digit?"),
         (3, "What is the last digit?"),
         (0, "Is it big?"),
     ]:
         game.step([json.dumps({"arm": arm, "question": question})])
-    return game.messages()[0][1]["content"]
+    system, user = game.messages()[0]
+    return (
+        user["content"]
+        if system["content"] == SYSTEM_PROMPT
+        else system["content"] + user["content"]
+    )
 
 
 def model_identity(spec: str, tiny: TinyConfig = TinyConfig()) -> dict:
@@ -174,13 +179,13 @@ def model_identity(spec: str, tiny: TinyConfig = TinyConfig()) -> dict:
 def cache_key(model_cfg: ModelConfig, warmup_cfg: WarmupConfig, precision: str) -> str:
     """The cache's name for a warm-up: a hash of the model's identity and of every setting that
     shapes the warmed-up weights (the warm-up's, the prompt's format, LoRA, the precision)."""
-    trained = {k: v for k, v in asdict(warmup_cfg).items() if k not in WHETHER + ("question_set",)}
+    trained = {k: v for k, v in asdict(warmup_cfg).items() if k not in NOT_HASHED}
     blob = json.dumps(
         [
             model_identity(model_cfg.model, model_cfg.tiny),
             trained,
             warmup_cfg.question_set,
-            prompt_fingerprint(warmup_cfg.question_set, warmup_cfg.candidate_format),
+            prompt_fingerprint(warmup_cfg.game()),
             asdict(model_cfg.lora) if model_cfg.lora else None,
             precision,
         ],
@@ -273,13 +278,7 @@ def warm_up(policy: LMPolicy, model_cfg: ModelConfig, warmup_cfg: WarmupConfig, 
     if warmup_cfg.mode != "always" and before >= warmup_cfg.threshold:
         return info
     trainable = sum(p.numel() for p in policy.model.parameters() if p.requires_grad)
-    examples = random_policy_states(
-        warmup_cfg.episodes,
-        warmup_cfg.question_set,
-        warmup_cfg.n_max,
-        warmup_cfg.seed,
-        warmup_cfg.candidate_format,
-    )
+    examples = random_policy_states(warmup_cfg.episodes, warmup_cfg.game(), warmup_cfg.seed)
     say(
         f"[warm-up] {policy.name}: {100 * before:.1f}% valid actions; training "
         f"{trainable / 1e6:.2f}M parameters on {len(examples)} random-question actions "
@@ -303,13 +302,7 @@ def warm_up(policy: LMPolicy, model_cfg: ModelConfig, warmup_cfg: WarmupConfig, 
 
 def probe(policy: LMPolicy, warmup_cfg: WarmupConfig) -> float:
     """The policy's valid-action rate on the warm-up's probe states."""
-    return valid_action_rate(
-        policy,
-        warmup_cfg.question_set,
-        warmup_cfg.probe_states,
-        warmup_cfg.n_max,
-        candidate_format=warmup_cfg.candidate_format,
-    )
+    return valid_action_rate(policy, warmup_cfg.game(), warmup_cfg.probe_states)
 
 
 def write_cache(path: Path, policy: LMPolicy, info: dict) -> None:

@@ -15,7 +15,16 @@ from lm.models import (
     check_saved_files,
     load_policy,
 )
-from policy import LMPolicy, SampleConfig, nucleus_floor, pad, positions, process_logits
+from policy import (
+    LMPolicy,
+    SampleConfig,
+    nucleus_floor,
+    pad,
+    padded_batches,
+    positions,
+    process_logits,
+    shared_prefix,
+)
 from rollouts import play_rollouts
 from tools.cli import settings
 
@@ -124,9 +133,10 @@ def test_positions_ignore_left_padding():
     ]
 
 
-def mixed_prompts(policy):
-    """Prompts of very different lengths in one batch (turn 0 with 100 candidates, later turns)."""
-    game = CSG([42, 7, 99, 13], GameConfig())
+def mixed_prompts(policy, layout: str = "paper"):
+    """Prompts of very different lengths in one batch (turn 0 with 100 candidates, later turns);
+    with the "system" layout all of them open with App. B's instructions (policy.shared_prefix)."""
+    game = CSG([42, 7, 99, 13], GameConfig(prompt_layout=layout))
     game.step(
         [
             '{"arm": 3, "question": "What is the last digit?"}',
@@ -135,16 +145,18 @@ def mixed_prompts(policy):
             '{"arm": 1, "question": "Is the number prime?"}',
         ]
     )
-    return policy.encode(game.messages()) + policy.encode(CSG([55], GameConfig()).messages())
+    other = CSG([55], GameConfig(prompt_layout=layout)).messages()
+    return policy.encode(game.messages()) + policy.encode(other)
 
 
 @pytest.mark.parametrize("arch", ["llama", "qwen2", "gpt2"])
-@pytest.mark.parametrize("temperature,top_p", [(1.0, 1.0), (0.7, 0.9)])
-def test_generation_and_scoring_log_probs_agree(tokenizer, arch, temperature, top_p):
+@pytest.mark.parametrize("temperature,top_p,layout", [(1.0, 1.0, "paper"), (0.7, 0.9, "system")])
+def test_generation_and_scoring_log_probs_agree(tokenizer, arch, temperature, top_p, layout):
     """The log-probs recorded while sampling equal those recomputed in one padded forward pass
-    (to 1e-4), under the same temperature and top-p: the PPO ratio starts at exactly pi/pi."""
+    (to 1e-4), under the same temperature and top-p, the prompts' shared opening run once or
+    not: the PPO ratio starts at exactly pi/pi."""
     policy = random_policy(tokenizer, arch)
-    prompts = mixed_prompts(policy)
+    prompts = mixed_prompts(policy, layout)
     gen = torch.Generator().manual_seed(0)
     out = policy.generate(prompts, SampleConfig(temperature, top_p, max_new_tokens=12), gen)
     with torch.no_grad():
@@ -169,16 +181,21 @@ def plain_score(policy, prompts, completions):
     return torch.where(c_mask.bool(), logp, torch.zeros_like(logp))
 
 
-@pytest.mark.parametrize("plain_scoring", [False, True])
+@pytest.mark.parametrize(
+    "plain_scoring,layout", [(False, "paper"), (False, "system"), (True, "paper")]
+)
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
-def test_shared_prompts_score_like_one_plain_pass(tokenizer, arch, plain_scoring):
+def test_shared_prompts_score_like_one_plain_pass(tokenizer, arch, plain_scoring, layout):
     """score() runs each distinct prompt once and reuses its KV cache for every completion that
-    follows it (or, with plain_scoring, runs every row in one pass with no cache). Log-probs and
-    their gradients equal those of a plain padded pass in which every row is computed on its own
-    (repeated prompts, different completion lengths)."""
+    follows it, and the opening all prompts share once for every prompt (the system layout's
+    instructions), or, with plain_scoring, runs every row in one pass with no cache. Log-probs
+    and their gradients equal those of a plain padded pass in which every row is computed on its
+    own (repeated prompts, different completion lengths)."""
     policy = random_policy(tokenizer, arch)
     policy.plain_scoring = plain_scoring
-    base = mixed_prompts(policy)
+    base = mixed_prompts(policy, layout)
+    distinct = [list(p) for p in dict.fromkeys(map(tuple, base))]
+    assert (shared_prefix(distinct) >= 16) == (layout == "system")
     prompts = [base[0], base[1], base[0], base[2], base[0], base[1]]  # repeats, in any order
     completions = [[5, 9, 11], [7], [8, 8], [12, 13, 14, 15], [5, 9, 11], [30, 31]]
     logp, mask = policy.score(prompts, completions)
@@ -190,6 +207,38 @@ def test_shared_prompts_score_like_one_plain_pass(tokenizer, arch, plain_scoring
     assert torch.allclose(logp, ref, atol=1e-5) and mask.sum() == sum(map(len, completions))
     for g, p in zip(grads, policy.model.parameters()):
         assert torch.allclose(g, p.grad, atol=1e-5, rtol=1e-4)
+
+
+def test_the_shared_opening_stops_before_every_prompts_last_token():
+    """shared_prefix: the tokens every prompt opens with, each prompt keeping one of its own;
+    none for a single prompt, or where fewer than `least` are shared."""
+    a, b = [1, 2, 3, 4, 5], [1, 2, 3, 9]
+    assert shared_prefix([a, b], least=2) == 3 and shared_prefix([a, a[:3]], least=2) == 2
+    assert shared_prefix([a, b], least=4) == 0 and shared_prefix([a], least=1) == 0
+
+
+def test_padded_batches_hold_their_count_and_their_padded_tokens():
+    """padded_batches: sequences in order, at most `most` a batch and at most `most_tokens`
+    tokens once padded to the batch's longest; one longer than the budget stands alone."""
+    lengths = [3, 3, 4, 5, 9, 20]
+    assert padded_batches(lengths, 4) == [[0, 1, 2, 3], [4, 5]]
+    assert padded_batches(lengths, 4, most_tokens=12) == [[0, 1, 2], [3], [4], [5]]
+    cut = padded_batches(lengths, 10, most_tokens=10)
+    assert sorted(i for b in cut for i in b) == list(range(6))
+    assert all(len(b) * max(lengths[i] for i in b) <= 10 or len(b) == 1 for b in cut)
+
+
+def test_the_last_positions_logits_are_the_models_own(tokenizer):
+    """forward_last takes the head of the last position as one matrix product: the logits are
+    the model's own with logits_to_keep=1, to rounding."""
+    policy = random_policy(tokenizer, "llama")
+    ids, mask = pad(mixed_prompts(policy), policy.pad_id, left=True)
+    with torch.no_grad():
+        out = policy.model(
+            input_ids=ids, attention_mask=mask, position_ids=positions(mask), logits_to_keep=1
+        )
+        logits, _ = policy.forward_last(ids, mask)
+    assert torch.allclose(logits, out.logits[:, -1], atol=1e-5)
 
 
 def test_a_batch_scores_each_completion_as_it_would_alone(tokenizer):
@@ -358,9 +407,7 @@ def test_warm_up_teaches_the_format():
     policy, info = warmup.prepared(ModelConfig(), warm, quiet=True)
     assert info["warmed"] and info["valid_before"] < 0.05 and info["valid_after"] >= 0.95
     assert info["epoch_losses"][-1] < info["epoch_losses"][0]
-    rate = warmup.valid_action_rate(
-        policy, "paper", 32, seed=7, candidate_format=warm.candidate_format
-    )
+    rate = warmup.valid_action_rate(policy, warm.game(), 32, seed=7)
     assert rate >= 0.95  # other states, other samples
     again, info_again = warmup.prepared(ModelConfig(), warm, quiet=True)
     assert info_again == info
@@ -373,8 +420,8 @@ def test_warm_up_teaches_the_format():
 def test_the_warm_up_is_played_on_the_prompts_the_run_will_read(monkeypatch):
     """The same random-policy play, written as the run's --candidate-format writes C_t; a warm-up
     for one format is never loaded for another; train.py asks for its own format."""
-    runs = warmup.random_policy_states(3, "paper", 100, 0, "runs")
-    listed = warmup.random_policy_states(3, "paper", 100, 0, "list")
+    runs = warmup.random_policy_states(3, GameConfig(candidate_format="runs"), 0)
+    listed = warmup.random_policy_states(3, GameConfig(candidate_format="list"), 0)
     assert [a for _, a in runs] == [a for _, a in listed]
     assert "(100): [1-100]" in runs[0][0][1]["content"]
     assert "(100): [1, 2, 3, 4," in listed[0][0][1]["content"]

@@ -5,6 +5,7 @@ import random
 
 import pytest
 
+from bench import seal
 from bench.seal import draw, main, used_splits
 from env import secret_split
 
@@ -38,3 +39,22 @@ def test_a_second_draw_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         main(["--results", str(tmp_path), "--out", str(out)])
     assert stop.value.code == 2 and "drawn once" in capsys.readouterr().err
+
+
+def test_a_superseding_draw_keeps_the_earlier_one_and_never_redraws_it(tmp_path, monkeypatch):
+    """With a reason, a new split replaces the sealed one; the earlier draw (with the reason)
+    stays in the record, newest first, and its seed counts as used by every later draw."""
+    out, seen = tmp_path / "sealed.json", []
+    monkeypatch.setattr(seal, "draw", lambda rng, used: seen.append(set(used)) or draw(rng, used))
+    first = main(["--results", str(tmp_path), "--out", str(out)])
+    second = main(["--results", str(tmp_path), "--out", str(out), "--supersede", "code changed"])
+    third = main(["--results", str(tmp_path), "--out", str(out), "--supersede", "again"])
+    record = json.loads(out.read_text())
+    assert record["split_seed"] == third["split_seed"]
+    assert [e["split_seed"] for e in record["earlier"]] == [
+        second["split_seed"],
+        first["split_seed"],
+    ]
+    assert [e["superseded"] for e in record["earlier"]] == ["again", "code changed"]
+    assert "earlier" not in record["earlier"][0]
+    assert first["split_seed"] in seen[1] and {first["split_seed"], second["split_seed"]} <= seen[2]

@@ -18,16 +18,14 @@ def test_the_runs_train_the_llm_preset_with_validation_secrets():
     episodes and B = 8), the learning rate given, 10 validation secrets to choose on, a time
     limit."""
     cfg = config.config_from_flags(run_flags(SmolGpuConfig(), "grpo", "3e-4"))
-    assert train.applied_presets(cfg, config.PRESETS) == ["llm"]
+    on_cpu = [] if config.on_gpu("") else ["llm-cpu"]  # as on the GPU machine, but on a CPU here
+    assert train.applied_presets(cfg, config.PRESETS) == ["llm", *on_cpu]
     assert (cfg.model, cfg.estimator, cfg.lr) == ("smollm2", "grpo", 3e-4)
     assert (cfg.lora_rank, cfg.lora_targets) == (16, "q_proj,k_proj,v_proj,o_proj")
-    assert (cfg.secrets_per_step, cfg.group_size, cfg.prefix_turns, cfg.refusal_rate) == (
-        8,
-        4,
-        0,
-        0,
-    )
-    assert cfg.candidate_format == "list" and cfg.validation_secrets == 10
+    assert (cfg.group_size, cfg.prefix_turns, cfg.refusal_rate) == (4, 0, 0)
+    if not on_cpu:
+        assert cfg.secrets_per_step == 8 and cfg.candidate_format == "list"
+    assert cfg.validation_secrets == 10
     assert cfg.time_limit_min == SmolGpuConfig().minutes and cfg.run_name == "grpo-lr3e-4"
 
 

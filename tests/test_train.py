@@ -180,6 +180,8 @@ def test_sampled_logprobs_serve_as_pi_old_where_they_are_its_own(tmp_path, model
         "sampled",
         "--target-kl",
         "1e9",
+        "--precision",
+        "fp32",  # on a CPU the llm-cpu preset's bf16 scores pi_old again
     )
     row = json.loads(open(tmp_path / "sampled" / "metrics.jsonl").readline())
     assert row["train/first_step_log_ratio_max"] < 1e-4
@@ -198,6 +200,8 @@ def test_sampled_logprobs_serve_as_pi_old_where_they_are_its_own(tmp_path, model
         "scored",
         "--old-logprobs",
         "recompute",
+        "--precision",
+        "fp32",
     )
     a = load_file(tmp_path / "sampled" / "checkpoint" / "model.safetensors")
     b = load_file(tmp_path / "scored" / "checkpoint" / "model.safetensors")
@@ -479,8 +483,14 @@ def test_presets_set_what_the_flags_do_not_give_and_are_recorded(tmp_path, model
         defaults.group_size,
         defaults.validation_secrets,
     ) == (80, 4, 4, 0)
-    llm = config.config_from_flags(["--model", "org/m"])
-    assert (defaults.top_p, binary.top_p, llm.top_p, llm.ppo_epochs) == (0.9, 1.0, 1.0, 2)
+    llm = config.config_from_flags(["--model", "org/m", "--device", "cuda"])
+    assert (defaults.top_p, binary.top_p, llm.top_p, llm.ppo_epochs) == (0.9, 1.0, 0.9, 1)
+    assert (llm.num_minibatches, llm.max_new_tokens, llm.precision) == (4, 128, "auto")
+    cpu = config.config_from_flags(["--model", "org/m", "--device", "cpu"])
+    cpu_values = config.PRESETS["llm-cpu"].values
+    assert {k: getattr(cpu, k) for k in cpu_values} == cpu_values and cpu.lora_rank == 16
+    assert train.applied_presets(cpu, config.PRESETS) == ["llm", "llm-cpu"]
+    assert train.applied_presets(llm, config.PRESETS) == ["llm"]
     # the paper's episodes: (0, 0, list)
     starts = ("prefix_turns", "refusal_rate", "candidate_format")
     assert [getattr(defaults, k) for k in starts] == [3, 0.3, "runs"]
@@ -531,7 +541,7 @@ def test_presets_set_what_the_flags_do_not_give_and_are_recorded(tmp_path, model
     )
     saved = json.loads((tmp_path / "b" / "train_config.json").read_text())
     assert (
-        saved["presets"] == ["llm", "llm-full", "binary"]
+        saved["presets"] == ["llm", "llm-full", "binary", "llm-cpu"]
         and saved["group_size"] == 2
         and saved["steps"] == 1
     )

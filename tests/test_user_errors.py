@@ -312,6 +312,8 @@ def test_a_request_that_cannot_fit_in_memory(run, tmp_path, saved_model, monkeyp
                 "never",
                 "--group-size",
                 "100000",
+                "--secrets-per-step",
+                "8",
             ],
             tmp_path,
         ),
