@@ -299,8 +299,13 @@ def caption(result: dict) -> str:
             f'"{p["question"][g][t]}" took |C_t| from {p["candidates_before"][g][t]} to '
             f"{p['candidates_after'][g][t]} (r_t {p['reward'][g][t]:+.2f}) in a rollout whose "
             f"return is below its group's. GRPO blames it ({p['grpo'][g][t]:+.2f}); ECHO "
-            f"({p['echo'][g][t]:+.2f}) and A_B ({p['a_b'][g][t]:+.2f} ± {p['a_b_se'][g][t]:.2f}) "
-            "do not."
+            f"({p['echo'][g][t]:+.2f}) does not; A_B is {p['a_b'][g][t]:+.2f} ± "
+            f"{p['a_b_se'][g][t]:.2f}"
+            + (
+                ", positive beyond its error."
+                if p["a_b"][g][t] > p["a_b_se"][g][t]
+                else ", its error as large as itself, so its sign is not shown here."
+            )
         )
     for p in result["panels"][1:]:
         head = p["label"].split(":")[0]

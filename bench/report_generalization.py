@@ -7,10 +7,12 @@ the means are), and the reference policies on the same secrets; and the row help
 shares. No number is typed here: each is read from the file.
 """
 
+from bench import report_tables
 from bench.report_tables import (
     code_changes,
     load,
     ms,
+    named,
     num,
     provenance_line,
     seeds_text,
@@ -143,11 +145,27 @@ def splits_text(d: dict) -> str:
     compared on (it holds flag groups)."""
     seal = load("sealed.json")
     test = seal["split_seed"] if seal else None
+    earlier = [e["split_seed"] for e in (seal or {}).get("earlier", [])]
     paper = [r for r in d["runs"] if r["question_set"] == "paper"]
     compared = sorted({r["split_seed"] for r in paper if flags_of(r) != "-"} - {test})
     parts = [f"split {test} is the sealed test (RESULTS.md's headline)"] if test is not None else []
+    parts += [
+        f"split {s} is an earlier sealed test, drawn again when the code its runs measured "
+        f'changed (sealed.json\'s "earlier"; its training: {earlier_training(s)})'
+        for s in earlier
+    ]
     parts += [f"split {s} is a split the defaults were compared on" for s in compared]
     return "Paper set: " + "; ".join(parts) + "." if parts else ""
+
+
+def earlier_training(split: int) -> str:
+    """bench/reproduce.py's summaries of an earlier sealed split's runs, where they are kept."""
+    found = [
+        named(f"reproduce_paper_sealed_{split}.{n}")
+        for n in ("md", "png", "json")
+        if (report_tables.DIR / f"reproduce_paper_sealed_{split}.{n}").exists()
+    ]
+    return ", ".join(found) or "no summary kept"
 
 
 def by_flags(runs: list[dict]) -> dict:

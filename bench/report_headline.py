@@ -36,9 +36,19 @@ from tools.stats import paired_by_seed
 FILE, SEALED = "generalization.json", "sealed.json"
 HELDOUT = [("heldout_greedy", "greedy"), ("heldout_sampled", "sampled")]
 GEN200 = [("gen200_greedy", "greedy"), ("gen200_sampled", "sampled")]
-# the paper's Table 1 ("Main CSG results"): ECHO's Resolve, Qwen2.5-1.5B-Instruct on the paper's
-# question set; a figure of the paper, not of this code, quoted beside the binary set's
-PAPER_ECHO_RESOLVE = 45.3
+
+# What the released code's per-turn RLOO is (baselines.py's `rloo-std`, tests/test_echo.py).
+RLOO_IDENTITY = [
+    "*The paper's RLOO per-turn.* Its released code (advantages.py) divides each turn's "
+    "leave-one-out difference by the same zero-padded group std it uses for ECHO, and (r - the "
+    "others' mean) / std = G/(G-1) (r - the mean) / std: its RLOO is ECHO's zero-padded "
+    "advantage times a constant (`--estimator rloo-std` here, equal to G/(G-1) times "
+    "`echo-zeropad` on any batch). Under Adam and the ratio clip a constant scale on A changes "
+    "almost nothing, so the released code's two estimators should train alike, and the gap the "
+    "paper's Table 1 reports between them is not one this identity explains. echo's `rloo` is "
+    "the unnormalised leave-one-out, a choice where the TeX is silent.",
+    "",
+]
 
 
 def sealed() -> dict | None:
@@ -265,14 +275,15 @@ def section_versus() -> list[str]:
     if binary:
         binary += [
             preset_chosen_on()
-            + f'The paper\'s Table 1 ("Main CSG results") reports ECHO at {PAPER_ECHO_RESOLVE}% '
-            "resolve, with Qwen2.5-1.5B-Instruct on the paper's question set, not on this one.",
+            + "The binary set is this code's (App. C's yes/no questions alone), so no figure of "
+            "the paper's Table 1, which is of Qwen2.5-1.5B-Instruct on every family, compares "
+            "with these.",
             "",
         ]
         since = since_split_one(d)
         binary += [since, ""] if since else []
     notes = {**changes, **more, **screens, **most, **reference_changes(d)}
-    return lines + head + compared + chosen + binary + footnote(notes)
+    return lines + head + RLOO_IDENTITY + compared + chosen + binary + footnote(notes)
 
 
 def reference_changes(d: dict) -> dict:
@@ -367,6 +378,6 @@ def binary_summary() -> str | None:
     )
     return (
         f"- **Binary set** (yes/no questions; split {splits[-1]}, held-out greedy resolve %, "
-        f"mean ± SEM over seeds): {cells}; the paper's Table 1 gives ECHO {PAPER_ECHO_RESOLVE} on "
-        "its own question set and model." + (" †" if group_changes(rows) else "")
+        f"mean ± SEM over seeds): {cells}; a question set of this code's, not the paper's, so no "
+        "figure of the paper compares with it." + (" †" if group_changes(rows) else "")
     )

@@ -89,6 +89,10 @@ that file.
   "train_seconds", "kept_step", "kept_validation", "last_validation", "cross_validated": {RULE:
   score}}], "rule_means": {RULE: score}, "chosen_rule", "ranking", "chosen"}.
 - smollm2_gpu.json (bench/smollm2_gpu.py; its docstring gives the schema), where it exists.
+- smollm2_step.json (bench/smollm2_step.py): {"phases": {phase: {"seconds", "peak_gb"}},
+  "step_seconds", "turns", "mean_prompt_tokens", "config", "train_flags", "threads", "before" (the
+  same, of an earlier commit)}.
+- table1.json (bench/table1.py; its docstring gives the schema), where it exists.
 - smollm2_learning.json (bench/smollm2_learning.py): {"warmup", "config", "train_flags", "steps":
   [{"step", "seconds", "valid_action_rate", "reward", ...}]}; where "train_flags" is missing,
   provenance.json's note gives the flags the script passed to train.py.
@@ -100,7 +104,6 @@ that file.
 """
 
 import os
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,11 +111,12 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench import report_credit_grid, report_tables  # noqa: E402
 from bench.common import RESULTS  # noqa: E402
-from bench.report_binary import section_binary, split_of  # noqa: E402
+from bench.report_binary import section_binary  # noqa: E402
 from bench.report_claims import (  # noqa: E402
     section_credit,
     section_game,
     section_table1,
+    section_table1_older,
     section_theorems,
 )
 from bench.report_generalization import section_generalization as section_every_run  # noqa: E402
@@ -126,6 +130,7 @@ from bench.report_headline import (  # noqa: E402
 from bench.report_screens import section_screens  # noqa: E402
 from bench.report_smollm2 import (  # noqa: E402
     section_smollm2,
+    section_smollm2_cpu_step,
     section_smollm2_gpu,
     smollm2_gpu_summary,
 )
@@ -181,8 +186,10 @@ RESULTS_SECTIONS = [
     section_credit,
     section_theorems,
     section_speed_and_gpu,
+    section_smollm2_cpu_step,
 ]
 LAB_SECTIONS = [
+    section_table1_older,
     section_screens,
     section_every_run,
     section_binary,
@@ -284,31 +291,21 @@ def game_summary() -> str | None:
 
 
 def table1_summary() -> str | None:
-    """The README's line for Table 1: held-out resolve of each estimator's checkpoint and of the
-    references."""
-    data = load("eval_paper_model_summary.json")
+    """The README's line for Table 1: each estimator's held-out resolve over training seeds, greedy
+    / sampled (none until table1.json exists)."""
+    data = load("table1.json")
     if data is None:
         return None
-    rows = {r["model_key"]: r for r in (data["rows"] if isinstance(data, dict) else data)}
-    shown = [
-        k
-        for k in rows
-        if not k.endswith(" [T=1]")
-        and (k in ("bayes", "random") or any(f"/{e}-seed" in k for e in ("echo", "grpo", "rloo")))
-    ]
-
-    def cell(k):
-        sampled = rows.get(k + " [T=1]")
-        tail = f" / {num(sampled['resolve_rate'], 1, 100)}" if sampled else ""
-        found = re.fullmatch(r"checkpoint:.*/(\w+)-seed(\d+)/\w+", k)
-        name = f"{found[1].upper()} (seed {found[2]})" if found else REFERENCE_NAMES.get(k, k)
-        return f"{name} {num(rows[k]['resolve_rate'], 1, 100)}{tail}"
-
-    split = split_of("eval_paper_model_summary.json", data)
+    cells = ", ".join(
+        f"{r['policy']} {num(r['greedy']['resolve_rate'][0], 1, 100)} / "
+        f"{num(r['sampled']['resolve_rate'][0], 1, 100)}"
+        for r in data["rows"]
+        if r["kind"] == "estimator"
+    )
     return (
-        f"- **Table 1 of the paper** (paper set, split {split}'s held-out secrets; resolve %, "
-        f"greedy / sampled): {', '.join(cell(k) for k in shown)}."
-        + (OLDER if code_changes("eval_paper_model_summary.json", data) else "")
+        f"- **Table 1 of the paper** (split {data['split_seed']}'s held-out secrets; resolve %, "
+        f"greedy / sampled, mean over training seeds): {cells}."
+        + (OLDER if code_changes("table1.json", data) else "")
     )
 
 

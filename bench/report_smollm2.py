@@ -17,6 +17,74 @@ from bench.report_tables import (
 )
 
 GPU = "smollm2_gpu.json"
+STEP = "smollm2_step.json"
+PHASES = ("rollout", "scoring", "update", "evaluation", "warm-up")
+# What the two runs of bench/smollm2_step.py may differ in, as its rows name them.
+STEP_SETTINGS = (
+    "precision",
+    "candidate_format",
+    "prompt_layout",
+    "micro_batch",
+    "micro_tokens",
+    "max_new_tokens",
+    "warmup_episodes",
+)
+
+
+def phase_cells(run: dict | None, phase: str) -> list[str]:
+    """A phase's seconds and peak resident GB in one run of the bench ("-" where it has none)."""
+    figures = (run or {}).get("phases", {}).get(phase)
+    if not figures:
+        return ["-", "-"]
+    peak = figures.get("peak_gb")
+    return [f"{figures['seconds']:g}", "-" if peak is None else f"{peak:g}"]
+
+
+# Settings added after a run of the bench was made: that code played as these values do (App. B's
+# prompt as one user message; micro-batches bounded in rows only).
+BEFORE_THE_SETTING = {"prompt_layout": "paper", "micro_tokens": 0}
+
+
+def step_settings(run: dict) -> str:
+    """The settings of one run of the bench that it may differ from the other in."""
+    played = {**BEFORE_THE_SETTING, **run["config"]}
+    return ", ".join(f"{k} {played[k]}" for k in STEP_SETTINGS)
+
+
+def section_smollm2_cpu_step() -> list[str]:
+    """RESULTS.md: one RL step of SmolLM2 on this machine's CPU, by phase, before and after."""
+    lines = ["## SmolLM2-135M-Instruct: one RL step on 2 CPU cores, by phase", ""]
+    data = load(STEP)
+    if data is None:
+        return lines + missing(STEP, "python bench/smollm2_step.py")
+    before = data.get("before")
+    runs = [("before", before), ("now", data)] if before else [("now", data)]
+    lines += [
+        provenance_line(STEP, data),
+        "",
+        "*Protocol:* bench/smollm2_step.py takes train.py's step 1 of `--model smollm2` with B = "
+        f"{data['config']['secrets_per_step']} secrets x G = {data['config']['group_size']} "
+        f"rollouts on the paper set (N = {data['config']['n_max']}) from the warm-up's policy, "
+        "and times each phase with the process's peak resident memory during it (VmHWM, reset "
+        "before it; the weights included); "
+        "the evaluation plays the held-out secrets greedy and sampled, the warm-up phase is one "
+        "batch of the format warm-up. "
+        + "; ".join(
+            f"{label}: commit {r['commit'][:7]}, {r['threads']} threads, flags "
+            f"`{r['train_flags'] or '(none)'}` ({step_settings(r)}), {r['turns']} turns, mean "
+            f"prompt {r['mean_prompt_tokens']:g} tokens"
+            for label, r in runs
+        )
+        + ".",
+        "",
+    ]
+    header = ["Phase"] + [f"{label}: {unit}" for label, _ in runs for unit in ("s", "peak GiB")]
+    rows = [[phase] + [c for _, r in runs for c in phase_cells(r, phase)] for phase in PHASES]
+    rows.append(
+        ["step (rollout + scoring + update)"]
+        + [c for _, r in runs for c in (f"{r['step_seconds']:g}", "")]
+    )
+    return lines + table(header, rows)
 
 
 def smollm2_flags(m: dict, data: dict) -> dict:

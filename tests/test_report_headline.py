@@ -260,7 +260,7 @@ def test_every_row_of_a_result_whose_code_changed_keeps_its_mark(tmp_path):
     repo = scratch(tmp_path, names)
     results = marked_results(tmp_path, code_version(str(repo)))
     sections = (
-        report_results.section_table1,
+        report_results.section_table1_older,
         section_versus,
         report_results.section_speed_and_gpu,
     )

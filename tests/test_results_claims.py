@@ -389,3 +389,32 @@ def test_comments_docstrings_and_layout_are_not_a_change_of_code(tmp_path):
             assert report_tables.code_changes("generalization.json", data) == ["env.py"]
     finally:
         report_tables.use(RESULTS)
+
+
+def test_a_flags_help_text_is_not_a_change_of_code_its_default_is(tmp_path):
+    """An edit of a flag's help (cli.arg's second argument, a Preset's first) runs what it ran;
+    an edit of the flag's default, or of a preset's values, marks the result."""
+    repo = scratch_repository(tmp_path, "generalization.json")
+
+    def write(help_text, default, preset_help, value):
+        (repo / "env.py").write_text(
+            f"x = arg({default!r}, {help_text!r}, at_least=0)\n"
+            f"P = Preset({preset_help!r}, lambda c: True, dict(y={value}))\n"
+        )
+
+    write("a step", "echo", "on a CPU", 4)
+    commit_all(repo, "code")
+    data = generalization_file(code_version(str(repo)))
+    try:
+        for words in [("steps, said better", "echo", "on 2 CPU cores", 4)]:
+            write(*words)
+            commit_all(repo, "help")
+            with report_tables.reading(str(tmp_path), str(repo)):
+                assert report_tables.code_changes("generalization.json", data) == []
+        for behaviour in [("a step", "grpo", "on a CPU", 4), ("a step", "echo", "on a CPU", 8)]:
+            write(*behaviour)
+            commit_all(repo, "behaviour")
+            with report_tables.reading(str(tmp_path), str(repo)):
+                assert report_tables.code_changes("generalization.json", data) == ["env.py"]
+    finally:
+        report_tables.use(RESULTS)

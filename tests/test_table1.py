@@ -53,3 +53,40 @@ def test_runs_of_mixed_splits_stop_with_one_sentence(capsys):
     else:
         raise AssertionError("mixed splits were accepted")
     assert table1.one_split({"a": configs["a"]}) == (1, "paper", 4)
+
+
+def test_results_md_table1_reads_the_file_over_training_seeds(tmp_path):
+    """RESULTS.md's Table 1 has a row per estimator (its seeds, greedy / sampled, mean ± SEM) and
+    per reference (greedy only), every column of the paper's table; without the file it says the
+    table is not yet run and shows no figure."""
+    from bench import report_tables
+    from bench.common import RESULTS
+    from bench.report_claims import section_table1
+
+    def figures(resolve):
+        return {m: [0.5, 0.1] for m in table1.TABLE1} | {"resolve_rate": [resolve, 0.05]}
+
+    data = {
+        "split_seed": 7,
+        "rows": [
+            {"policy": "echo", "kind": "estimator", "seeds": [0, 1, 2]}
+            | {"greedy": figures(0.9), "sampled": figures(0.8)},
+            {"policy": "bayes", "kind": "reference", "seeds": [1, 2, 3], "greedy": figures(1.0)},
+        ],
+        "command": "python bench/table1.py",
+    }
+    try:
+        with report_tables.reading(str(tmp_path)):
+            empty = "\n".join(section_table1())
+        (tmp_path / "table1.json").write_text(json.dumps(data))
+        with report_tables.reading(str(tmp_path)):
+            lines = section_table1()
+    finally:
+        report_tables.use(RESULTS)
+    assert "Not yet run" in empty and "±" not in empty
+    header = next(line for line in lines if line.startswith("| Policy"))
+    assert header.count("|") == 2 + len(table1.TABLE1) + 1
+    (echo,) = [line for line in lines if line.startswith("| `echo`")]
+    assert "| 0-2 | 90.0 ± 5.0 / 80.0 ± 5.0 |" in echo
+    (bayes,) = [line for line in lines if "the Bayes policy (reference)" in line]
+    assert "| 100.0 ± 5.0 |" in bayes and " / " not in bayes
