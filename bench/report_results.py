@@ -132,6 +132,7 @@ from bench.report_smollm2 import (  # noqa: E402
     section_smollm2,
     section_smollm2_cpu_step,
     section_smollm2_gpu,
+    smollm2_cpu_summary,
     smollm2_gpu_summary,
 )
 from bench.report_speed import (  # noqa: E402
@@ -343,6 +344,7 @@ def readme_summary() -> list[str]:
         "`python -m pytest tests/test_theory.py`; no results file holds their numbers, so none is "
         "given (RESULTS.md says what each test checks).",
         cpu_summary(),
+        smollm2_cpu_summary(),
         gpu_summary(),
         smollm2_gpu_summary(),
     ]

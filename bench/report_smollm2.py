@@ -5,6 +5,7 @@ number is typed here: each is read from a file.
 """
 
 from bench.report_tables import (
+    MARK,
     code_changes,
     load,
     machine_text,
@@ -279,4 +280,24 @@ def smollm2_gpu_summary() -> str | None:
     return (
         f"- **SmolLM2-135M-Instruct on one GPU** (held-out / 1..200 greedy resolve %, one seed): "
         f"{cells}." + (" †" if code_changes(GPU, d) else "")
+    )
+
+
+def smollm2_cpu_summary() -> str | None:
+    """The README's line for SmolLM2 on 2 CPU cores: one step's seconds and the largest phase
+    peak, before and now."""
+    data = load(STEP)
+    if data is None:
+        return None
+
+    def figures(r):
+        peak = max(p["peak_gb"] for p in r["phases"].values() if "peak_gb" in p)
+        return f"{r['step_seconds']:g} s a step, peak {peak:g} GiB"
+
+    before = f" (before: {figures(data['before'])})" if data.get("before") else ""
+    return (
+        f"- **SmolLM2-135M-Instruct on {data['machine']['cpus']} CPU cores** (one RL step of "
+        f"{data['config']['secrets_per_step']} x {data['config']['group_size']}, LoRA, "
+        f"`llm-cpu` preset): {figures(data)}{before}; not yet trained to a result."
+        + (f" {MARK}" if code_changes(STEP, data) else "")
     )
