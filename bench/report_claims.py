@@ -24,19 +24,13 @@ from bench.report_tables import (
     source_line,
     table,
 )
+from tools import report
 
 GENERALIZATION, TABLE1 = "generalization.json", "eval_paper_model_summary.json"
 SEEDS_TABLE1 = "table1.json"  # Table 1 over training seeds (bench/table1.py)
-# Table 1's columns as the paper heads them (TeX l. 646), with metrics.run_metrics' names.
-TABLE1_COLUMNS = [
-    ("Resolve", "resolve_rate", 1, 100),
-    ("Zero", "zero_rate", 1, 100),
-    ("Qual.", "quality_mean", 3, 1),
-    ("Ground", "grounded_rate", 1, 100),
-    ("GRecover", "grounded_recover_rate", 1, 100),
-    ("ResAfterZero", "res_after_zero", 1, 100),
-    ("LateCalib", "late_calib", 3, 1),
-]
+# Table 1's columns as the paper heads them (TeX l. 646; tools.report.TABLE1: the column, the key,
+# digits, scale), and App. C's LateCalib beside them.
+TABLE1_COLUMNS = report.TABLE1 + [("LateCalib", "late_calib", 3, 1)]
 REFERENCES = {
     "bayes": "the Bayes policy (bisection on the binary set)",
     "fixed_sequence": "the best fixed sequence, fitted to each universe",
@@ -146,8 +140,8 @@ def section_table1() -> list[str]:
         f"*Protocol:* the runs of split {data['split_seed']} (the sealed test; "
         "`bench/reproduce.py`, the default command), each training seed's kept checkpoint "
         "played once on the split's held-out secrets, greedy / sampled at T = 1; mean ± SEM "
-        "over training seeds (the references: over plays, run r at seed r). Resolve, Zero, "
-        "Ground, GRecover and ResAfterZero in %; metrics.py defines each.",
+        "over training seeds (the references: over plays, run r at seed r). Resolve, Zero and "
+        "Reason% in %, the others rates; metrics.py defines each.",
         "",
     ]
     header = ["Policy", "Seeds"] + [name for name, *_ in TABLE1_COLUMNS]
