@@ -85,7 +85,9 @@ class TrainConfig:
         -0.1, "r_t of a question asked again to the same arm (App. C: -0.1)", at_most=0
     )
     oracle: str = arg("rule", "rule (offline, exact) or llm (OpenAI-compatible, OPENAI_API_KEY)")
-    oracle_model: str = arg("gpt-4o-mini", "model of the LLM oracle (paper: gpt-4o-mini at T = 0)")
+    oracle_model: str = arg(
+        "gpt-4o-mini", "model of the LLM oracle (paper, l. 1177: gpt-4o-mini at T = 0)"
+    )
     steps: int = arg(80, "RL steps (one batch of B x G episodes each)", at_least=1)
     secrets_per_step: int = arg(6, "B: training secrets per step", at_least=1)
     group_size: int = arg(
@@ -102,12 +104,14 @@ class TrainConfig:
     micro_tokens: int = arg(
         0, "tokens per forward pass at most, padding included (0: no bound): its memory", at_least=0
     )
-    clip_eta: float = arg(0.2, "eta of Eq. 2 (paper: the TRL default; TRL's is 0.2)", above=0)
+    clip_eta: float = arg(
+        0.2, "eta of Eq. 2 (paper, l. 2040: the TRL default; TRL's is 0.2)", above=0
+    )
     ratio_level: str = arg(
         "sequence", "sequence (the paper's rho per action) or token", choices=("sequence", "token")
     )
-    kl_beta: float = arg(0.0, "weight of KL to the initial policy (paper: 0)", at_least=0)
-    grad_clip: float = arg(0.5, "gradient-norm clip (paper: 0.5)", above=0)
+    kl_beta: float = arg(0.0, "weight of KL to the initial policy (paper, l. 2040: 0)", at_least=0)
+    grad_clip: float = arg(0.5, "gradient-norm clip (paper, l. 2040: 0.5)", above=0)
     target_kl: float = arg(
         0.0, "stop a batch's update once KL(pi_old || pi) passes this (0: never)", at_least=0
     )
@@ -126,7 +130,7 @@ class TrainConfig:
         at_most=1,
     )
     max_new_tokens: int = arg(64, "longest action, in tokens (the paper's code: 128)", at_least=1)
-    n_max: int = arg(100, "secrets are 1..n_max (paper: 100 for training)", at_least=2)
+    n_max: int = arg(100, "secrets are 1..n_max (paper, l. 391: 100 for training)", at_least=2)
     n_heldout: int = arg(20, "secrets of 1..n_max held out for evaluation", at_least=1)
     split_seed: int = arg(
         0, "seed of the held-out split and the validation secrets (episodes.py)", at_least=0

@@ -101,9 +101,9 @@ REWARD_PARTS = (
 
 @dataclass(frozen=True)
 class GameConfig:
-    n_max: int = 100  # secrets uniform on 1..n_max (paper: 100 training, up to 200 eval)
-    n_arms: int = 5  # K clue-holder arms (paper: 5)
-    max_turns: int = 10  # horizon T (paper: 10)
+    n_max: int = 100  # secrets uniform on 1..n_max (paper, l. 391: 100 training, up to 200 eval)
+    n_arms: int = 5  # K clue-holder arms (paper, l. 1182: 5)
+    max_turns: int = 10  # horizon T (paper, l. 750: 10)
     question_set: str = "paper"  # "paper": every family; "binary": yes/no questions only
     expected_info: bool = False  # r_info = the elimination expected under b_t, not the realised one
     candidate_format: str = "list"  # how the prompt writes C_t (candidate_text); "list": App. B

@@ -89,17 +89,17 @@ class EvalConfig:
     question_set: str = arg(
         "paper", "paper: every question family; binary: only yes/no questions (App. C)"
     )
-    max_turns: int = arg(10, "horizon T (paper: 10)", at_least=1)
+    max_turns: int = arg(10, "horizon T (paper, l. 750: 10)", at_least=1)
     candidate_format: str = arg(
         "auto",
         "how prompts write the candidates: list (App. B), runs or padded; auto: a checkpoint in "
         "its run's train.py --candidate-format, any other policy in list",
         choices=("auto", *CANDIDATE_FORMATS),
     )
-    runs: int = arg(3, "runs per policy, run r with seed r (paper: 3)", at_least=1)
+    runs: int = arg(3, "runs per policy, run r with seed r (paper, l. 646: 3)", at_least=1)
     oracle: str = arg(
         "rule",
-        "clue holder: rule (offline, exact) or llm (OpenAI-compatible; paper: gpt-4o-mini at T=0)",
+        "clue holder: rule (offline, exact) or llm (OpenAI API; paper, l. 1177: gpt-4o-mini, T=0)",
     )
     oracle_model: str = arg("gpt-4o-mini", "the llm oracle's model")
     temperature: float = arg(0.0, "LM sampling temperature; 0 is greedy decoding", at_least=0)

@@ -79,7 +79,8 @@ class OracleConfigError(RuntimeError):
 
 
 class LLMOracle:
-    """An OpenAI-compatible chat model as the clue holder (paper: gpt-4o-mini, temperature 0).
+    """An OpenAI-compatible chat model as the clue holder (paper, l. 1177: gpt-4o-mini, temperature
+    0).
 
     Endpoint and key come from OPENAI_BASE_URL / OPENAI_API_KEY, so any compatible server works.
     Each (model, prompt, question, secret) is answered once and cached in `cache_path` (JSON

@@ -71,7 +71,7 @@ def section_smollm2_cpu_step() -> list[str]:
         "the evaluation plays the held-out secrets greedy and sampled, the warm-up phase is one "
         "batch of the format warm-up. "
         + "; ".join(
-            f"{label}: commit {r['commit'][:7]}, {r['threads']} threads, flags "
+            f"{label}: {r['threads']} threads, flags "
             f"`{r['train_flags'] or '(none)'}` ({step_settings(r)}), {r['turns']} turns, mean "
             f"prompt {r['mean_prompt_tokens']:g} tokens"
             for label, r in runs

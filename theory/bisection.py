@@ -61,7 +61,9 @@ class Config:
     seed: int = field(default=0, metadata={"help": "seed for the random sets and questions"})
     n_max: int = field(
         default=100,
-        metadata={"help": "N: candidates are subsets of 1..N (paper: 100 for training), in 2..200"},
+        metadata={
+            "help": "N: candidates are subsets of 1..N (paper, l. 391: 100 for training), in 2..200"
+        },
     )
     n_sets: int = field(
         default=60,
@@ -76,7 +78,9 @@ class Config:
         default="2,3,4,5,7,8,9,16,17,31,32,33,50,64,65,100",
         metadata={"help": "comma-separated N for the bisection game (c), each in 2..200"},
     )
-    max_turns: int = field(default=10, metadata={"help": "T of the bisection game (paper: 10)"})
+    max_turns: int = field(
+        default=10, metadata={"help": "T of the bisection game (paper, l. 750: 10)"}
+    )
     out: str = field(
         default="theory/out",
         metadata={
