@@ -9,20 +9,25 @@ config.py for the values, App. C "Training Hyperparameters"):
     4. log     train/ (the update), clue/ (the batch's play), eval/ (the held-out secrets)
 
 What a research run adds (directory, logs, checkpoints, --resume, the checkpoint kept on
-validation secrets, offline data, credit probe, curves) is called at the points marked `# run:`
-(experiment.py, fidelity.py); torchrun runs it on several processes (tools/ranks.py). With no
-flags it trains the tiny model on 2 CPU cores in minutes; `--model DIR` is written to train
-Qwen2.5-1.5B-Instruct in the same loop (the llm preset sets the paper's code's settings where the
-TeX is silent, and echo's micro-batch and warm-up: config.py lists them).
+validation secrets where asked, offline data, credit probe, curves) is called at the points marked
+`# run:` (experiment.py, fidelity.py); torchrun runs it on several processes (tools/ranks.py).
+With no flags it trains the tiny model on 2 CPU cores in minutes; `--model DIR` is written to
+train Qwen2.5-1.5B-Instruct in the same loop. Its llm preset sets LoRA rank 16, lr 5e-6, top-p
+0.9, 128 new tokens, one pass of 4 optimizer steps, the paper's episode starts (no opening
+questions or refusals) and candidate list, B = 8, a micro-batch of 16 and a warm-up of 64
+episodes, one pass at lr 5e-4 (llm-full, at --lora-rank 0: lr 1e-6, warm-up lr 1e-5); on a CPU
+llm-cpu then sets bf16, candidates as runs, App. B's instructions as a system message, B = 4,
+forward passes of at most 3072 tokens, 64 new tokens, evaluations every 10 steps and no credit
+probe (config.py says where each comes from).
 
 Departures from the paper, and why (update.py lists those of Eq. 2's update):
 - A format warm-up (lm/warmup.py) first teaches the JSON action: were every action unreadable,
   Eq. 1 would give no credit.
 - The learning rate decays linearly to 0 (CleanRL's anneal_lr).
-- Where `validation_secrets` > 0 (the binary preset), it keeps the checkpoint that plays best on
-  training secrets set aside (experiment.py says why); the paper reports its last, as the paper
-  set's defaults do. Eq. 1 is taken over the rollouts still
-  active at turn t (echo.py says why).
+- The binary preset (or `--validation-secrets N` > 0) keeps the checkpoint that plays best on
+  training secrets set aside (experiment.py says why); the defaults on the paper's question set
+  (`--validation-secrets 0`) keep the last, as the paper does: it describes no selection.
+- Eq. 1 is taken over the rollouts still active at turn t (echo.py says why).
 - Rollouts start after 0..3 random questions, a family an arm owns goes unanswered with chance
   0.3, and candidates are written as runs FIRST-LAST (episodes.episode_starts,
   game.prompts.candidate_text): from the paper's starts one question sequence fits 1..100 and is
@@ -116,7 +121,7 @@ def train(cfg: TrainConfig) -> dict:
             engine.refresh(sampler, policy)  # the next batch is sampled from the updated weights
             row["train/seconds_rollout"] = played - started
             row["train/seconds_update"] = time.time() - played
-            # 4. log: evaluate, keep the best checkpoint on validation secrets, save (experiment)
+            # 4. log: evaluate, keep the best on validation secrets where asked, save (experiment)
             if run.end_step(step, row, policy, optimizer, ctx, started):
                 break  # out of steps, or out of time (time_limit_min)
         return run.finish()

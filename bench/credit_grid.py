@@ -24,9 +24,10 @@ fidelity's branches and alternatives are), from C_0 = 1..N with the rule oracle,
 the policy's run (its question set and candidate format; train.py's defaults for the warm-up
 policy), without the opening random turns and refusals of training episodes: the game held-out
 evaluation plays. A_B of every turn: K secrets drawn from b_t per action, M alternatives a'. K
-and M are small by default, so that the warm-up panel takes a minute or two on 2 cores (bench/LAB.md
-gives the time measured); at them A_B's standard error is of the order of A_B itself, so read
-A_B's sign where it is larger than its error.
+and M are small by default, so that the warm-up panel takes about 25 s on 2 cores with the tiny
+model's warm-up cached (bench/LAB.md gives the time measured: 24.2 s) and about 85 s the first
+time, which trains the warm-up; at them A_B's standard error is of the order of A_B itself, so
+read A_B's sign where it is larger than its error.
 
     python bench/credit_grid.py [--policies tiny,runs/echo-paper-seed0/checkpoint] [--seed N]
 """

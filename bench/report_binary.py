@@ -12,8 +12,7 @@ import re
 
 from bench import report_tables
 from bench.report_tables import (
-    code_cell,
-    code_note,
+    cite,
     first_commit_with,
     is_ancestor,
     last_commit_of,
@@ -27,7 +26,6 @@ from bench.report_tables import (
     nan,
     num,
     protocol,
-    provenance_line,
     reproduction_table,
     seeds_text,
     t_test_text,
@@ -134,7 +132,7 @@ def section_final() -> list[str]:
             ]
             for r in d["runs"]
         ]
-        lines += [provenance_line(name, d), ""]
+        lines += [f"*File:* {cite(name, d)}.", ""]
         lines += table(
             [
                 "Estimator",
@@ -198,7 +196,7 @@ def shared_secrets(splits: dict | None, seeds: list) -> str:
                 f"those {len(seen)} were looked at by that earlier choice, "
                 f"the other {n - len(seen)} by no choice."
             )
-    return text + (code_note("splits.json", splits) if text else "")
+    return text + (f" ({cite('splits.json', splits)})" if text else "")
 
 
 def section_capacity() -> list[str]:
@@ -229,9 +227,7 @@ def section_capacity() -> list[str]:
         + [both(d["heldout"], "mean_fraction_eliminated")]
         + [
             " / ".join(num(d[s].get("halving_share"), 1, 100) for s in ("heldout", "n200")),
-            meta(n, d).get("date"),
-            f"`{n}`",
-            code_cell(n, d),
+            cite(n, d),
         ]
         for n, d in files
     ]
@@ -261,9 +257,7 @@ def section_capacity() -> list[str]:
             "Threshold-median corr., 1..200",
             "Eliminated per turn, held-out",
             "Bayes states halved %, held-out / 1..200",
-            "Date",
             "File",
-            "Code changed since",
         ],
         rows,
     )
@@ -295,7 +289,7 @@ def binary_reproduction(name: str, title: str) -> list[str]:
         [
             f"#### {title} at G = {r['group_size']}",
             "",
-            provenance_line(name, data) + curves,
+            f"*File:* {cite(name, data)}.{curves}",
             "",
             protocol(data, chosen),
             "",
@@ -333,7 +327,7 @@ def section_belief() -> list[str]:
     rows = [
         [n[len("bisection_behaviour_") : -len(".json")], split_of(n, d), which(n, d)]
         + [" / ".join(pair) for pair in zip(cells(d["policy greedy"]), cells(d["policy sampled"]))]
-        + [code_cell(n, d)]
+        + [cite(n, d)]
         for n, d in files
     ]
     # the reference policies on each split's secrets
@@ -343,7 +337,7 @@ def section_belief() -> list[str]:
             same = all(cells(d[k]) == cells(mine[0][1][k]) for _, d in mine)
             where = f" (the same in every file of split {split})" if same else f" ({mine[0][0]})"
             rows.append(
-                [k + where, split, "reference"] + cells(mine[0][1][k]) + [code_cell(*mine[0])]
+                [k + where, split, "reference"] + cells(mine[0][1][k]) + [named(mine[0][0])]
             )
     machines = "; ".join(sorted({machine_text(meta(n, d).get("machine")) for n, d in files}))
     dates = ", ".join(sorted({meta(n, d).get("date", "not recorded") for n, d in files}))
@@ -376,7 +370,7 @@ def section_belief() -> list[str]:
             "Comparisons, greedy / sampled",
             "Threshold-median correlation, greedy / sampled",
             "Turns that eliminate nothing, greedy / sampled",
-            "Code changed since",
+            "File",
         ],
         rows,
     )
@@ -414,7 +408,7 @@ def section_defaults() -> list[str]:
     ]
     first = d["runs"][0]
     lines += [
-        provenance_line("binary_defaults.json", d),
+        f"*File:* {cite('binary_defaults.json', d)}.",
         "",
         f"*Protocol:* seed {first['seed']}, split {first['split_seed']}, "
         f"each run changing one setting of the others. {d['criterion']} Scores: "

@@ -11,17 +11,14 @@ from bench import report_credit_grid, report_tables
 from bench.report_binary import split_of
 from bench.report_tables import (
     REFERENCE_NAMES,
-    brief_line,
-    code_changes,
-    footnote,
+    cite,
     load,
-    marked,
-    meta,
     missing,
     named,
     nan,
     num,
-    source_line,
+    rendered,
+    seed_range,
     table,
 )
 from tools import report
@@ -44,23 +41,11 @@ def section_game() -> list[str]:
     import config
     from env import GameConfig
 
-    game, cfg = GameConfig(), config.TrainConfig()
-    lines = [
-        "## The game and its references",
-        "",
-        "The Clue Selector Game (§5.1): a secret drawn from 1..N, found in at most "
-        f"T = {game.max_turns} turns by routing questions to {game.n_arms} arms whose oracle "
-        "answers truthfully; the belief b_t is the set of candidates still possible. Training "
-        f"plays N = {cfg.n_max} less {cfg.n_heldout} held-out secrets, drawn by the split "
-        "(`--split-seed`); the paper's generalization test plays every secret of 1..200. The "
-        "reference policies (reference.py, greedy, nothing trained) give the scale: the Bayes "
-        "policy asks what its belief needs, the best fixed sequence is one sequence per universe "
-        "whatever the answers.",
-        "",
-    ]
+    figures = {"game": GameConfig(), "cfg": config.TrainConfig(), "rows": None}
     d = load(GENERALIZATION)
     if d is None:
-        return lines + missing(GENERALIZATION, "python bench/generalization.py --runs DIR")
+        missed = missing(GENERALIZATION, "python bench/generalization.py --runs DIR")
+        return rendered("game.md", **figures, missing=missed[0]) + [""]
     seal = load("sealed.json")
     test = seal["split_seed"] if seal else None
     splits = sorted({r["split_seed"] for r in d["references"]}, key=lambda s: (s != test, s))
@@ -69,30 +54,19 @@ def section_game() -> list[str]:
         key=lambda k: (k[0] != "paper", list(REFERENCES).index(k[1]) if k[1] in REFERENCES else 9),
     )
     by = {(r["question_set"], r["policy"], r["split_seed"]): r for r in d["references"]}
-    changed = code_changes(GENERALIZATION, d)
-    rows = [
-        [marked(REFERENCES.get(policy, policy), changed), question_set]
+    figures["rows"] = [
+        [REFERENCES.get(policy, policy), question_set]
         + [
             f"{num(r['heldout'], 1, 100)} / {num(r['gen200'], 1, 100)}" if r else "-"
             for r in (by.get((question_set, policy, s)) for s in splits)
         ]
         for question_set, policy in keys
     ]
-    heads = [
+    figures["header"] = ["Reference policy", "Question set"] + [
         f"Split {s}{' (the test)' if s == test else ''}: held-out / 1..200 resolve %"
         for s in splits
     ]
-    lines += [
-        f"*File:* `bench/results/{GENERALIZATION}` (its references, by "
-        f"`{meta(GENERALIZATION, d).get('command')}`). *Protocol:* each policy plays the split's "
-        "held-out secrets of 1..100 and every secret of 1..200 once, greedy.",
-        "",
-    ]
-    return (
-        lines
-        + table(["Reference policy", "Question set"] + heads, rows)
-        + footnote({f"`{GENERALIZATION}` (the references)": changed})
-    )
+    return rendered("game.md", **figures, file=cite(GENERALIZATION, d)) + [""]
 
 
 # ---------------------------------------------------------------- (b) Table 1
@@ -113,16 +87,9 @@ def spread_text(figure: list | None, digits: int, scale: float) -> str:
 
 def section_table1() -> list[str]:
     """RESULTS.md's Table 1: every estimator over its training seeds, on the sealed split."""
-    lines = ["## Table 1 of the paper, over training seeds", ""]
     data = load(SEEDS_TABLE1)
     if data is None:
-        return lines + [
-            "Not yet run: every estimator's runs of the sealed split are training "
-            "(`bench/table1.py`, on the runs of `bench/reproduce.py`; its docstring says how). "
-            "An older table, of one seed's checkpoint re-played, is in bench/LAB.md.",
-            "",
-        ]
-    changed = code_changes(SEEDS_TABLE1, data)
+        return rendered("table1.md", rows=None) + [""]
     rows = []
     for r in data["rows"]:
         plays = ("greedy", "sampled") if r["kind"] == "estimator" else ("greedy",)
@@ -132,20 +99,10 @@ def section_table1() -> list[str]:
             " / ".join(spread_text(r[play][key], d, sc) for play in plays)
             for _, key, d, sc in TABLE1_COLUMNS
         ]
-        seeds = f"{r['seeds'][0]}-{r['seeds'][-1]}" if len(r["seeds"]) > 1 else str(r["seeds"][0])
-        rows.append([marked(name, changed), seeds] + cells)
-    lines += [
-        source_line(SEEDS_TABLE1, data),
-        "",
-        f"*Protocol:* the runs of split {data['split_seed']} (the sealed test; "
-        "`bench/reproduce.py`, the default command), each training seed's kept checkpoint "
-        "played once on the split's held-out secrets, greedy / sampled at T = 1; mean ± SEM "
-        "over training seeds (the references: over plays, run r at seed r). Resolve, Zero and "
-        "Reason% in %, the others rates; metrics.py defines each.",
-        "",
-    ]
+        rows.append([name, seed_range(r["seeds"])] + cells)
     header = ["Policy", "Seeds"] + [name for name, *_ in TABLE1_COLUMNS]
-    return lines + table(header, rows) + footnote({f"`{SEEDS_TABLE1}`": changed})
+    figures = {"rows": rows, "header": header, "split": data["split_seed"]}
+    return rendered("table1.md", **figures, file=cite(SEEDS_TABLE1, data)) + [""]
 
 
 def section_table1_older() -> list[str]:
@@ -159,7 +116,6 @@ def section_table1_older() -> list[str]:
             "DIR/model_summary.jsonl as a JSON list",
         )
     by_key = {r["model_key"]: r for r in (data["rows"] if isinstance(data, dict) else data)}
-    changed = code_changes(TABLE1, data)
 
     def pair(r, key, digits, scale):  # mean +- SEM over runs; blank where there is no such row
         if r is None:
@@ -169,7 +125,7 @@ def section_table1_older() -> list[str]:
         return num(r.get(key), digits, scale) + spread
 
     rows = [
-        [marked(policy_name(k), changed)]
+        [policy_name(k)]
         + [
             pair(r, key, d, s)
             for key, d, s in (("resolve_rate", 1, 100), ("zero_rate", 1, 100), ("quality", 3, 1))
@@ -188,10 +144,9 @@ def section_table1_older() -> list[str]:
         else ""
     )
     lines += [
-        source_line(TABLE1, data)
-        + f" The same evaluation's tables.txt: {named('eval_paper.txt')}.",
-        "",
-        f"*Protocol:* {how}, on split {split}; policies are played as they are, nothing is chosen "
+        f"*File:* {cite(TABLE1, data)}; the same evaluation's tables.txt: "
+        f"{named('eval_paper.txt')}. *Protocol:* {how}, on split {split}; policies are played as "
+        "they are, nothing is chosen "
         f"here; mean ± SEM over runs, Resolve and Zero in %.{validation} Each trained policy is "
         "one training seed's checkpoint, and its runs are plays of it: greedy plays of one "
         "checkpoint are the same every time, so a greedy row's spread says nothing of "
@@ -201,7 +156,7 @@ def section_table1_older() -> list[str]:
     header = ["Policy"] + [
         f"{what} {play}" for what in ("Resolve", "Zero", "Qual.") for play in ("greedy", "sampled")
     ]
-    return lines + table(header, rows) + footnote({f"`{TABLE1}`": changed})
+    return lines + table(header, rows)
 
 
 # ---------------------------------------------------------------- (e) credit against A_B
@@ -226,20 +181,18 @@ def floor_text(d: dict, interval: dict | None) -> str:
 
 
 def section_credit() -> list[str]:
-    lines = ["## Credit against the true advantage", ""]
     found = [n for n in report_tables.names("fidelity_*.json") if n != "fidelity_floor.json"]
+    grid = report_credit_grid.grid_figures()
     if not found:
-        return lines + missing("fidelity_NAME.json", "python fidelity.py")
+        missed = missing("fidelity_NAME.json", "python fidelity.py")[0]
+        return rendered("credit.md", files=None, missing=missed, **grid) + [""]
     files = sorted(
         ((n, load(n)) for n in found), key=lambda f: (f[1]["config"]["policy"] != "tiny", f[0])
     )
     floors = load("fidelity_floor.json") or {"files": {}}
-    changes = {f"`{n}`": code_changes(n, d) for n, d in files}
-    sources = [f"{fidelity_label(d)}, {brief_line(n, d)}{turns_text(n)}" for n, d in files]
+    sources = [f"{fidelity_label(d)}, {cite(n, d)}{turns_text(n)}" for n, d in files]
     if floors["files"]:
-        sources.append(f"the floor's interval, {brief_line('fidelity_floor.json', floors)}")
-        changes["`fidelity_floor.json`"] = code_changes("fidelity_floor.json", floors)
-    lines += [f"*Files:* {'; '.join(sources)}."]
+        sources.append(f"the floor's interval, {cite('fidelity_floor.json', floors)}")
     batches = sorted(
         {
             f"{c['secrets']} secrets x {c['group_size']} rollouts on the {c['question_set']} set; "
@@ -249,17 +202,6 @@ def section_credit() -> list[str]:
             for c in (d["config"] for _, d in files)
         }
     )
-    lines += [
-        "",
-        f"*Protocol:* per policy one batch of {' or '.join(batches)} and each estimator's credit "
-        "for "
-        "the same turns is set against it: Pearson r [bootstrap 95% over the turns]. The last "
-        "row is Theorem 3.2 (ii)'s floor for any credit that is a function of the return alone, "
-        "E[Var(A_B | R)] / E[A_B^2], estimated on the same turns (within-return-bin variance less "
-        "the branching noise) [bootstrap 95% over the return bins]: a point estimate, not a "
-        "bound. Nothing is trained or chosen here.",
-        "",
-    ]
     overall = lambda d, e: next(  # noqa: E731
         (r for r in d["rows"] if r["estimator"] == e and r["turns"] == "all"), None
     )
@@ -272,84 +214,32 @@ def section_credit() -> list[str]:
         )
 
     estimators = dict.fromkeys(r["estimator"] for _, d in files for r in d["rows"])
-    rows = [[e] + [cell(overall(d, e)) for _, d in files] for e in estimators]
-    rows.append(
-        ["floor of any return-only credit"]
-        + [floor_text(d, floors["files"].get(n)) for n, d in files]
-    )
     header = ["Estimator"] + [
-        marked(
-            f"{fidelity_label(d)}: {next((r['n'] for r in d['rows'] if r['turns'] == 'all'), '?')}"
-            f" turns, RMS A_B {num(d['a_b_rms'])}, branching SE {num(d['noise_se_mean'])}",
-            code_changes(n, d),
-        )
+        f"{fidelity_label(d)}: {next((r['n'] for r in d['rows'] if r['turns'] == 'all'), '?')}"
+        f" turns, RMS A_B {num(d['a_b_rms'])}, branching SE {num(d['noise_se_mean'])}"
         for n, d in files
     ]
-    lines += table(header, rows)
     images = [
         f"![{fidelity_label(d)}: each turn's credit against A_B](bench/results/{png})"
         for n, d in files
         for png in [n[: -len(".json")] + ".png"]
         if (report_tables.DIR / png).exists() and named(png)
     ]
-    lines += [" ".join(images), ""] if images else []
-    grid, grid_changes = report_credit_grid.section_credit_grid()
-    return lines + grid + footnote({**changes, **grid_changes})
+    figures = {
+        "files": files,
+        "sources": sources,
+        "batches": batches,
+        "rows": [[e] + [cell(overall(d, e)) for _, d in files] for e in estimators],
+        "header": header,
+        "floors": [
+            f"{fidelity_label(d)} {floor_text(d, floors['files'].get(n))}" for n, d in files
+        ],
+        "images": images,
+    }
+    return rendered("credit.md", **figures, **grid) + [""]
 
 
 # ---------------------------------------------------------------- (f) the theorems
-THEOREMS = [
-    (
-        'Theorem 3.2 (i), "Performance gap" (App. A, Theorem A.2)',
-        "theory/bit_reveal.py",
-        "on the bit-reveal EDP E_d, enumerated exactly: the best deterministic belief-agnostic "
-        "policy succeeds with probability 2^(1-d) exactly, the proof's adaptive policy on all "
-        "2^d strings; stochastic belief-agnostic policies match mu_0(0) 2^(1-d) (exact, and "
-        "within Wilson intervals by Monte Carlo); a REINFORCE learner that sees b_t learns to "
-        "succeed, one that sees only t stays under the bound",
-    ),
-    (
-        'Theorem 3.2 (ii), "Estimator insufficiency"; Theorem A.3 and Corollary A.4',
-        "theory/return_aliasing.py",
-        "on a six-number game enumerated in exact fractions: A_B from the recursion equals A_B "
-        "from raw histories; the best function of R is E[A_B | R], its error E[Var(A_B | R)], "
-        "which is strictly positive at turn 1; Pi_R is an orthogonal projection with spectrum "
-        "{0, 1} and rank the number of return levels; functions of r_t (and ECHO's normalised "
-        "r_t against GRPO's normalised R) err less there; Monte Carlo converges to the exact "
-        "errors",
-    ),
-    (
-        "the same, through the game's code on a small game",
-        "theory/csg_aliasing.py",
-        "the checks above through env.py, the rule oracle and App. C's reward, on a game small "
-        "enough to enumerate (the test: secrets 1..6, T = 2, a fixed menu of four questions): at "
-        "every turn the least-squares error over functions of R equals E[Var(A_B | R)] > 0",
-    ),
-    (
-        'App. C, "Bisection as a special case of the EDP objective"',
-        "theory/bisection.py",
-        "E[u] = 2p(1-p) exactly for yes/no questions played through the game, 1 - sum_k p_k^2 "
-        "for value questions; the best question of the binary bank reaches the most even split; "
-        "the Bayes policy resolves every secret in at most ceil(log2 N) turns, on average as the "
-        "best binary search tree",
-    ),
-]
-
-
 def section_theorems() -> list[str]:
-    """What tests/test_theory.py checks of the paper's theory, and how to run it: no results file
-    holds these numbers, so none is given here."""
-    return [
-        "## The theorems, checked numerically",
-        "",
-        "No results file holds these checks: each is a test that computes its numbers (exact "
-        "fractions or integer counts where the statement is exact, Wilson intervals where it is "
-        "Monte Carlo) and compares them with the statement. `python -m pytest "
-        "tests/test_theory.py` runs them all; `python -m theory.NAME` prints a module's tables "
-        "(to theory/out/, not kept); the floor of Theorem 3.2 (ii) measured on trained policies "
-        "is in the credit section above.",
-        "",
-    ] + table(
-        ["Statement", "Module", "What the tests check"],
-        [[claim, f"`{module}`", checks] for claim, module, checks in THEOREMS],
-    )
+    """What tests/test_theory.py checks of the paper's theory, and how to run it."""
+    return rendered("theorems.md") + [""]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bench import report_tables
 from bench.credit_grid import caption, save
-from bench.report_tables import code_changes, load, meta, missing, named, num, source_line
+from bench.report_tables import cite, load, meta, missing, named, num
 
 FILE, FIGURE = "credit_grid.json", "credit_grid.png"
 
@@ -45,34 +45,17 @@ def panel_text(p: dict) -> str:
     )
 
 
-def section_credit_grid() -> tuple[list[str], dict]:
-    """The credit section's picture of one batch, and {the file: the files changed since it was
-    measured} for the section's footnote."""
-    lines = ["### One batch's credit, turn by turn (Eq. 1 at work)", ""]
+def grid_figures() -> dict:
+    """The figures of the credit section's picture of one batch (templates/credit.md)."""
     d = load(FILE)
     if d is None:
-        return lines + missing(
-            FILE, "python bench/credit_grid.py --policies tiny,RUN/checkpoint --out bench/results"
-        ), {}
-    c = d["config"]
+        command = "python bench/credit_grid.py --policies tiny,RUN/checkpoint --out bench/results"
+        return {"grid": None, "grid_missing": missing(FILE, command)[0]}
     named(FIGURE)  # the figure, drawn again from the file by figure() below
-    lines += [
-        source_line(FILE, d),
-        "",
-        f"*Protocol:* secret {d['secret']}, G = {c['group_size']} rollouts per panel, sampled "
-        f"at T = 1 with seed {d['seed']}; each turn's credit from ECHO (Eq. 1), episodic GRPO and "
-        "per-turn RLOO (baselines.ESTIMATORS), and A_B by branching (fidelity.bayesian_advantages; "
-        f"K = {c['branches']} secrets per action, M = {c['alternatives']} alternatives), with its "
-        "standard error. One batch illustrates; the correlations above measure.",
-        "",
-        *[f"- {head(p)[:1].upper() + head(p)[1:]}: {panel_text(p)}" for p in d["panels"]],
-        "",
-        f"*Caption:* {caption(d)}",
-        "",
-        f"![One secret's rollouts, each turn's credit and A_B](bench/results/{FIGURE})",
-        "",
-    ]
-    return lines, {f"`{FILE}`": code_changes(FILE, d)}
+    panels = [f"{head(p)[:1].upper() + head(p)[1:]}: {panel_text(p)}" for p in d["panels"]]
+    grid = {k: d[k] for k in ("secret", "seed", "config")}
+    grid |= {"file": cite(FILE, d), "panels": panels, "caption": caption(d), "figure": FIGURE}
+    return {"grid": grid}
 
 
 def time_text(d: dict) -> str:

@@ -9,12 +9,12 @@ shares. No number is typed here: each is read from the file.
 
 from bench import report_tables
 from bench.report_tables import (
+    cite,
     code_changes,
     load,
     ms,
     named,
     num,
-    provenance_line,
     seeds_text,
     t_test_text,
     table,
@@ -189,9 +189,8 @@ def section_generalization() -> list[str]:
             FILE, "python bench/generalization.py --runs runs/reproduce/paper,runs/reproduce/binary"
         )
     lines += [
-        provenance_line(FILE, d),
-        "",
-        "*Protocol:* training plays secrets of 1..100 only (the paper's N = 100); "
+        f"*File:* {cite(FILE, d)}. *Protocol:* training plays secrets of 1..100 only (the paper's "
+        "N = 100); "
         "each run's kept checkpoint (chosen on its validation secrets where the run has them, "
         "else its last) is played greedy and sampled at T = 1 on the held-out secrets of its own "
         "split and on every secret of 1..200, numbers and a universe no training prompt held "

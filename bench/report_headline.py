@@ -16,16 +16,15 @@ import re
 
 from bench import report_tables
 from bench.report_binary import preset_chosen_on, since_split_one
-from bench.report_generalization import by_estimator, flags_of, pct, row_changes
+from bench.report_generalization import by_estimator, flags_of, pct
 from bench.report_screens import section_defaults_chosen
 from bench.report_tables import (
     REFERENCE_NAMES,
-    code_changes,
-    footnote,
+    cite,
     load,
-    marked,
     ms,
     named,
+    nan,
     num,
     seed_range,
     t_test_text,
@@ -79,12 +78,6 @@ def references(d: dict, question_set: str, split: int) -> list[dict]:
     ]
 
 
-def group_changes(rows: list[dict]) -> list[str] | None:
-    """The files changed since any of these rows was measured (None where none is known)."""
-    known = [c for c in (row_changes(r) for r in rows) if c is not None]
-    return sorted(set().union(*known)) if known else None
-
-
 def group_table(d: dict, rows: list[dict], figures: list, refs_key: str | None, by_seed: bool):
     """Per estimator mean +- SEM over seeds of `figures`, where `refs_key` the references of the
     same secrets below them (greedy; the game's section has every split's), and where `by_seed`
@@ -105,15 +98,11 @@ def group_table(d: dict, rows: list[dict], figures: list, refs_key: str | None, 
                 ", ".join(pct(r[first]) for r in ordered),
             ]
         seeds = seed_range(sorted(r["seed"] for r in rs))
-        out.append([marked(estimator.upper(), group_changes(rs)), f"{seeds} ({steps})"] + cells)
-    file_changed = code_changes(FILE, d)
+        out.append([estimator.upper(), f"{seeds} ({steps})"] + cells)
     refs = references(d, rows[0]["question_set"], rows[0]["split_seed"]) if refs_key else []
     for r in refs:
         name = REFERENCE_NAMES.get(r["policy"], r["policy"])
-        out.append(
-            [marked(f"{name} (reference)", file_changed), "-", pct(r[refs_key])]
-            + [""] * (len(header) - 3)
-        )
+        out.append([f"{name} (reference)", "-", pct(r[refs_key])] + [""] * (len(header) - 3))
     return table(header, out)
 
 
@@ -158,23 +147,22 @@ def not_played(seal: dict | None) -> list[str]:
     ]
 
 
-def sealed_lines(d: dict, figures: list, refs_key: str, by_seed: bool) -> tuple[list, dict]:
+def sealed_lines(d: dict, figures: list, refs_key: str, by_seed: bool) -> list[str]:
     """The headline: the sealed split's default runs, or the sentence that it is not played."""
     seal = sealed()
     lines = [sealed_heading(seal), ""]
     rows = default_rows(d, "paper", seal["split_seed"]) if seal else []
     if not rows:
-        return lines + not_played(seal), {}
+        return lines + not_played(seal)
     rule = f" under the rule it records ({seal['rule']})" if seal.get("rule") else ""
     lines += [
         f"Split {seal['split_seed']} was drawn on {seal.get('drawn', 'a date not recorded')}"
-        f"{rule}, before any run played it (`bench/results/sealed.json`); the runs are the "
-        "default command's." + unplayed(seal, rows),
+        f"{rule}, before any run played it ({cite(SEALED, seal)}); the runs are the "
+        f"default command's ({cite(FILE, d)})." + unplayed(seal, rows),
         "",
     ]
     lines += group_table(d, rows, figures, refs_key, by_seed) + paired_lines(rows, figures)
-    lines += curves_line(by_seed)
-    return lines, {f"`{FILE}` (sealed split {seal['split_seed']}'s runs)": group_changes(rows)}
+    return lines + curves_line(by_seed)
 
 
 def curves_line(once: bool) -> list[str]:
@@ -212,12 +200,12 @@ def unplayed(seal: dict, rows: list[dict]) -> str:
     )
 
 
-def compared_lines(d: dict, figures: list, refs_key: str, by_seed: bool) -> tuple[list, dict]:
+def compared_lines(d: dict, figures: list, refs_key: str, by_seed: bool) -> list[str]:
     """The default runs of each split the defaults were compared on, labelled as such, while the
     sealed split has none to show (then they are bench/LAB.md's only)."""
-    seal, lines, changes = sealed(), [], {}
+    seal, lines = sealed(), []
     if seal and default_rows(d, "paper", seal["split_seed"]):
-        return lines, changes
+        return lines
     for split in compared_splits(d, seal and seal["split_seed"]):
         rows = default_rows(d, "paper", split)
         if not rows:
@@ -227,25 +215,23 @@ def compared_lines(d: dict, figures: list, refs_key: str, by_seed: bool) -> tupl
             "",
             "The paper set's defaults were compared on this split's figures (its flag groups are "
             "in bench/LAB.md), so these may flatter them: no test figure. The runs are the "
-            "default command's.",
+            f"default command's ({cite(FILE, d)}).",
             "",
         ]
         lines += group_table(d, rows, figures, None, by_seed) + paired_lines(rows, figures)
-        changes[f"`{FILE}` (split {split}'s default runs)"] = group_changes(rows)
-    return lines, changes
+    return lines
 
 
-def binary_lines(d: dict, figures: list, refs_key: str, by_seed: bool) -> tuple[list, dict]:
+def binary_lines(d: dict, figures: list, refs_key: str, by_seed: bool) -> list[str]:
     """The binary set's default runs, split by split, as they are."""
-    lines, changes = [], {}
+    lines = []
     for split in sorted({r["split_seed"] for r in d["runs"] if r["question_set"] == "binary"}):
         rows = default_rows(d, "binary", split)
         if not rows:
             continue
         lines += [f"### Binary set (yes/no questions only), split {split}", ""]
         lines += group_table(d, rows, figures, None, by_seed) + paired_lines(rows, figures)
-        changes[f"`{FILE}` (the binary set's split {split} runs)"] = group_changes(rows)
-    return lines, changes
+    return lines
 
 
 PROTOCOL = (
@@ -268,10 +254,10 @@ def section_versus() -> list[str]:
         "",
     ]
     seal = sealed()
-    head, changes = sealed_lines(d, HELDOUT, "heldout", False)
-    compared, more = compared_lines(d, HELDOUT, "heldout", False)
-    chosen, screens = section_defaults_chosen(compared_splits(d, seal and seal["split_seed"]))
-    binary, most = binary_lines(d, HELDOUT, "heldout", False)
+    head = sealed_lines(d, HELDOUT, "heldout", False)
+    compared = compared_lines(d, HELDOUT, "heldout", False)
+    chosen = section_defaults_chosen(compared_splits(d, seal and seal["split_seed"]))
+    binary = binary_lines(d, HELDOUT, "heldout", False)
     if binary:
         binary += [
             preset_chosen_on()
@@ -282,15 +268,7 @@ def section_versus() -> list[str]:
         ]
         since = since_split_one(d)
         binary += [since, ""] if since else []
-    notes = {**changes, **more, **screens, **most, **reference_changes(d)}
-    return lines + head + RLOO_IDENTITY + compared + chosen + binary + footnote(notes)
-
-
-def reference_changes(d: dict) -> dict:
-    """The references are in the headline's table only once the sealed split has runs."""
-    seal = sealed()
-    shown = seal and default_rows(d, "paper", seal["split_seed"])
-    return {f"`{FILE}` (the references)": code_changes(FILE, d)} if shown else {}
+    return lines + head + RLOO_IDENTITY + compared + chosen + binary
 
 
 def section_generalization() -> list[str]:
@@ -307,62 +285,12 @@ def section_generalization() -> list[str]:
         "(1: the answer changes nothing; metrics.repeat_ratio).",
         "",
     ]
-    head, changes = sealed_lines(d, GEN200, "gen200", True)
-    compared, more = compared_lines(d, GEN200, "gen200", True)
-    binary, most = binary_lines(d, GEN200, "gen200", True)
-    return (
-        lines
-        + head
-        + compared
-        + binary
-        + footnote({**changes, **more, **most, **reference_changes(d)})
-    )
+    head = sealed_lines(d, GEN200, "gen200", True)
+    compared = compared_lines(d, GEN200, "gen200", True)
+    return lines + head + compared + binary_lines(d, GEN200, "gen200", True)
 
 
 # ---------------------------------------------------------------- the README's lines
-def versus_summary() -> list[str]:
-    """The README's lines of the headline: the sealed split's held-out and 1..200 figures, or that
-    the sealed test has not been played."""
-    d, seal = load(FILE), sealed()
-    rows = default_rows(d, "paper", seal["split_seed"]) if d and seal else []
-    if not rows:
-        splits = compared_splits(d, seal and seal["split_seed"]) if d else []
-        names = " and ".join(map(str, splits))
-        where = (
-            f"; RESULTS.md gives split{'s' * (len(splits) > 1)} {names}, on which the defaults "
-            "were compared"
-            if splits
-            else ""
-        )
-        return [
-            f"- **ECHO against GRPO and RLOO, and generalization to 1..200**: the sealed test "
-            f"has not been played yet{where}."
-        ]
-    lines = []
-    for key, title in (
-        ("heldout_greedy", "ECHO against GRPO and RLOO"),
-        ("gen200_greedy", "Generalization to 1..200"),
-    ):
-        cells = ", ".join(
-            f"{e.upper()} {ms([r[key] for r in rs])}" for e, rs in by_estimator(rows).items()
-        )
-        tests = paired_by_seed(rows, "echo", [key])
-        pairs = "; ".join(
-            f"ECHO minus {o.upper()} {num(t[key]['mean_difference'], 1, 100)} points "
-            f"({t_test_text(t[key]['t'], t[key]['p'])})"
-            for o, t in tests.items()
-        )
-        where = "held-out secrets" if key.startswith("heldout") else "1..200"
-        seeds = seed_range(sorted({r["seed"] for r in rows}))
-        steps = "/".join(str(s) for s in sorted({r["steps"] for r in rows}))
-        lines.append(
-            f"- **{title}** (sealed split {seal['split_seed']}, {where}, greedy resolve %, "
-            f"mean ± SEM over seeds {seeds}, {steps} steps): {cells}; {pairs}."
-            + (" †" if group_changes(rows) else "")
-        )
-    return lines
-
-
 def binary_summary() -> str | None:
     """The README's line of the binary set: held-out greedy resolve per estimator."""
     d = load(FILE)
@@ -379,5 +307,48 @@ def binary_summary() -> str | None:
     return (
         f"- **Binary set** (yes/no questions; split {splits[-1]}, held-out greedy resolve %, "
         f"mean ± SEM over seeds): {cells}; a question set of this code's, not the paper's, so no "
-        "figure of the paper compares with it." + (" †" if group_changes(rows) else "")
+        "figure of the paper compares with it."
     )
+
+
+# ---------------------------------------------------------------- the answer, first
+def side(test: dict) -> str:
+    """ECHO against another on one figure, by the paired t-test over seeds at 5%: "higher",
+    "lower", or "level" (no difference the test can tell). The rule was written before the
+    sealed split's runs were scored."""
+    if nan(test["p"]) or test["p"] >= 0.05:
+        return "level"
+    return "higher" if test["mean_difference"] > 0 else "lower"
+
+
+def answers() -> dict | None:
+    """The figures of RESULTS.md's first lines: the sealed split's default runs, held-out and
+    1..200, ECHO against each other estimator (paired by seed), and the references on the same
+    secrets; None until the sealed split has runs."""
+    d, seal = load(FILE), sealed()
+    rows = default_rows(d, "paper", seal["split_seed"]) if d and seal else []
+    if not rows:
+        return None
+    keys = ["heldout_greedy", "heldout_sampled", "gen200_greedy", "gen200_redundant_rate_greedy"]
+    by = by_estimator(rows)
+    tests = paired_by_seed(rows, "echo", keys)
+    versus = {
+        o: {
+            k: {**t[k], "side": side(t[k]), "points": num(t[k]["mean_difference"], 1, 100)}
+            for k in keys
+        }
+        for o, t in tests.items()
+    }
+    return {
+        "split": seal["split_seed"],
+        "seeds": seed_range(sorted({r["seed"] for r in rows})),
+        "n_seeds": len({r["seed"] for r in rows}),
+        "steps": "/".join(str(s) for s in sorted({r["steps"] for r in rows})),
+        "mean": {e: {k: ms([r[k] for r in rs]) for k in keys} for e, rs in by.items()},
+        "repeat": {
+            e: ms([r.get("gen200_repeat_ratio") for r in rs], 2, 1.0) for e, rs in by.items()
+        },
+        "versus": versus,
+        "refs": {r["policy"]: r for r in references(d, "paper", seal["split_seed"])},
+        "file": cite(FILE, d),
+    }

@@ -104,12 +104,13 @@ that file.
 """
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench import report_credit_grid, report_tables  # noqa: E402
+from bench import paper_figures, report_credit_grid, report_tables  # noqa: E402
 from bench.common import RESULTS  # noqa: E402
 from bench.report_binary import section_binary  # noqa: E402
 from bench.report_claims import (  # noqa: E402
@@ -121,11 +122,12 @@ from bench.report_claims import (  # noqa: E402
 )
 from bench.report_generalization import section_generalization as section_every_run  # noqa: E402
 from bench.report_headline import (  # noqa: E402
+    answers,
     binary_summary,
+    compared_splits,
     sealed,
     section_generalization,
     section_versus,
-    versus_summary,
 )
 from bench.report_screens import section_screens  # noqa: E402
 from bench.report_smollm2 import (  # noqa: E402
@@ -142,13 +144,13 @@ from bench.report_speed import (  # noqa: E402
     section_speed_claim,
 )
 from bench.report_tables import (  # noqa: E402
-    MARK,
     REFERENCE_NAMES,
-    code_changes,
-    footnote,
+    document,
     load,
     meta,
     num,
+    provenance,
+    rendered,
 )
 from tools.cli import arg, parse_config  # noqa: E402
 
@@ -174,9 +176,7 @@ class ReportConfig:
 # ---------------------------------------------------------------- the two documents
 def section_speed_and_gpu() -> list[str]:
     """Speed on 2 CPU cores and on one GPU, and SmolLM2 on one GPU where its file exists."""
-    lines, changes = section_speed_claim()
-    smol, more = section_smollm2_gpu()
-    return lines + smol + footnote({**changes, **more})
+    return section_speed_claim() + section_smollm2_gpu()
 
 
 RESULTS_SECTIONS = [
@@ -211,37 +211,29 @@ def traced() -> list[str]:
     ]
 
 
+def llm_status() -> dict | None:
+    """SmolLM2's step on CPU cores (smollm2_step.json), for the first lines."""
+    data = load("smollm2_step.json")
+    if data is None:
+        return None
+    return {"step_seconds": f"{data['step_seconds']:g}", "cpus": data["machine"]["cpus"]}
+
+
 def build() -> str:
-    n = len(traced())
-    lines = [
-        "# Results",
-        "",
-        "Every table below is built by `python bench/report_results.py` from the JSON files in "
-        "`bench/results/`; no number is typed by hand, and `python bench/report_results.py "
-        "--check` says whether this file is what they write. Each section gives its files, "
-        "commands, machine, date and protocol; each file's commit is its own record of the code "
-        "it measured"
-        + (
-            f", or, for the {n} files that record none, the commit provenance.json traces as the "
-            "last to change their figures"
-            if n
-            else ""
-        )
-        + f". {MARK} on a row or column: the code it measured has changed since (in what it "
-        "runs; comments, docstrings and layout are no change), and its figures are of the older "
-        "code; the section's footnote names the files. Where a setting was chosen, the protocol "
-        'says on what; the defaults of the paper set and what chose each are under "ECHO '
-        'against GRPO and RLOO". What was tried on the way (screens, flag groups, the split the '
-        "defaults were compared on, older runs, capacity checks, SmolLM2 on CPU cores, every "
-        "timing) is in [bench/LAB.md](bench/LAB.md).",
-        "",
-    ]
-    for section in RESULTS_SECTIONS:
-        lines += section()
-    return "\n".join(lines).rstrip("\n") + "\n"
+    report_tables.CITED.clear()
+    sections = [line for section in RESULTS_SECTIONS for line in section()]
+    lines = rendered(
+        "results.md",
+        answers=answers(),
+        paper=paper_figures.TABLE1_RESOLVE,
+        llm=llm_status(),
+        sections="\n".join(sections).rstrip("\n"),
+    )
+    return document(lines + [""] + provenance("RESULTS.md"))
 
 
 def build_lab() -> str:
+    report_tables.CITED.clear()
     lines = [
         "# The lab book",
         "",
@@ -249,14 +241,15 @@ def build_lab() -> str:
         "on validation, every scored run of every split and flag group, the binary set's older "
         "runs, its defaults and capacity checks, SmolLM2 on CPU cores and every timing. Built by "
         "`python bench/report_results.py` from `bench/results/` like RESULTS.md (`--check` "
-        "covers it); a table here names the files that have changed since it was measured "
-        "(its figures are then of the older code). The sealed test's figures are RESULTS.md's "
+        "covers it); its last section gives, per file, what has changed since it was measured. "
+        "The sealed test's figures are RESULTS.md's "
         "headline; here they are only among every scored run.",
         "",
     ]
     for section in LAB_SECTIONS:
         lines += section()
-    return "\n".join(lines).rstrip("\n") + "\n"
+    lines += provenance("the lab book")
+    return document(lines)
 
 
 # ---------------------------------------------------------------- the README's summary
@@ -264,11 +257,10 @@ SUMMARY = (
     "<!-- results summary: written by bench/report_results.py -->",
     "<!-- end of results summary -->",
 )
-OLDER = f" {MARK}"
 
 
-def game_summary() -> str | None:
-    """The README's line for the reference policies: the test split's, else the latest split's."""
+def game_summary() -> dict | None:
+    """The README's figures of the reference policies: the test split's, else the latest split's."""
     d = load("generalization.json")
     if not d or not d["references"]:
         return None
@@ -284,16 +276,12 @@ def game_summary() -> str | None:
         f"{REFERENCE_NAMES.get(p, p)} {num(r['heldout'], 1, 100)} / {num(r['gen200'], 1, 100)}"
         for p, r in refs.items()
     )
-    return (
-        f"- **The game's reference policies** (paper set, split {split}'s held-out secrets / "
-        f"1..200, greedy resolve %): {cells}."
-        + (OLDER if code_changes("generalization.json", d) else "")
-    )
+    return {"split": split, "cells": cells}
 
 
-def table1_summary() -> str | None:
-    """The README's line for Table 1: each estimator's held-out resolve over training seeds, greedy
-    / sampled (none until table1.json exists)."""
+def table1_summary() -> dict | None:
+    """The README's figures of Table 1: each estimator's held-out resolve over training seeds,
+    greedy / sampled (none until table1.json exists)."""
     data = load("table1.json")
     if data is None:
         return None
@@ -303,11 +291,7 @@ def table1_summary() -> str | None:
         for r in data["rows"]
         if r["kind"] == "estimator"
     )
-    return (
-        f"- **Table 1 of the paper** (split {data['split_seed']}'s held-out secrets; resolve %, "
-        f"greedy / sampled, mean over training seeds): {cells}."
-        + (OLDER if code_changes("table1.json", data) else "")
-    )
+    return {"split": data["split_seed"], "cells": cells}
 
 
 def credit_summary() -> str | None:
@@ -325,38 +309,30 @@ def credit_summary() -> str | None:
     floor = num(fid["floors"].get("all")) + (
         f" [{num(interval['floor_lo'])}, {num(interval['floor_hi'])}]" if interval else ""
     )
-    changed = code_changes("fidelity_tiny-before-rl.json", fid)
     return (
         f"- **Credit against the true advantage A_B** (the tiny model before RL, A_B by branching "
         f"on {r['echo']['n']} turns; Pearson r [bootstrap 95%]): {cells}; the floor of any "
         f"return-only credit, E[Var(A_B | R)] / E[A_B^2] (Theorem 3.2 (ii)), {floor}."
-        + (OLDER if changed else "")
     )
 
 
 def readme_summary() -> list[str]:
     """The README's results summary, at most 12 lines, one short line per claim, every number read
     from the files above."""
-    lines = [game_summary(), table1_summary(), *versus_summary(), binary_summary()]
-    lines += [
-        credit_summary(),
-        "- **The theorems** (Theorem 3.2 (i) and (ii), App. A and C): checked numerically by "
-        "`python -m pytest tests/test_theory.py`; no results file holds their numbers, so none is "
-        "given (RESULTS.md says what each test checks).",
-        cpu_summary(),
-        smollm2_cpu_summary(),
-        gpu_summary(),
-        smollm2_gpu_summary(),
-    ]
-    lines = [line for line in lines if line]
-    older = any(line.endswith(OLDER) for line in lines)
-    note = f"{MARK} Measured on code that has changed since: RESULTS.md names the files. "
-    return lines + [
-        "",
-        (note if older else "")
-        + "Every figure's command, machine, date and protocol are in `RESULTS.md`; what was tried "
-        "on the way, in `bench/LAB.md`.",
-    ]
+    d, seal = load("generalization.json"), sealed()
+    figures = {
+        "game": game_summary(),
+        "table1": table1_summary(),
+        "answers": answers(),
+        "compared": compared_splits(d, seal and seal["split_seed"]) if d else [],
+        "before": [line for line in (binary_summary(), credit_summary()) if line],
+        "after": [
+            line
+            for line in (cpu_summary(), smollm2_cpu_summary(), gpu_summary(), smollm2_gpu_summary())
+            if line
+        ],
+    }
+    return rendered("summary.md", **figures)
 
 
 def with_summary(readme: str) -> str:
@@ -380,17 +356,23 @@ def render(readme: str, results: str | None = None, repo: str | None = None, cha
         report_tables.IGNORE_CHANGES = False
 
 
+def blocks(text: str) -> list[str]:
+    """A document's paragraphs, list items and table rows, each on one line (`wrapped` undone)."""
+    out = []
+    for block in text.split("\n\n"):
+        if block.startswith("|"):
+            out += block.splitlines()
+        else:
+            out += [" ".join(item.split()) for item in re.split(r"\n(?=- )", block)]
+    return out
+
+
 def unmarked(want: tuple, have: tuple, quiet: tuple) -> list[str]:
-    """The lines that say a result's code has changed (in `want`, not in `quiet`) and that the
-    current text (`have`) lacks."""
-    marked = [
-        line
-        for w, q in zip(want, quiet)
-        for line in w.splitlines()
-        if line not in set(q.splitlines())
-    ]
-    current = {line for h in have for line in h.splitlines()}
-    return [line for line in marked if line not in current]
+    """The paragraphs, items and rows that say a result's code has changed (in `want`, not in
+    `quiet`) and that the current text (`have`) lacks."""
+    marked = [b for w, q in zip(want, quiet) for b in blocks(w) if b not in set(blocks(q))]
+    current = {b for h in have for b in blocks(h)}
+    return [b for b in marked if b not in current]
 
 
 def main(argv=None):

@@ -7,15 +7,14 @@ validation group that chose it, or the test split it was compared on where the f
 number is typed here: each is read from the file.
 """
 
+from bench import paper_figures
 from bench.report_generalization import changed_text, flags_of, measured_cell, pct
 from bench.report_tables import (
-    code_changes,
+    cite,
     load,
-    marked,
     missing,
     ms,
     num,
-    provenance_line,
     seed_range,
     seeds_text,
     t_test_text,
@@ -94,9 +93,8 @@ def section_screens() -> list[str]:
         return lines + missing(FILE, "python bench/screen.py --runs runs/screen")
     lo, hi = d["probe"]["secrets"]
     lines += [
-        provenance_line(FILE, d),
-        "",
-        "*Protocol:* each run trains on its split's training secrets of 1..100 and is judged by "
+        f"*File:* {cite(FILE, d)}. *Protocol:* each run trains on its split's training secrets of "
+        "1..100 and is judged by "
         "its kept checkpoint, greedy, on its split's held-out secrets "
         f"(Held-out) and on the secrets {lo}..{hi} in the universe 1..{d['probe']['n_max']} "
         "(Probe), numbers above any the generalization test plays; "
@@ -170,14 +168,14 @@ def section_screens() -> list[str]:
 # Each default of the paper set that departs from the paper: (train.py's field, what it is, the
 # paper's value: the TeX's, else its released code's as config.py's table gives it, the value it
 # was compared with (None: compared with nothing)). The defaults themselves are read from config.py.
-DEPARTURES = [
-    ("prefix_turns", "the most random questions an episode opens with", 0, 0),
-    ("refusal_rate", "chance a family an arm owns goes unanswered", 0, 0),
-    ("candidate_format", "how the prompt writes the candidates", "list (App. B)", "list"),
-    ("secrets_per_step", "B, secrets per step", ("not in the TeX; its code:", 16), 8),
-    ("steps", "RL steps", ("not in the TeX; its code:", 350), None),
-    ("ppo_epochs", "passes of Eq. 2 over each batch", ("not in the TeX; its code:", 1), 2),
-    ("top_p", "top-p of the rollouts", ("not in the TeX; its code:", 0.9), 1.0),
+DEPARTURES = [  # (field, meaning, the value it was compared with); the paper's: paper_figures
+    ("prefix_turns", "the most random questions an episode opens with", 0),
+    ("refusal_rate", "chance a family an arm owns goes unanswered", 0),
+    ("candidate_format", "how the prompt writes the candidates", "list"),
+    ("secrets_per_step", "B, secrets per step", 8),
+    ("steps", "RL steps", None),
+    ("ppo_epochs", "passes of Eq. 2 over each batch", 2),
+    ("top_p", "top-p of the rollouts", 1.0),
 ]
 BUDGET = (
     "a budget for time (minutes on 2 cores); the commit that set it back to 80 cited the held-out "
@@ -247,30 +245,21 @@ def passed(runs: list[dict]) -> str:
     return f"{sum(r['probe_greedy'] >= SCREEN_PASS for r in runs)} of {len(runs)}"
 
 
-def paper_cell(field: str, paper) -> str:
-    """The paper's value of a setting, in words where it gives none."""
-    if paper is None:
-        return "not given"
-    return f"{paper[0]} {paper[1]}" if isinstance(paper, tuple) else str(paper)
-
-
-def section_defaults_chosen(compared: list[int]) -> tuple[list[str], dict]:
+def section_defaults_chosen(compared: list[int]) -> list[str]:
     """One table: each default of the paper set that departs from the paper, the paper's value,
-    the flag that plays the value it was compared with, and what chose it; and {what: the files
-    changed since} for the section's footnote (a row chosen on a screen is marked with it)."""
+    the flag that plays the value it was compared with, and what chose it."""
     import config
 
     today, d = vars(config.TrainConfig()), load(FILE)
-    changed = code_changes(FILE, d) if d else None
     rows = []
-    for field, meaning, paper, value in DEPARTURES:
+    for field, meaning, value in DEPARTURES:
         chosen = chosen_cell(d, field, value, compared)
         name = f"`{field}` ({meaning})"
         rows.append(
             [
-                marked(name, changed) if SCREENED in chosen else name,
+                name,
                 today[field],
-                paper_cell(field, paper),
+                paper_figures.SETTINGS[field].cell(),
                 "-" if value is None else changed_text({field: value}),
                 chosen,
             ]
@@ -290,5 +279,6 @@ def section_defaults_chosen(compared: list[int]) -> tuple[list[str], dict]:
     lines += table(
         ["Setting", "Default", "The paper (or its code)", "Compared with", "What chose it"], rows
     )
-    used = any(SCREENED in str(r[4]) for r in rows)
-    return lines, ({f"`{FILE}`": changed} if used else {})
+    if d:
+        cite(FILE, d)
+    return lines

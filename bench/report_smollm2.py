@@ -5,15 +5,12 @@ number is typed here: each is read from a file.
 """
 
 from bench.report_tables import (
-    MARK,
-    code_changes,
+    cite,
     load,
-    machine_text,
-    marked,
     meta,
     missing,
     num,
-    provenance_line,
+    rendered,
     table,
 )
 
@@ -54,38 +51,32 @@ def step_settings(run: dict) -> str:
 
 def section_smollm2_cpu_step() -> list[str]:
     """RESULTS.md: one RL step of SmolLM2 on this machine's CPU, by phase, before and after."""
-    lines = ["## SmolLM2-135M-Instruct: one RL step on 2 CPU cores, by phase", ""]
     data = load(STEP)
     if data is None:
-        return lines + missing(STEP, "python bench/smollm2_step.py")
+        return rendered("smollm2_step.md", rows=None, missing=missing(STEP, STEP_COMMAND)[0])
     before = data.get("before")
     runs = [("before", before), ("now", data)] if before else [("now", data)]
-    lines += [
-        provenance_line(STEP, data),
-        "",
-        "*Protocol:* bench/smollm2_step.py takes train.py's step 1 of `--model smollm2` with B = "
-        f"{data['config']['secrets_per_step']} secrets x G = {data['config']['group_size']} "
-        f"rollouts on the paper set (N = {data['config']['n_max']}) from the warm-up's policy, "
-        "and times each phase with the process's peak resident memory during it (VmHWM, reset "
-        "before it; the weights included); "
-        "the evaluation plays the held-out secrets greedy and sampled, the warm-up phase is one "
-        "batch of the format warm-up. "
-        + "; ".join(
-            f"{label}: {r['threads']} threads, flags "
-            f"`{r['train_flags'] or '(none)'}` ({step_settings(r)}), {r['turns']} turns, mean "
-            f"prompt {r['mean_prompt_tokens']:g} tokens"
-            for label, r in runs
-        )
-        + ".",
-        "",
-    ]
-    header = ["Phase"] + [f"{label}: {unit}" for label, _ in runs for unit in ("s", "peak GiB")]
     rows = [[phase] + [c for _, r in runs for c in phase_cells(r, phase)] for phase in PHASES]
     rows.append(
         ["step (rollout + scoring + update)"]
         + [c for _, r in runs for c in (f"{r['step_seconds']:g}", "")]
     )
-    return lines + table(header, rows)
+    figures = {
+        "file": cite(STEP, data),
+        "config": data["config"],
+        "runs": [
+            f"{label}: {r['threads']} threads, flags `{r['train_flags'] or '(none)'}` "
+            f"({step_settings(r)}), {r['turns']} turns, mean prompt "
+            f"{r['mean_prompt_tokens']:g} tokens"
+            for label, r in runs
+        ],
+        "rows": rows,
+        "header": ["Phase"] + [f"{label}: {u}" for label, _ in runs for u in ("s", "peak GiB")],
+    }
+    return rendered("smollm2_step.md", **figures)
+
+
+STEP_COMMAND = "python bench/smollm2_step.py"
 
 
 def smollm2_flags(m: dict, data: dict) -> dict:
@@ -134,9 +125,8 @@ def section_smollm2() -> list[str]:
     )
     heldout = f" on {flags['--n-heldout']} held-out secrets" if "--n-heldout" in flags else ""
     lines += [
-        provenance_line("smollm2_learning.json", data),
-        "",
-        "*Protocol:* LoRA on SmolLM2-135M-Instruct, the format warm-up, then ECHO on secrets "
+        f"*File:* {cite('smollm2_learning.json', data)}. *Protocol:* LoRA on "
+        "SmolLM2-135M-Instruct, the format warm-up, then ECHO on secrets "
         f"1..{c['n_max']}, {batch} a step, lr {c['lr']:g}, {c['minutes']:g}-minute limit; settings "
         f"set for speed on this machine, not chosen on any score. One seed, {f['n']} steps, and no "
         "control run (no other estimator, no run without RL), so nothing here separates what ECHO "
@@ -191,22 +181,21 @@ def played_cells(p: dict) -> list[str]:
     ] + [num(p["gen200"]["valid_rate"]), num(p["gen200"]["redundancy_rate"])]
 
 
-def section_smollm2_gpu() -> tuple[list[str], dict]:
+def section_smollm2_gpu() -> list[str]:
     """bench/smollm2_gpu.py's file, where it exists: the common start (step 0) and each
     estimator's run at the learning rate chosen on validation secrets, on the held-out secrets
     and on 1..200; each run's last evaluated point. Nothing where the file does not exist."""
     d = load(GPU)
     if d is None:
-        return [], {}
-    changed = code_changes(GPU, d)
-    rows = [[marked("step 0 (the common start)", changed), "-"] + played_cells(d["step0"])]
+        return []
+    rows = [["step 0 (the common start)", "-"] + played_cells(d["step0"])]
     rows += [
-        [marked(f"{e.upper()}, kept checkpoint", changed), f"{c['lr']:g}"] + played_cells(c)
+        [f"{e.upper()}, kept checkpoint", f"{c['lr']:g}"] + played_cells(c)
         for e, c in d["chosen"].items()
     ]
     last = [
         [
-            marked(r["estimator"].upper(), changed),
+            r["estimator"].upper(),
             f"{r['lr']:g}",
             r["steps"] if r["steps"] is not None else "did not finish",
             r["kept_step"] if r["kept_step"] is not None else "-",
@@ -224,15 +213,12 @@ def section_smollm2_gpu() -> tuple[list[str], dict]:
         )
         for r in d["runs"]
     ]
-    m = meta(GPU, d)
     b = d["batch"]
     lines = [
         "### SmolLM2-135M-Instruct on one GPU",
         "",
-        f"*Command:* `{m.get('command')}`. *Machine:* {machine_text(m.get('machine'))}. *Date:* "
-        f"{m.get('date')}. *File:* `bench/results/{GPU}`.",
-        "",
-        f"*Protocol:* ECHO and GRPO from one start with the {d['preset']} preset "
+        f"*File:* {cite(GPU, d)}. *Protocol:* ECHO and GRPO from one start with the "
+        f"{d['preset']} preset "
         f"({b['secrets_per_step']} secrets x {b['group_size']} rollouts) on split "
         f"{d['split_seed']}; each estimator's learning rate chosen on {d['chosen_on']}; then the "
         f"chosen runs' kept checkpoints and step 0 played on the held-out secrets and on 1..200, "
@@ -264,7 +250,7 @@ def section_smollm2_gpu() -> tuple[list[str], dict]:
         ],
         last,
     )
-    return lines, {f"`{GPU}`": changed}
+    return lines
 
 
 def smollm2_gpu_summary() -> str | None:
@@ -279,7 +265,7 @@ def smollm2_gpu_summary() -> str | None:
     )
     return (
         f"- **SmolLM2-135M-Instruct on one GPU** (held-out / 1..200 greedy resolve %, one seed): "
-        f"{cells}." + (" †" if code_changes(GPU, d) else "")
+        f"{cells}."
     )
 
 
@@ -299,5 +285,4 @@ def smollm2_cpu_summary() -> str | None:
         f"- **SmolLM2-135M-Instruct on {data['machine']['cpus']} CPU cores** (one RL step of "
         f"{data['config']['secrets_per_step']} x {data['config']['group_size']}, LoRA, "
         f"`llm-cpu` preset): {figures(data)}{before}; not yet trained to a result."
-        + (f" {MARK}" if code_changes(STEP, data) else "")
     )

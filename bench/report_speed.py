@@ -1,8 +1,8 @@
 """The timings (bench/report_results.py builds the files): bench/LAB.md's table of every timing
 file of the bench scripts (and bench/device_runs.py's summary of train.py runs on a GPU), one row
-each with the command, machine and date that wrote it and the files it depends on that have
-changed since it was measured (such a row times older code: bench/report_tables.code_changes);
-RESULTS.md's speed on 2 CPU cores and on one GPU, the rows of older code marked; and the README's
+each with the command that wrote it (the lab book's list of files gives its machine, date and
+what has changed since: bench/report_tables.provenance); RESULTS.md's speed on 2 CPU cores and
+on one GPU; and the README's
 lines for both. What a GPU run's code defaulted to, and the top-p a GPU step sampled at, are read
 from train.py at the commit its file records (report_tables.defaults_then). No number is typed
 here: each is read from a file.
@@ -12,15 +12,14 @@ import re
 
 import config
 from bench.report_tables import (
-    code_cell,
-    code_changes,
+    cite,
     defaults_then,
     load,
     machine_text,
-    marked,
     meta,
     moved_defaults,
     num,
+    rendered,
     table,
 )
 
@@ -253,30 +252,15 @@ def section_speed() -> list[str]:
                 lambda c: f"--{c[1]} {'REVISION' if c[1] == 'baseline' else 'HASH'}",
                 m.get("command", "not recorded"),
             )
-            rows.append(
-                [
-                    f"`{command}`{note}",
-                    figure(data),
-                    machine_text(m.get("machine")),
-                    m.get("date", "not recorded"),
-                    f"`{name}`",
-                    code_cell(name, data),
-                ]
-            )
+            rows.append([f"`{command}`{note}", figure(data), cite(name, data)])
     return [
         "## Every timing",
         "",
-        "*Protocol:* each row times the code of the commit its file records "
-        "(bench/common.code_version; for a file whose benchmark recorded none, "
-        "provenance.json gives the commit that last changed its figures, traced from git). "
-        "The last column names the files the row depends on that have changed since: "
-        "such a row times older code, and a timing of the code as it is now needs the benchmark "
-        "run again. Nothing is chosen by these figures.",
+        "*Protocol:* each row times the code of the commit its file records (the list of files "
+        "at the end says which, on what machine, and what has changed since). Nothing is chosen "
+        "by these figures.",
         "",
-    ] + table(
-        ["Benchmark", "Figure", "Machine", "Date", "File (`bench/results/`)", "Code changed since"],
-        rows,
-    )
+    ] + table(["Benchmark", "Figure", "File"], rows)
 
 
 # ---------------------------------------------------------------- RESULTS.md: the claim of speed
@@ -355,15 +339,10 @@ def top_p_text(name: str, d: dict) -> str:
 def gpu_step_rows(files: list) -> list[list]:
     rows = []
     for name, d in files:
-        changed = code_changes(name, d)
         for mode, v in d["modes"].items():
-            head = [
-                marked(setting_name(mode), changed),
-                d["device"],
-                micro_batch_of(mode, d),
-            ]
+            head = [setting_name(mode), d["device"], micro_batch_of(mode, d)]
             if v.get("out_of_memory"):
-                rows.append(head + ["out of the GPU's memory"] + [""] * 4 + [f"`{name}`"])
+                rows.append(head + ["out of the GPU's memory"] + [""] * 4 + [cite(name, d)])
                 continue
             rows.append(
                 head
@@ -373,7 +352,7 @@ def gpu_step_rows(files: list) -> list[list]:
                     f"{v['decode_tokens_per_s']:,.0f} ({v['percent_of_bandwidth_bound']:.0f}%)",
                     v.get("peak_gpu_memory_gb", "n/a"),
                     top_p_text(name, d),
-                    f"`{name}`",
+                    cite(name, d),
                 ]
             )
     return rows
@@ -409,89 +388,42 @@ def gpu_run_rows(files: list) -> list[list]:
         for r in d["runs"]:
             rows.append(
                 [
-                    marked(f"`{r['command']}`", code_changes(name, d)),
+                    f"`{r['command']}`",
                     r["steps"],
                     settings,
                     r["rl_seconds"],
                     wall_text(name, d, r),
                     f"{num(r['final_greedy_resolve'])} / {num(r['final_sampled_resolve'])}",
-                    f"`{name}`",
+                    cite(name, d),
                 ]
             )
     return rows
 
 
-def section_speed_claim() -> tuple[list[str], dict]:
-    """RESULTS.md's speed: on 2 CPU cores, and on one GPU (every timing is in LAB.md's table);
-    and {file: the files changed since} for the section's footnote."""
-    lines = ["## Speed on 2 CPU cores and on one GPU", ""]
+def section_speed_claim() -> list[str]:
+    """RESULTS.md's speed: on 2 CPU cores, and on one GPU (every timing is in LAB.md's table)."""
     cpu = [(n, load(n)) for n in CPU if load(n)]
     steps = [(n, load(n)) for n in GPU_STEPS if load(n)]
     runs = [(n, load(n)) for n in GPU_RUNS if load(n)]
-    today = config.config_from_flags(["--model", "qwen"]).top_p
-    batches = sorted(
-        {
-            f"{c['secrets']} secrets x {c['group_size']} rollouts, up to {c['max_new_tokens']} "
-            "new tokens"
-            for c in (d["config"] for _, d in steps)
-        }
+    machines = sorted({machine_text(meta(n, d).get("machine")) for n, d in cpu})
+    where = lambda n, d: (  # noqa: E731
+        f" ({machine_text(meta(n, d).get('machine'))})" if len(machines) > 1 else ""
     )
-    lines += [
-        "*Protocol:* each row times the code of the commit its file records, on the machine "
-        "named (the commands are in bench/LAB.md's timing table); nothing is chosen by these "
-        f"figures. GPU steps (bench/gpu_step.py): one step of {' or '.join(batches)} on "
-        "Qwen2.5-1.5B's shape with random weights, which write every token and play all 10 "
-        "turns, the second of two steps, sampled at the top-p its row names (train.py's llm "
-        f"preset over its defaults in the code measured; today's: {today}). GPU runs: `train.py` "
-        "on the built-in model (bench/device_runs.py summarises their metrics).",
-        "",
-    ]
-    if cpu:
-        machines = sorted({machine_text(meta(n, d).get("machine")) for n, d in cpu})
-        lines += table(
-            [f"On {' or '.join(machines)}", "Figure", "Date", "File"],
-            [
-                [
-                    marked(CPU[n], code_changes(n, d))
-                    + (
-                        f" ({machine_text(meta(n, d).get('machine'))})" if len(machines) > 1 else ""
-                    ),
-                    cpu_figure(n, d),
-                    meta(n, d).get("date"),
-                    f"`{n}`",
-                ]
-                for n, d in cpu
-            ],
-        )
-    if steps:
-        lines += table(
-            [
-                "One GPU step",
-                "GPU",
-                "Update micro-batch",
-                "Step s",
-                "Rollout / scoring / update s",
-                "Decode tokens/s (of the bandwidth bound)",
-                "Peak GB",
-                "Top-p",
-                "File",
-            ],
-            gpu_step_rows(steps),
-        )
-    if runs:
-        lines += table(
-            [
-                "On one GPU",
-                "Steps",
-                "Defaults of its code that differ from today's",
-                "Steps and evaluations, s",
-                "Whole command",
-                "Held-out resolve, greedy / sampled",
-                "File",
-            ],
-            gpu_run_rows(runs),
-        )
-    return lines, {f"`{n}`": code_changes(n, d) for n, d in cpu + steps + runs}
+    figures = {
+        "top_p": config.config_from_flags(["--model", "qwen"]).top_p,
+        "batches": sorted(
+            {
+                f"{c['secrets']} secrets x {c['group_size']} rollouts, up to "
+                f"{c['max_new_tokens']} new tokens"
+                for c in (d["config"] for _, d in steps)
+            }
+        ),
+        "machines": machines,
+        "cpu": [[CPU[n] + where(n, d), cpu_figure(n, d), cite(n, d)] for n, d in cpu],
+        "steps": gpu_step_rows(steps),
+        "runs": gpu_run_rows(runs),
+    }
+    return rendered("speed.md", **figures)
 
 
 def gpu_summary() -> str | None:
@@ -521,7 +453,6 @@ def gpu_summary() -> str | None:
     top_p = "/".join(sorted({top_p_text(n, s) for n, s in steps}))
     c = steps[0][1]["config"]
     batch = f"{c['secrets']} x {c['group_size']}"
-    changed = any(code_changes(n, s) for n, s in steps) or code_changes(name, d)
     cut = timed_out(name, d, run)
     took = (
         f" and printed done in {cut[1]} s after its warm-up ({cut[0]} s, recorded as its whole "
@@ -534,7 +465,7 @@ def gpu_summary() -> str | None:
         f"reached held-out resolve {num(run['final_greedy_resolve'])} / "
         f"{num(run['final_sampled_resolve'])}{took}. "
         f"One step of {batch} on {steps[0][1]['shape']}'s shape, random weights, top-p {top_p}: "
-        f"fastest {', '.join(best)}{failed}." + (" †" if changed else "")
+        f"fastest {', '.join(best)}{failed}."
     )
 
 
@@ -545,4 +476,4 @@ def cpu_summary() -> str | None:
         return None
     machine = meta(DEFAULT_RUN, d).get("machine")
     where = f"{machine['cpus']} CPU cores" if isinstance(machine, dict) else machine_text(machine)
-    return f"- **On {where}**: {cold_figure(d)}." + (" †" if code_changes(DEFAULT_RUN, d) else "")
+    return f"- **On {where}**: {cold_figure(d)}."

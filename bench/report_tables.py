@@ -1,6 +1,6 @@
 """Reading and formatting the result files for bench/report_*.py: where the files are (`use`),
 each file's command, machine and date, whether the code it depends on has changed since it was
-measured (`code_changes`) and the mark and footnote that say so (`marked`, `footnote`), train.py's
+measured (`code_changes`) and the one line per file that says so (`cite`, `provenance`), train.py's
 defaults in the code a file measured (`defaults_then`), numbers as text, markdown tables, and the
 reproduction tables of bench/reproduce.py's files (mean +- SEM over seeds, paired t-tests:
 stats.mean_sem, stats.paired_t_test). No number is typed here: each is read from a file.
@@ -10,10 +10,14 @@ import ast
 import fnmatch
 import json
 import math
+import re
 import subprocess
+import textwrap
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+
+import jinja2
 
 from bench.common import RESULTS, ROOT
 from tools.stats import mean_sem, paired_t_test
@@ -21,9 +25,7 @@ from tools.stats import mean_sem, paired_t_test
 DIR, PROVENANCE = Path(RESULTS), {}  # the folder read, and its provenance.json (set by `use`)
 REPO = Path(ROOT)  # the git checkout whose HEAD is "the code as it is now" (set by `use`)
 READ: set = set()  # the result files the report has read or named (`load`, `named`)
-IGNORE_CHANGES = (
-    False  # render as if no code had changed (report_results.render: where the marks are)
-)
+IGNORE_CHANGES = False  # render as if no code had changed (report_results.render)
 
 
 def use(results: str, repo: str | None = None) -> None:
@@ -32,6 +34,7 @@ def use(results: str, repo: str | None = None) -> None:
     global DIR, PROVENANCE, REPO
     DIR, REPO = Path(results), Path(repo or ROOT)
     READ.clear()
+    CITED.clear()
     changed_since.cache_clear()
     moved_since.cache_clear()
     head_blobs.cache_clear()
@@ -369,48 +372,103 @@ def code_changes(name: str, data) -> list[str] | None:
     return changed
 
 
-# ---------------------------------------------------------------- the mark of older code
-MARK = "†"  # beside a row or column whose code has changed since it was measured
+# ---------------------------------------------------------------- one line per file
 REFERENCE_NAMES = {  # the reference policies (reference.py) by their result files' names
     "bayes": "the Bayes policy",
     "fixed_sequence": "the best fixed sequence",
     "random": "random questions",
 }
+CITED: dict = {}  # {result file: its provenance line}, in the order a document first cites them
 
 
-def marked(text, changed) -> str:
-    """A cell with the mark where `changed` (code_changes, row_changes) names any file."""
-    return f"{text} {MARK}" if changed else str(text)
+def cite(name: str, data) -> str:
+    """A result file's name as a section gives it (`bench/results/NAME`), its provenance line kept
+    for the document's list of files (`provenance`)."""
+    CITED.setdefault(name, provenance_line(name, data))
+    return named(name)
 
 
-def footnote(changes: dict) -> list[str]:
-    """One footnote for a section's marks: {what was measured (a file, some of its rows): the
-    files it depends on that have changed since (None: not known)}, those with the same files
-    together; nothing where no code has changed."""
-    by = {}
-    for what, changed in changes.items():
-        if changed is None or changed:
-            by.setdefault(None if changed is None else tuple(changed), []).append(what)
-    if not by:
-        return []
-    parts = [
-        f"{' and '.join(whats)}, in {', '.join(removed(f'`{f}`', f) for f in files)}"
-        for files, whats in by.items()
-        if files is not None
-    ]
-    text = (
-        f"{MARK} Measured on code that has changed since, so the figures are of the older code: "
-        + "; ".join(parts)
-        + "."
-        if parts
-        else ""
-    )
-    if None in by:
-        text += (
-            f" Whether the code of {' and '.join(by[None])} has changed cannot be told: it "
-            "records no commit."
+def since_text(changed, name: str | None = None) -> str:
+    """What has changed since a result was measured, among the files its figures depend on (those
+    of the result file `name`): by name where they are few, else as all but those that have not."""
+    if changed is None:
+        return "not known (no commit recorded)"
+    every = depends_on(name) if name else []
+    if len(changed) > 3 and len(changed) > len(every) / 2:
+        kept = [f"`{f}`" for f in every if f not in changed]
+        return f"{len(changed)} of its {len(every)} source files" + (
+            f", all but {', '.join(kept)}" if kept else ", all of them"
         )
-    return [text.strip(), ""]
+    return ", ".join(removed(f"`{f}`", f) for f in changed) or "nothing"
+
+
+def measured_text(m: dict) -> str:
+    commit = f"`{m['commit'][:7]}`" if m.get("commit") else "a commit not recorded"
+    extra = " (with uncommitted edits it records)" if m.get("uncommitted") else ""
+    return f"measured at {commit}{extra} on {m.get('date', 'a date not recorded')}"
+
+
+def row_groups(data) -> dict:
+    """{(question set, split): the rows' "measured" records} for a file whose rows record the code
+    that trained and scored them (generalization.json, screens.json)."""
+    groups = {}
+    for r in (data.get("runs") or []) if isinstance(data, dict) else []:
+        if isinstance(r, dict) and r.get("measured"):
+            key = (r.get("question_set", "paper"), r.get("split_seed"))
+            groups.setdefault(key, []).append(r["measured"])
+    return groups
+
+
+def rows_line(name: str, key: tuple, measured: list) -> str:
+    """A group of a file's rows: how many, the commits and dates that trained them, and what has
+    changed since any of them was measured."""
+    code = [m.get("trained") or m["scored"] for m in measured]
+    known = [c for c in (code_changes(name, c) for c in code) if c is not None]
+    commits = {c.get("commit") for c in code}
+    dates = sorted(m["date"] for m in measured)
+    span = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+    at = f"`{next(iter(commits))[:7]}`" if len(commits) == 1 else f"{len(commits)} commits"
+    changed = sorted(set().union(*known)) if known else None
+    return (
+        f"- `{name}`, {key[0]} set, split {key[1]} ({len(measured)} runs): trained at {at}, "
+        f"{span}; changed since: {since_text(changed, name)}."
+    )
+
+
+COMMAND_SHOWN = 120  # a longer command is the file's to give, not the list's
+
+
+def provenance_line(name: str, data) -> str:
+    """A file's line (a file whose rows record their own code: a line per question set and split):
+    the code and date it measured, its machine, its command where short, and what has changed
+    since among the files its figures depend on (a help string, a docstring, a comment or a move
+    of a file is no change: `same_code`)."""
+    groups = row_groups(data)
+    if groups:
+        return "\n".join(rows_line(name, k, ms_) for k, ms_ in sorted(groups.items(), key=repr))
+    m = meta(name, data)
+    source = f", converted from {named(m['source'].rsplit('/', 1)[-1])}" if "source" in m else ""
+    command = m.get("command") or ""
+    by = f", `{command}`" if command and len(command) <= COMMAND_SHOWN else ""
+    return (
+        f"- `{name}`{source}: {measured_text(m)}, "
+        f"{machine_text(m.get('machine'), short=True)}{by}; "
+        f"changed since: {since_text(code_changes(name, data), name)}."
+    )
+
+
+def provenance(document: str) -> list[str]:
+    """The section that ends a document: one line per result file it cites."""
+    lines = [
+        "## The files behind these figures",
+        "",
+        f"Each file {document} cites: the commit and date of the code it measured, and what has "
+        "changed since among the source files its figures depend on (bench/report_tables.DEPENDS; "
+        'a help string, a docstring, a comment or a moved file is no change). "nothing": its '
+        "figures are those of today's code. Each file holds its command, machine and config.",
+        "",
+    ]
+    return lines + list(CITED.values()) + [""]
 
 
 # ---------------------------------------------------------------- train.py's defaults then
@@ -494,68 +552,17 @@ def removed(text: str, path: str | None = None) -> str:
     return text + ("" if (path or text) in (head_blobs(REPO) or {}) else " (removed)")
 
 
-def code_cell(name: str, data) -> str:
-    """A table cell: the changed files, "-" where none changed, "not recorded" where unknown."""
-    changed = code_changes(name, data)
-    if changed is None:
-        return "not recorded"
-    return ", ".join(map(removed, changed)) or "-"
-
-
-def code_note(name: str, data) -> str:
-    """A sentence after a file's provenance: which of its source files have changed since it was
-    measured (its figures are of the older code); nothing where none has."""
-    changed = code_changes(name, data)
-    if changed is None:
-        return " *Code:* no commit recorded, so whether it has changed since cannot be told."
-    if not changed:
-        return ""
-    return (
-        f" *Code changed since:* {', '.join(removed(f'`{f}`', f) for f in changed)} (the figures "
-        "are of the older code)."
-    )
-
-
-def machine_text(m) -> str:
+def machine_text(m, short: bool = False) -> str:
+    """A result's machine; `short`: its cores or GPU alone."""
     if isinstance(m, dict):
         gpu = f", {m['gpu']}" if m.get("gpu") else ""
+        if short:
+            return m["gpu"] if m.get("gpu") else f"{m['cpus']} CPU cores"
         return f"{m['cpus']} CPU cores ({m['machine']}){gpu}, torch {m['torch']}"
+    if short and m:
+        gpu = re.search(r"NVIDIA [^,(]+?(?= GPU|,|\(|$)", m)
+        return gpu[0].strip() if gpu else m.split(",")[0]
     return m or "not recorded"
-
-
-def provenance_line(name: str, data) -> str:
-    m = meta(name, data)
-    source = f", converted from {named(m['source'].rsplit('/', 1)[-1])}" if "source" in m else ""
-    note = f" *Note:* {m['note']}." if m.get("note") else ""
-    return (
-        f"*Command:* `{m.get('command', 'not recorded')}`. *Machine:* "
-        f"{machine_text(m.get('machine'))}. *Date:* {m.get('date', 'not recorded')}. *File:* "
-        f"`bench/results/{name}`{source}.{note}" + code_note(name, data)
-    )
-
-
-def source_line(name: str, data) -> str:
-    """provenance_line with the mark in place of the changed files' names: the section's footnote
-    names them."""
-    m = meta(name, data)
-    note = f" *Note:* {m['note']}." if m.get("note") else ""
-    return marked(
-        f"*Command:* `{m.get('command', 'not recorded')}`. *Machine:* "
-        f"{machine_text(m.get('machine'))}. *Date:* {m.get('date', 'not recorded')}. *File:* "
-        f"`bench/results/{name}`.{note}",
-        code_changes(name, data),
-    )
-
-
-def brief_line(name: str, data) -> str:
-    """A file, its command, machine and date in one clause, with the mark where its code has
-    changed since."""
-    m = meta(name, data)
-    return marked(
-        f"`bench/results/{name}` (`{m.get('command', 'not recorded')}`; "
-        f"{machine_text(m.get('machine'))}; {m.get('date', 'not recorded')})",
-        code_changes(name, data),
-    )
 
 
 def missing(name: str, command: str) -> list[str]:
@@ -771,3 +778,65 @@ def final_window(data: dict, first: str, second: str) -> list[str]:
         "(sampled training batches), then mean ± SEM over seeds; paired t-test over seeds.",
         "",
     ] + table(["Metric", first, second, "Difference", "Paired t-test p"], rows)
+
+
+# ---------------------------------------------------------------- the templates
+TEMPLATES = Path(__file__).resolve().parent / "templates"  # the sentences of every document
+BLOCK_START = re.compile(r"([-+*>#|=]|\d+[.)])(\s|$)")  # what must not open a wrapped line
+WIDTH = 100  # prose is wrapped to this many characters; markdown joins the lines again
+
+
+@lru_cache(maxsize=None)
+def templates() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,  # a figure the template names and no function gives
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,  # markdown, not HTML
+    )
+    env.filters |= {"num": num, "ms": ms, "pval": pval, "seeds": seed_range}
+    env.filters["table"] = lambda rows, header: "\n".join(table(header, rows)).rstrip("\n")
+    env.globals |= {"cite": cite, "named": named}
+    return env
+
+
+def rendered(template: str, **figures) -> list[str]:
+    """A template's text, fed these figures, as lines whose paragraphs are one line each (a
+    template writes a sentence across lines as it reads best; `document` wraps them again)."""
+    return paragraphs(templates().get_template(template).render(**figures))
+
+
+def paragraphs(text: str) -> list[str]:
+    """Lines with each paragraph and list item joined into one; headings, table rows, figures and
+    blank lines as they are."""
+    out: list[str] = []
+    for line in text.splitlines():
+        alone = not line.strip() or line.startswith(("|", "#", "![", "<!--", "- "))
+        if alone or not out or not out[-1].strip() or out[-1].startswith(("|", "#", "![")):
+            out.append(line if alone else line.strip())
+        else:
+            out[-1] += " " + line.strip()
+    return out
+
+
+def wrapped(line: str) -> list[str]:
+    """A line of prose (or a list item) as lines of at most WIDTH characters; a table row, a
+    heading or a figure as it is."""
+    if len(line) <= WIDTH or line.startswith(("|", "#", "![", "<!--")):
+        return [line]
+    indent = "  " if line.startswith("- ") else ""
+    out = textwrap.wrap(
+        line, WIDTH, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+    )
+    for i in range(len(out) - 1, 0, -1):  # a line that markdown would read as a list or heading
+        while BLOCK_START.match(out[i].strip()) and " " in out[i].strip():
+            word, rest = out[i].strip().split(" ", 1)
+            out[i - 1], out[i] = f"{out[i - 1]} {word}", indent + rest
+    return out
+
+
+def document(lines: list[str]) -> str:
+    """A document's text: its lines with the prose wrapped, one newline at the end."""
+    return "\n".join(w for line in lines for w in wrapped(line)).rstrip("\n") + "\n"

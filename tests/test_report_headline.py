@@ -16,7 +16,7 @@ from test_results_claims import commit_all, figures
 
 from bench import report_results, report_tables
 from bench.common import RESULTS, code_version
-from bench.report_headline import section_generalization, section_versus, versus_summary
+from bench.report_headline import section_generalization, section_versus
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -82,6 +82,12 @@ def subsection(text: str, title: str) -> str:
     """A section's part from its `### title` line to the next heading."""
     after = text.split(title, 1)[1]
     return after.split("\n#", 1)[0]
+
+
+def versus_summary() -> list[str]:
+    """The README summary's lines of the headline (report_results.readme_summary)."""
+    lines = report_results.readme_summary()
+    return [line for line in lines if line.startswith(("- **ECHO against", "- **Generalization"))]
 
 
 def test_the_headline_reads_the_sealed_split_only(tmp_path):
@@ -182,6 +188,19 @@ def sealed_results(tmp_path: Path) -> Path:
     return results
 
 
+def blocks(text: str) -> list[str]:
+    """A markdown text's lines as they were before its prose was wrapped: a paragraph or a list
+    item is one, each table row one (report_results.wrapped)."""
+    out = []
+    for line in text.splitlines():
+        joins = out and out[-1] and line and not line.startswith(("|", "#", "- ", "!["))
+        if joins and line.startswith(" ") or joins and not out[-1].startswith(("|", "#")):
+            out[-1] += " " + line.strip()
+        else:
+            out.append(line)
+    return out
+
+
 def test_results_md_stays_a_results_section_with_the_sealed_split_played(tmp_path):
     """RESULTS.md is at most 250 lines and links bench/LAB.md once, and the README's generated
     summary is at most 12 lines: as committed, and as built once the sealed split is played and
@@ -189,7 +208,7 @@ def test_results_md_stays_a_results_section_with_the_sealed_split_played(tmp_pat
     results = (ROOT / "RESULTS.md").read_text()
     start, end = report_results.SUMMARY
     summary = (ROOT / "README.md").read_text().split(start)[1].split(end)[0].strip("\n")
-    assert len(results.splitlines()) <= 250 and len(summary.splitlines()) <= 12
+    assert len(blocks(results)) <= 250 and len(summary.splitlines()) <= 12
     assert results.count("](bench/LAB.md)") == 1
     try:
         report_tables.use(str(sealed_results(tmp_path)))
@@ -198,7 +217,7 @@ def test_results_md_stays_a_results_section_with_the_sealed_split_played(tmp_pat
         report_tables.use(RESULTS)
     assert "### Paper set, the sealed split 7 (the test)" in built
     assert "### SmolLM2-135M-Instruct on one GPU" in built
-    assert len(built.splitlines()) <= 250 and len(lines) <= 12
+    assert len(blocks(built)) <= 250 and len(lines) <= 12
     assert built.count("](bench/LAB.md)") == 1
 
 
@@ -252,10 +271,10 @@ def table_rows(text: str, first: str) -> list[str]:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-def test_every_row_of_a_result_whose_code_changed_keeps_its_mark(tmp_path):
-    """In a scratch repository: measured at HEAD, no row carries the mark; once a file they depend
-    on changes, every row of Table 1, every estimator row of the runs and the timing row carry it,
-    each section's one footnote names the file, and no row names files."""
+def test_each_file_has_one_line_saying_what_changed_since_it_was_measured(tmp_path):
+    """In a scratch repository: measured at HEAD, each file's line in the list of files says
+    nothing has changed; once a file they depend on changes, each line names it, and no table row
+    carries a mark or names it."""
     names = ["eval_paper_model_summary.json", "generalization.json", "profile_step.json"]
     repo = scratch(tmp_path, names)
     results = marked_results(tmp_path, code_version(str(repo)))
@@ -264,23 +283,29 @@ def test_every_row_of_a_result_whose_code_changed_keeps_its_mark(tmp_path):
         section_versus,
         report_results.section_speed_and_gpu,
     )
-    try:
+
+    def rendered():
         with report_tables.reading(str(results), str(repo)):
-            before = "\n".join(line for s in sections for line in s())
-        assert report_tables.MARK not in before
+            text = "\n".join(line for s in sections for line in s())
+            return text, report_tables.provenance("this test")
+
+    try:
+        before, files_before = rendered()
         (repo / "env.py").write_text("VALUE = 2\n")
         commit_all(repo, "change the game")
-        with report_tables.reading(str(results), str(repo)):
-            table1, versus, speed = ("\n".join(s()) for s in sections)
+        after, files_after = rendered()
     finally:
         report_tables.use(RESULTS)
-    rows = table_rows(table1, "`") + table_rows(versus, "ECHO") + table_rows(versus, "GRPO")
-    rows += table_rows(speed, "one training step")
-    assert len(rows) == 6 and all(" † |" in r for r in rows), rows
-    assert all("env.py" not in r for r in rows)
-    for text, name in ((table1, "eval_paper"), (versus, "generalization"), (speed, "profile")):
-        notes = [line for line in text.splitlines() if line.startswith("† Measured")]
-        assert len(notes) == 1 and name in notes[0] and "`env.py`" in notes[0]
+    lines = lambda files: [f for f in files if f.startswith("- `")]  # noqa: E731
+    assert len(lines(files_before)) == 3 and len(lines(files_after)) == 3
+    assert all(f.endswith("changed since: nothing.") for f in lines(files_before))
+    assert all(f.endswith("changed since: `env.py`.") for f in lines(files_after))
+    assert {f.split("`")[1] for f in lines(files_after)} == set(names)
+    rows = table_rows(after, "`echo`") + table_rows(after, "ECHO") + table_rows(after, "GRPO")
+    rows += table_rows(after, "one training")
+    assert len(rows) == 4, rows
+    assert all("†" not in r and "env.py" not in r for r in after.splitlines() if r.startswith("|"))
+    assert before == after
 
 
 def test_the_headline_names_the_planned_runs_not_yet_played(tmp_path):

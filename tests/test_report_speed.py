@@ -196,7 +196,7 @@ def test_the_gpu_line_says_what_the_files_show(tmp_path):
     )
     gpu_files(tmp_path, code_version(str(repo)), note)
     with report_tables.reading(str(tmp_path), str(repo)):
-        line, (text, _) = gpu_summary(), section_speed_claim()
+        line, text = gpu_summary(), section_speed_claim()
         text = "\n".join(text)
     moved = [
         f"`--{k} {v}`"

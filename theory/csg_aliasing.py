@@ -1,5 +1,6 @@
-"""Return aliasing on the real Clue Selector Game: checks (1)-(3) of return_aliasing.py, played
-through env.py.
+"""Return aliasing through the Clue Selector Game's code, on a game small enough to enumerate.
+
+Checks (1)-(3) of return_aliasing.py, played through env.py.
 
 Implements, on the game itself (env.py with the rule oracle and the full App. C reward), the
 checks that theory/return_aliasing.py runs on a cut-down EDP: the Bayesian advantage of Sec. 3,
@@ -17,6 +18,11 @@ The game: secrets 1..N (N = 8 by default), horizon T = 3, and a fixed menu of fo
 (CSG_MENU) sent through the game as JSON; the policy is epsilon-greedy (epsilon = 1/2) on the
 expected r_info that the game's own belief update gives under b_t = Unif(C_t). Every trajectory
 is enumerated by replaying the game; probabilities, rewards and A_B are exact Fractions.
+Its test (tests/test_theory.py, test_real_clue_selector_game) runs the game's code at N = 6,
+T = 2 with this four-question menu (CSG_MENU; "greater than 3" at N = 6) and epsilon = 1/2: it
+checks (1) and (2) at each turn (least squares over functions of R equals E[Var(A_B | R)] > 0,
+Pi_R idempotent with rank the number of return levels) and E_pi[A_B] = 0 at every history, not
+(3); test_csg_aliasing_main_smoke runs main() at N = 4, T = 2.
 
 Departures from the paper, with reasons:
   * Episodes end when the secret is resolved, so trajectories have 1..T turns and A_B(h_t, a_t)

@@ -17,8 +17,10 @@ Corollary A.4 "Finite-dimensional view of trajectory-level aliasing":
   (3) turn-level estimators (functions of r_t; ECHO's group-normalised r_t of Eq. 1) against
       return-only ones (functions of R; GRPO's group-normalised R);
   (4) Monte Carlo estimates from played-out rollouts converge to the exact irreducible errors.
-The same checks (1)-(3) on the real Clue Selector Game (env.py, the rule oracle, the full App. C
-reward) are in theory/csg_aliasing.py, which imports the pure functions below.
+The same checks (1)-(3), through the Clue Selector Game's code (env.py, the rule oracle, the full
+App. C reward) on a game small enough to enumerate (secrets 1..8, T = 3, a fixed menu of four
+questions; its test: 1..6, T = 2, checks (1)-(2)), are in theory/csg_aliasing.py, which imports
+the pure functions below.
 
 The EDP: a six-number Clue Selector Game (Sec. 5.1) cut down to enumerable size.
     z* uniform on {1, ..., N}, N = 6; horizon T = 3;
