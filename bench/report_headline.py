@@ -26,6 +26,7 @@ from bench.report_tables import (
     named,
     nan,
     num,
+    rendered,
     seed_range,
     t_test_text,
     table,
@@ -35,19 +36,6 @@ from tools.stats import paired_by_seed
 FILE, SEALED = "generalization.json", "sealed.json"
 HELDOUT = [("heldout_greedy", "greedy"), ("heldout_sampled", "sampled")]
 GEN200 = [("gen200_greedy", "greedy"), ("gen200_sampled", "sampled")]
-
-# What the released code's per-turn RLOO is (baselines.py's `rloo-std`, tests/test_echo.py).
-RLOO_IDENTITY = [
-    "*The paper's RLOO per-turn.* Its released code (advantages.py) divides each turn's "
-    "leave-one-out difference by the same zero-padded group std it uses for ECHO, and (r - the "
-    "others' mean) / std = G/(G-1) (r - the mean) / std: its RLOO is ECHO's zero-padded "
-    "advantage times a constant (`--estimator rloo-std` here, equal to G/(G-1) times "
-    "`echo-zeropad` on any batch). Under Adam and the ratio clip a constant scale on A changes "
-    "almost nothing, so the released code's two estimators should train alike, and the gap the "
-    "paper's Table 1 reports between them is not one this identity explains. echo's `rloo` is "
-    "the unnormalised leave-one-out, a choice where the TeX is silent.",
-    "",
-]
 
 
 def sealed() -> dict | None:
@@ -122,50 +110,25 @@ def paired_lines(rows: list[dict], figures: list) -> list[str]:
     return ["; ".join(parts) + ".", ""] if parts else []
 
 
-def sealed_heading(seal: dict | None) -> str:
-    return (
-        f"### Paper set, the sealed split {seal['split_seed']} (the test)"
-        if seal
-        else "### Paper set, the sealed test"
-    )
-
-
-def not_played(seal: dict | None) -> list[str]:
-    """What the headline says while it has no figure to show."""
-    if seal is None:
-        return [
-            "The sealed test has not been played yet: no split has been drawn into "
-            "`bench/results/sealed.json` before its runs, so no figure of this section is a test "
-            "figure.",
-            "",
-        ]
-    return [
-        f"Split {seal['split_seed']} was drawn on {seal.get('drawn', 'a date not recorded')} "
-        "(`bench/results/sealed.json`); its runs have not been scored yet, so no figure of this "
-        "section is a test figure.",
-        "",
-    ]
-
-
-def sealed_lines(d: dict, figures: list, refs_key: str, by_seed: bool) -> list[str]:
-    """The headline: the sealed split's default runs, or the sentence that it is not played."""
-    seal = sealed()
-    lines = [sealed_heading(seal), ""]
-    rows = default_rows(d, "paper", seal["split_seed"]) if seal else []
+def sealed_figures(d: dict, seal: dict, figures: list, refs_key: str, by_seed: bool) -> dict:
+    """The headline's figures: the sealed split's default runs (None where it has none)."""
+    rows = default_rows(d, "paper", seal["split_seed"])
     if not rows:
-        return lines + not_played(seal)
-    rule = f" under the rule it records ({seal['rule']})" if seal.get("rule") else ""
-    lines += [
-        f"Split {seal['split_seed']} was drawn on {seal.get('drawn', 'a date not recorded')}"
-        f"{rule}, before any run played it ({cite(SEALED, seal)}); the runs are the "
-        f"default command's ({cite(FILE, d)})." + unplayed(seal, rows),
-        "",
-    ]
-    lines += group_table(d, rows, figures, refs_key, by_seed) + paired_lines(rows, figures)
-    return lines + curves_line(by_seed)
+        return None
+    return {
+        "seal_file": cite(SEALED, seal),
+        "unplayed": unplayed(seal, rows),
+        "table": block(group_table(d, rows, figures, refs_key, by_seed)),
+        "paired": block(paired_lines(rows, figures)),
+        "curves": curves(by_seed),
+    }
 
 
-def curves_line(once: bool) -> list[str]:
+def block(lines: list[str]) -> str:
+    return "\n".join(lines).strip("\n")
+
+
+def curves(once: bool) -> list[str]:
     """Where the sealed runs' training is summarised (bench/reproduce.py's files: curves, steps to
     90%, seconds), where they exist; said once, under the second table."""
     found = [
@@ -173,10 +136,7 @@ def curves_line(once: bool) -> list[str]:
         for n in ("json", "md", "png")
         if (report_tables.DIR / f"reproduce_paper_sealed.{n}").exists()
     ]
-    if not once or not found:
-        return []
-    files = ", ".join(named(f"reproduce_paper_sealed.{n}") for n in found)
-    return [f"The sealed runs' training (curves, evaluations, seconds): {files}.", ""]
+    return [named(f"reproduce_paper_sealed.{n}") for n in found] if once else []
 
 
 def unplayed(seal: dict, rows: list[dict]) -> str:
@@ -200,94 +160,59 @@ def unplayed(seal: dict, rows: list[dict]) -> str:
     )
 
 
-def compared_lines(d: dict, figures: list, refs_key: str, by_seed: bool) -> list[str]:
-    """The default runs of each split the defaults were compared on, labelled as such, while the
-    sealed split has none to show (then they are bench/LAB.md's only)."""
-    seal, lines = sealed(), []
-    if seal and default_rows(d, "paper", seal["split_seed"]):
-        return lines
-    for split in compared_splits(d, seal and seal["split_seed"]):
-        rows = default_rows(d, "paper", split)
-        if not rows:
-            continue
-        lines += [
-            f"### Paper set, split {split}: the split the defaults were compared on, not a test",
-            "",
-            "The paper set's defaults were compared on this split's figures (its flag groups are "
-            "in bench/LAB.md), so these may flatter them: no test figure. The runs are the "
-            f"default command's ({cite(FILE, d)}).",
-            "",
-        ]
-        lines += group_table(d, rows, figures, None, by_seed) + paired_lines(rows, figures)
-    return lines
+def split_groups(d: dict, question_set: str, splits: list, figures: list, by_seed: bool) -> list:
+    """Each split's default runs: its table and paired tests (none where it has no such runs)."""
+    out = []
+    for split in splits:
+        rows = default_rows(d, question_set, split)
+        if rows:
+            out.append(
+                {
+                    "split": split,
+                    "table": block(group_table(d, rows, figures, None, by_seed)),
+                    "paired": block(paired_lines(rows, figures)),
+                }
+            )
+    return out
 
 
-def binary_lines(d: dict, figures: list, refs_key: str, by_seed: bool) -> list[str]:
-    """The binary set's default runs, split by split, as they are."""
-    lines = []
-    for split in sorted({r["split_seed"] for r in d["runs"] if r["question_set"] == "binary"}):
-        rows = default_rows(d, "binary", split)
-        if not rows:
-            continue
-        lines += [f"### Binary set (yes/no questions only), split {split}", ""]
-        lines += group_table(d, rows, figures, None, by_seed) + paired_lines(rows, figures)
-    return lines
-
-
-PROTOCOL = (
-    "*Protocol:* each run trains on its split's training secrets of 1..100 with train.py's "
-    "defaults for its question set (no flag but `--split-seed`; `python bench/reproduce.py`), "
-    "and its kept checkpoint (chosen on its validation secrets where it has them, else its last) "
-    "is played greedy and sampled at T = 1 by `python bench/generalization.py`. Resolve in %, "
-    "mean ± SEM over seeds; ECHO minus each other estimator paired by seed (paired t-test)."
-)
+def headline(d: dict, figures: list, refs_key: str, by_seed: bool) -> dict:
+    """The figures of a headline section (templates/headline.md): the sealed split's default runs,
+    or, while it has none, those of each split the defaults were compared on; the binary set's."""
+    seal = sealed()
+    head = sealed_figures(d, seal, figures, refs_key, by_seed) if seal else None
+    compared = [] if head else compared_splits(d, seal and seal["split_seed"])
+    binary = sorted({r["split_seed"] for r in d["runs"] if r["question_set"] == "binary"})
+    return {
+        "seal": seal,
+        "sealed": head,
+        "file": cite(FILE, d),
+        "compared": split_groups(d, "paper", compared, figures, by_seed),
+        "binary": split_groups(d, "binary", binary, figures, by_seed),
+    }
 
 
 def section_versus() -> list[str]:
     """ECHO against GRPO and RLOO on the held-out secrets of 1..100, both question sets."""
-    lines = ["## ECHO against GRPO and RLOO", ""]
-    d = load(FILE)
+    d, seal = load(FILE), sealed()
     if d is None:
-        return lines + not_played(sealed())
-    lines += [
-        PROTOCOL + " Held-out: the split's held-out secrets of 1..100, which no training saw.",
-        "",
-    ]
-    seal = sealed()
-    head = sealed_lines(d, HELDOUT, "heldout", False)
-    compared = compared_lines(d, HELDOUT, "heldout", False)
+        return rendered("versus.md", h=None, seal=seal)
     chosen = section_defaults_chosen(compared_splits(d, seal and seal["split_seed"]))
-    binary = binary_lines(d, HELDOUT, "heldout", False)
-    if binary:
-        binary += [
-            preset_chosen_on()
-            + "The binary set is this code's (App. C's yes/no questions alone), so no figure of "
-            "the paper's Table 1, which is of Qwen2.5-1.5B-Instruct on every family, compares "
-            "with these.",
-            "",
-        ]
-        since = since_split_one(d)
-        binary += [since, ""] if since else []
-    return lines + head + RLOO_IDENTITY + compared + chosen + binary
+    return rendered(
+        "versus.md",
+        h=headline(d, HELDOUT, "heldout", False),
+        defaults=block(chosen),
+        preset_chosen_on=preset_chosen_on(),
+        since_split_one=since_split_one(d),
+    )
 
 
 def section_generalization() -> list[str]:
     """The paper's generalization test: trained on 1..100, played on every secret of 1..200."""
-    lines = ["## Generalization", ""]
     d = load(FILE)
     if d is None:
-        return lines + not_played(sealed())
-    lines += [
-        PROTOCOL + " 1..200: every secret of 1..200 in the universe 1..200 (§5.1, "
-        '"Game dynamics"), numbers and a universe no training prompt held; redundant: turns '
-        "that ask an arm what it was already asked; repeat ratio: in sampled play, the "
-        "probability of asking the action just answered again over its probability when taken "
-        "(1: the answer changes nothing; metrics.repeat_ratio).",
-        "",
-    ]
-    head = sealed_lines(d, GEN200, "gen200", True)
-    compared = compared_lines(d, GEN200, "gen200", True)
-    return lines + head + compared + binary_lines(d, GEN200, "gen200", True)
+        return rendered("generalization.md", h=None, seal=sealed())
+    return rendered("generalization.md", h=headline(d, GEN200, "gen200", True))
 
 
 # ---------------------------------------------------------------- the README's lines

@@ -447,6 +447,9 @@ def provenance_line(name: str, data) -> str:
     if groups:
         return "\n".join(rows_line(name, k, ms_) for k, ms_ in sorted(groups.items(), key=repr))
     m = meta(name, data)
+    if not depends_on(name):  # a draw (sealed.json), not a measurement
+        written = measured_text(m).replace("measured", "written", 1)
+        return f"- `{name}`: {written}; it measures no code."
     source = f", converted from {named(m['source'].rsplit('/', 1)[-1])}" if "source" in m else ""
     command = m.get("command") or ""
     by = f", `{command}`" if command and len(command) <= COMMAND_SHOWN else ""
@@ -813,6 +816,8 @@ def paragraphs(text: str) -> list[str]:
     blank lines as they are."""
     out: list[str] = []
     for line in text.splitlines():
+        if not line.strip() and (not out or not out[-1].strip()):
+            continue  # one blank line between blocks, none at the top
         alone = not line.strip() or line.startswith(("|", "#", "![", "<!--", "- "))
         if alone or not out or not out[-1].strip() or out[-1].startswith(("|", "#", "![")):
             out.append(line if alone else line.strip())
