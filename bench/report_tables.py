@@ -1,7 +1,8 @@
 """Reading and formatting the result files for bench/report_*.py: where the files are (`use`),
 each file's command, machine and date, whether the code it depends on has changed since it was
 measured (`code_changes`) and the one line per file that says so (`cite`, `provenance`), train.py's
-defaults in the code a file measured (`defaults_then`), numbers as text, markdown tables, and the
+defaults in the code a file measured, as it records them (`defaults_then`), numbers as text,
+markdown tables, the templates that hold the documents' sentences (`rendered`), and the
 reproduction tables of bench/reproduce.py's files (mean +- SEM over seeds, paired t-tests:
 stats.mean_sem, stats.paired_t_test). No number is typed here: each is read from a file.
 """
@@ -39,7 +40,6 @@ def use(results: str, repo: str | None = None) -> None:
     moved_since.cache_clear()
     head_blobs.cache_clear()
     code_of.cache_clear()
-    defaults_at.cache_clear()
     PROVENANCE = (load("provenance.json") or {}).get("files", {})
 
 
@@ -83,6 +83,8 @@ PROVENANCE_KEYS = (
     "commit",
     "uncommitted",
     "note",
+    "train_defaults",
+    "llm_preset",
 )
 
 
@@ -475,64 +477,15 @@ def provenance(document: str) -> list[str]:
 
 
 # ---------------------------------------------------------------- train.py's defaults then
-@lru_cache(maxsize=None)
-def defaults_at(obj: str, preset: str | None = None) -> dict | None:
-    """train.py's TrainConfig defaults in the file at a git object (`REV:train.py`, or a blob),
-    with the settings of its preset `preset` (PRESETS[preset]'s dict(...)) over them: {field:
-    value} for each whose value is a literal; None where git cannot show the file."""
-    text = git("cat-file", "-p", obj)
-    try:
-        tree = ast.parse(text) if text is not None else None
-    except SyntaxError:
-        tree = None
-    if tree is None:
-        return None
-    config = next(
-        (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "TrainConfig"), None
-    )
-    out = {}
-    for node in config.body if config else []:
-        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
-            continue
-        value = node.value
-        if isinstance(value, ast.Call) and value.args:  # arg(DEFAULT, "meaning", ...)
-            value = value.args[0]
-        try:
-            out[node.target.id] = ast.literal_eval(value)
-        except ValueError:
-            continue
-    return out | (preset_settings(tree, preset) if preset else {})
-
-
-def preset_settings(tree: ast.Module, preset: str) -> dict:
-    """The literal settings of PRESETS[preset] in a parsed train.py: its Preset(...)'s dict(...)."""
-    for node in ast.walk(tree):
-        if not (
-            isinstance(node, ast.Dict)
-            and any(isinstance(k, ast.Constant) and k.value == preset for k in node.keys)
-        ):
-            continue
-        call = node.values[[getattr(k, "value", None) for k in node.keys].index(preset)]
-        for part in ast.walk(call):
-            if isinstance(part, ast.Call) and getattr(part.func, "id", None) == "dict":
-                out = {}
-                for kw in part.keywords:
-                    try:
-                        out[kw.arg] = ast.literal_eval(kw.value)
-                    except ValueError:
-                        continue
-                return out
-    return {}
-
-
 def defaults_then(name: str, data, preset: str | None = None) -> dict | None:
-    """train.py's defaults (with the preset `preset` applied) in the code a result file measured
-    (its commit, or the bytes it recorded as uncommitted); None where that cannot be read."""
+    """train.py's defaults (with the llm preset's settings over them where `preset` is "llm") in
+    the code a result file measured, as the file (or provenance.json) records them; None where
+    neither does."""
     m = meta(name, data)
-    uncommitted = (m.get("uncommitted") or {}).get("train.py")
-    if uncommitted:
-        return defaults_at(uncommitted, preset)
-    return defaults_at(f"{m['commit']}:train.py", preset) if m.get("commit") else None
+    then = m.get("train_defaults")
+    if then is None:
+        return None
+    return then | ((m.get("llm_preset") or {}) if preset == "llm" else {})
 
 
 def moved_defaults(name: str, data, keys) -> list[str] | None:

@@ -171,30 +171,26 @@ def gpu_files(tmp_path: Path, version: dict, note: str | None) -> None:
 
 
 def test_the_gpu_line_says_what_the_files_show(tmp_path):
-    """In a scratch repository whose train.py defaulted to 2 passes of Eq. 2 and top-p 1.0: the
-    README's GPU line and the speed section name those defaults where today's differ, the top-p
-    the step sampled at, the fastest LoRA setting that fit (micro-batch 80) and the one that did
-    not (96); where the run's file says its wall is the timeout it ran under, that and the time
-    the run printed, not the timeout as a time."""
+    """Files whose recorded train.py defaults (train_defaults) were 2 passes of Eq. 2 and top-p
+    1.0: the README's GPU line and the speed section name those defaults where today's differ,
+    the top-p the step sampled at, the fastest LoRA setting that fit (micro-batch 80) and the one
+    that did not (96); where the run's file says its wall is the timeout it ran under, that and
+    the time the run printed, not the timeout as a time."""
     import config
     from bench.report_speed import gpu_summary, section_speed_claim
 
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    (repo / "train.py").write_text(
-        "class TrainConfig:\n"
-        '    steps: int = arg(80, "RL steps")\n'
-        '    ppo_epochs: int = arg(2, "passes of Eq. 2")\n'
-        '    top_p: float = arg(1.0, "top-p of the rollouts")\n'
-    )
+    (repo / "train.py").write_text("VALUE = 1\n")
     commit_all(repo, "code")
     today = config.TrainConfig()
     note = (
         "process_wall equals the timeout it ran under (370 s): the run had printed its last line "
         "('done in 301 s', its time after the warm-up)"
     )
-    gpu_files(tmp_path, code_version(str(repo)), note)
+    then = {"train_defaults": {"steps": 80, "ppo_epochs": 2, "top_p": 1.0}, "llm_preset": {}}
+    gpu_files(tmp_path, {**code_version(str(repo)), **then}, note)
     with report_tables.reading(str(tmp_path), str(repo)):
         line, text = gpu_summary(), section_speed_claim()
         text = "\n".join(text)
