@@ -226,6 +226,7 @@ def build() -> str:
         "results.md",
         answers=answers(),
         paper=paper_figures.TABLE1_RESOLVE,
+        references=REFERENCE_NAMES,
         llm=llm_status(),
         sections="\n".join(sections).rstrip("\n"),
     )

@@ -342,3 +342,30 @@ def test_the_sealed_runs_training_files_are_named_once_where_they_exist(tmp_path
     line = "`bench/results/reproduce_paper_sealed.json`, `bench/results/reproduce_paper_sealed.png`"
     assert line not in versus and general.count(line) == 1
     assert {"reproduce_paper_sealed.json", "reproduce_paper_sealed.png"} <= read
+
+
+def test_results_md_opens_with_the_answer_read_from_the_sealed_runs(tmp_path):
+    """With the sealed split 7 played, RESULTS.md's first lines say in sentences which of the
+    paper's comparisons its runs reproduce, by the paired test at 5% (ECHO 40 points over GRPO,
+    p < 0.05: reproduced), beside the paper's figures; with no sealed runs, that none is shown."""
+    two_splits(tmp_path, sealed=7)
+    with report_tables.reading(str(tmp_path)):
+        first = report_results.build().split("## ")[0]
+    flat = " ".join(first.split())
+    assert "**ECHO against GRPO** (the sealed split 7, seeds 0-2" in flat
+    assert "reproduced: ECHO resolves 40.0 points more than GRPO" in flat
+    assert "the paper's Table 1 gives 45.3 against 14.7" in flat
+    two_splits(tmp_path, sealed=11)
+    with report_tables.reading(str(tmp_path)):
+        first = report_results.build().split("## ")[0]
+    assert "not yet scored" in " ".join(first.split()) and figures(first) == []
+
+
+def test_a_difference_the_paired_test_cannot_tell_is_level():
+    """side(): higher or lower only where the paired t-test's p is under 0.05."""
+    from bench.report_headline import side
+
+    assert side({"p": 0.01, "mean_difference": 0.3}) == "higher"
+    assert side({"p": 0.01, "mean_difference": -0.3}) == "lower"
+    assert side({"p": 0.2, "mean_difference": 0.3}) == "level"
+    assert side({"p": float("nan"), "mean_difference": 0.0}) == "level"

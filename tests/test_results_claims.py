@@ -140,7 +140,34 @@ def test_the_report_types_no_figure():
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
             for f in figures(n.value)
         ]
+    for path in sorted(report_tables.TEMPLATES.glob("*.md")):  # the sentences, less what fills them
+        text = re.sub(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", " ", path.read_text(), flags=re.S)
+        found += [(path.name, f) for f in figures(text)]
     assert found == []
+
+
+def test_prose_is_wrapped_without_starting_a_block_and_joins_again():
+    """report_tables.wrapped cuts a long paragraph into lines of at most 100 characters, none
+    opening with what markdown reads as a list, a heading or a table; paragraphs() joins them back
+    into the paragraph; a table row is left whole."""
+    words = "ECHO minus GRPO is - 3.0 points, # 2 of them, | a bar, 1. a number and + more"
+    line = " ".join([words] * 8)
+    lines = report_tables.wrapped(line)
+    assert len(lines) > 1 and all(len(w) <= report_tables.WIDTH for w in lines)
+    assert not any(report_tables.BLOCK_START.match(w) for w in lines[1:])
+    assert report_tables.paragraphs("\n".join(lines)) == [line]
+    row = "| " + " | ".join(["a cell"] * 40) + " |"
+    assert report_tables.wrapped(row) == [row]
+    item = report_tables.wrapped("- " + line)
+    assert all(w.startswith("  ") for w in item[1:])
+    assert report_tables.paragraphs("\n".join(item)) == ["- " + line]
+
+
+def test_no_results_md_prose_line_runs_past_400_characters():
+    """Outside its tables, RESULTS.md and bench/LAB.md hold no line longer than 400 characters."""
+    for name in ("RESULTS.md", "bench/LAB.md"):
+        long = [n for n in (ROOT / name).read_text().splitlines() if len(n) > 400 and n[0] != "|"]
+        assert long == [], name
 
 
 def test_the_readme_prose_holds_no_figure():
