@@ -19,7 +19,6 @@ from bench.report_tables import (
     num,
     rendered,
     seed_range,
-    table,
 )
 from tools import report
 
@@ -107,14 +106,13 @@ def section_table1() -> list[str]:
 
 def section_table1_older() -> list[str]:
     """bench/LAB.md: the older Table 1, one seed's checkpoints re-evaluated."""
-    lines = ["## An older Table 1: one seed's checkpoints, re-played (older code)", ""]
     data = load(TABLE1)
     if data is None:
-        return lines + missing(
-            TABLE1,
+        command = (
             "python evaluate.py --question-set paper --policies ... --out DIR, then "
-            "DIR/model_summary.jsonl as a JSON list",
+            "DIR/model_summary.jsonl as a JSON list"
         )
+        return rendered("table1_older.md", rows=None, missing=missing(TABLE1, command)[0])
     by_key = {r["model_key"]: r for r in (data["rows"] if isinstance(data, dict) else data)}
 
     def pair(r, key, digits, scale):  # mean +- SEM over runs; blank where there is no such row
@@ -134,29 +132,18 @@ def section_table1_older() -> list[str]:
         for k in by_key
         if not k.endswith(" [T=1]")
     ]
-    how = data.get("protocol", "") if isinstance(data, dict) else ""
     split = split_of(TABLE1, data)
     screens = load("screens.json") or {"runs": []}
-    validation = (
-        f" Split {split}'s held-out secrets are also the screens' validation secrets "
-        "(bench/LAB.md), so this table is no test."
-        if any(r["split_seed"] == split for r in screens["runs"])
-        else ""
-    )
-    lines += [
-        f"*File:* {cite(TABLE1, data)}; the same evaluation's tables.txt: "
-        f"{named('eval_paper.txt')}. *Protocol:* {how}, on split {split}; policies are played as "
-        "they are, nothing is chosen "
-        f"here; mean ± SEM over runs, Resolve and Zero in %.{validation} Each trained policy is "
-        "one training seed's checkpoint, and its runs are plays of it: greedy plays of one "
-        "checkpoint are the same every time, so a greedy row's spread says nothing of "
-        "training's (RESULTS.md's Table 1 is over training seeds).",
-        "",
-    ]
-    header = ["Policy"] + [
-        f"{what} {play}" for what in ("Resolve", "Zero", "Qual.") for play in ("greedy", "sampled")
-    ]
-    return lines + table(header, rows)
+    figures = {
+        "file": cite(TABLE1, data),
+        "how": data.get("protocol", "") if isinstance(data, dict) else "",
+        "split": split,
+        "screened": any(r["split_seed"] == split for r in screens["runs"]),
+        "rows": rows,
+        "header": ["Policy"]
+        + [f"{w} {play}" for w in ("Resolve", "Zero", "Qual.") for play in ("greedy", "sampled")],
+    }
+    return rendered("table1_older.md", **figures)
 
 
 # ---------------------------------------------------------------- (e) credit against A_B

@@ -235,22 +235,9 @@ def build() -> str:
 
 def build_lab() -> str:
     report_tables.CITED.clear()
-    lines = [
-        "# The lab book",
-        "",
-        "What was tried on the way to [RESULTS.md](../RESULTS.md): screens of training changes "
-        "on validation, every scored run of every split and flag group, the binary set's older "
-        "runs, its defaults and capacity checks, SmolLM2 on CPU cores and every timing. Built by "
-        "`python bench/report_results.py` from `bench/results/` like RESULTS.md (`--check` "
-        "covers it); its last section gives, per file, what has changed since it was measured. "
-        "The sealed test's figures are RESULTS.md's "
-        "headline; here they are only among every scored run.",
-        "",
-    ]
-    for section in LAB_SECTIONS:
-        lines += section()
-    lines += provenance("the lab book")
-    return document(lines)
+    sections = [line for section in LAB_SECTIONS for line in section()]
+    lines = rendered("lab.md", sections="\n".join(sections).rstrip("\n"))
+    return document(lines + [""] + provenance("the lab book"))
 
 
 # ---------------------------------------------------------------- the README's summary
