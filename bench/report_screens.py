@@ -15,6 +15,7 @@ from bench.report_tables import (
     missing,
     ms,
     num,
+    rendered,
     seed_range,
     seeds_text,
     t_test_text,
@@ -87,25 +88,10 @@ def overlap_text(screened: list[dict]) -> str:
 
 
 def section_screens() -> list[str]:
-    lines = ["## Training changes screened on validation", ""]
     d = load(FILE)
     if d is None:
-        return lines + missing(FILE, "python bench/screen.py --runs runs/screen")
-    lo, hi = d["probe"]["secrets"]
-    lines += [
-        f"*File:* {cite(FILE, d)}. *Protocol:* each run trains on its split's training secrets of "
-        "1..100 and is judged by "
-        "its kept checkpoint, greedy, on its split's held-out secrets "
-        f"(Held-out) and on the secrets {lo}..{hi} in the universe 1..{d['probe']['n_max']} "
-        "(Probe), numbers above any the generalization test plays; "
-        f"{overlap_text(d['runs'])} Redundant: the share of probe turns that ask an arm what it "
-        "was already asked; Invalid: the share with no readable action. "
-        f"Pass: runs whose probe resolve is at least {num(SCREEN_PASS, 0, 100)}%. "
-        "Against the default: the group minus ECHO at the defaults on the same split, in points, "
-        "paired by seed. A group is its split, estimator and the train.py settings it changed "
-        "from the defaults.",
-        "",
-    ]
+        missed = missing(FILE, "python bench/screen.py --runs runs/screen")[0]
+        return rendered("screens.md", groups=None, missing=missed)
     runs = [r for r in d["runs"] if r["question_set"] == "paper"]
     grouped = groups(runs)
     rows = []
@@ -122,46 +108,34 @@ def section_screens() -> list[str]:
             + [ms([r.get(k) for r in rs]) for k, _ in FIGURES]
             + [against(rs, base, k) for k, _ in FIGURES[:2]]
         )
-    lines += ["Mean ± SEM over seeds (%), paper set:", ""]
-    lines += table(
-        ["Split", "Estimator", "Flags", "Seeds", "Pass"]
+    per_run = [
+        [
+            r["estimator"],
+            r["seed"],
+            r["split_seed"],
+            changed_text(r["changed"]),
+            f"{r['steps']} ({r['kept_step']})",
+            pct(r["heldout_greedy"]),
+            pct(r["probe_greedy"]),
+            pct(r["probe_redundant_rate_greedy"]),
+            pct(r.get("probe_invalid_rate_greedy")),
+            r["probe_opening_greedy"].replace("_", " ") or "n/a",
+            measured_cell(r, FILE),
+        ]
+        for r in runs
+    ]
+    figures = {
+        "file": cite(FILE, d),
+        "probe": d["probe"],
+        "overlap": overlap_text(d["runs"]),
+        "passing": num(SCREEN_PASS, 0, 100),
+        "groups": rows,
+        "group_header": ["Split", "Estimator", "Flags", "Seeds", "Pass"]
         + [name for _, name in FIGURES]
         + ["Held-out against the default", "Probe against the default"],
-        rows,
-    )
-    lines += ["Per run:", ""]
-    lines += table(
-        [
-            "Estimator",
-            "Seed",
-            "Split",
-            "Flags",
-            "Steps (kept)",
-            "Held-out %",
-            "Probe %",
-            "Probe redundant %",
-            "Probe invalid %",
-            "Probe opening",
-            "Measured",
-        ],
-        [
-            [
-                r["estimator"],
-                r["seed"],
-                r["split_seed"],
-                changed_text(r["changed"]),
-                f"{r['steps']} ({r['kept_step']})",
-                pct(r["heldout_greedy"]),
-                pct(r["probe_greedy"]),
-                pct(r["probe_redundant_rate_greedy"]),
-                pct(r.get("probe_invalid_rate_greedy")),
-                r["probe_opening_greedy"].replace("_", " ") or "n/a",
-                measured_cell(r, FILE),
-            ]
-            for r in runs
-        ],
-    )
-    return lines
+        "runs": per_run,
+    }
+    return rendered("screens.md", **figures)
 
 
 # ---------------------------------------------------------------- what chose the defaults
