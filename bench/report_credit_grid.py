@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bench import report_tables
 from bench.credit_grid import caption, save
-from bench.report_tables import cite, load, meta, missing, named, num
+from bench.report_tables import cite, load, meta, missing, named, num, rendered
 
 FILE, FIGURE = "credit_grid.json", "credit_grid.png"
 
@@ -77,14 +77,8 @@ def section_time() -> list[str]:
     d = load(FILE)
     if d is None:
         return []
-    return [
-        "## How long the credit picture took",
-        "",
-        f"`{meta(FILE, d).get('command')}`: the first panel ({head(d['panels'][0])}, all that "
-        f"`python bench/credit_grid.py` draws) took {time_text(d)}; the command took "
-        f"{num(d['seconds'], 1)} s in all, {num(d['cpu_seconds'], 1)} s of CPU time.",
-        "",
-    ]
+    figures = {"command": meta(FILE, d).get("command"), "first": head(d["panels"][0])}
+    return rendered("credit_time.md", d=d, took=time_text(d), **figures)
 
 
 def figure() -> tuple[Path, bytes] | None:
