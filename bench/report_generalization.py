@@ -15,9 +15,9 @@ from bench.report_tables import (
     ms,
     named,
     num,
+    rendered,
     seeds_text,
     t_test_text,
-    table,
 )
 from tools.stats import paired_by_seed
 
@@ -177,154 +177,103 @@ def by_flags(runs: list[dict]) -> dict:
 
 
 def section_generalization() -> list[str]:
-    lines = [
-        "## Every scored run: each split and flag group, on its held-out secrets and 1..200",
-        "",
-    ]
     d = load(FILE)
     if d is None:
         from bench.report_tables import missing
 
-        return lines + missing(
-            FILE, "python bench/generalization.py --runs runs/reproduce/paper,runs/reproduce/binary"
-        )
-    lines += [
-        f"*File:* {cite(FILE, d)}. *Protocol:* training plays secrets of 1..100 only (the paper's "
-        "N = 100); "
-        "each run's kept checkpoint (chosen on its validation secrets where the run has them, "
-        "else its last) is played greedy and sampled at T = 1 on the held-out secrets of its own "
-        "split and on every secret of 1..200, numbers and a universe no training prompt held "
-        "(the paper's generalization test). Redundant: the share of turns that ask an arm what it "
-        "was already asked, which is how a policy replaying a sequence fitted to 1..100 fails "
-        "there. Repeat ratio: in sampled play, the probability of asking once more the action "
-        "just answered, over the probability it had when taken (metrics.repeat_ratio): "
-        "1 when the history changes nothing, 0 when the policy never asks again; "
-        "n/a for rows scored before it was measured. Opening: the families of the first two "
-        "questions the kept checkpoint asks on 1..200 (greedy), "
-        "the most common over the 200 secrets, with the share of secrets it opens with; "
-        "n/a for rows whose run directory was gone when it was first measured. "
-        "Flags: the train.py settings of a run that differ from its question set's defaults. "
-        "Measured: the row's date, with the number of the files its figures depend on that differ "
-        "now from the code that measured it (its training's where the run recorded it, "
-        "else its scoring's; each row of the file names that commit); "
-        "rows are gathered a few runs at a time, so they need not share the code the line above "
-        "names. " + splits_text(d),
-        "",
+        command = "python bench/generalization.py --runs runs/reproduce/paper,runs/reproduce/binary"
+        return rendered("every_run.md", sets=None, missing=missing(FILE, command)[0])
+    sets = [
+        question_set_figures(d, question_set, title)
+        for question_set, title in SETS.items()
+        if any(r["question_set"] == question_set for r in d["runs"])
     ]
-    for question_set, title in SETS.items():
-        runs = [r for r in d["runs"] if r["question_set"] == question_set]
-        if not runs:
-            continue
-        binary = question_set == "binary"
-        header = [
-            "Estimator",
-            "Seed",
-            "Split",
-            "Flags",
-            "Steps (kept)",
-            "Train min (threads)",
-            "Held-out resolve %, greedy / sampled",
-            "1..200 resolve %, greedy / sampled",
-            "1..200 redundant %, greedy / sampled",
-            "Repeat ratio, held-out / 1..200",
+    return rendered("every_run.md", sets=sets, file=cite(FILE, d), splits=splits_text(d))
+
+
+def run_row(r: dict, binary: bool) -> list:
+    """One scored run's row of the every-run table."""
+    row = [
+        r["estimator"],
+        r["seed"],
+        r["split_seed"],
+        changed_text(r["changed"]),
+        f"{r['steps']} ({r['kept_step']})",
+        f"{r['train_seconds'] / 60:.0f} ({r['threads'] or 'all'})",
+        pair(r, "heldout_greedy", "heldout_sampled"),
+        pair(r, "gen200_greedy", "gen200_sampled"),
+        pair(r, "gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled"),
+        f"{num(r.get('heldout_repeat_ratio'))} / {num(r.get('gen200_repeat_ratio'))}",
+    ]
+    if binary:
+        row += [
+            f"{correlation(r, 'greedy')} / {correlation(r, 'sampled')}",
+            num(r["gen200_eliminated_fraction_greedy"]),
         ]
-        header += (
-            [
-                "1..200 threshold-median corr., greedy / sampled",
-                "1..200 eliminated per turn, greedy",
+    return row + [opening_cell(r), measured_cell(r)]
+
+
+RUN_HEADER = [
+    "Estimator",
+    "Seed",
+    "Split",
+    "Flags",
+    "Steps (kept)",
+    "Train min (threads)",
+    "Held-out resolve %, greedy / sampled",
+    "1..200 resolve %, greedy / sampled",
+    "1..200 redundant %, greedy / sampled",
+    "Repeat ratio, held-out / 1..200",
+]
+BINARY_HEADER = [
+    "1..200 threshold-median corr., greedy / sampled",
+    "1..200 eliminated per turn, greedy",
+]
+
+
+def question_set_figures(d: dict, question_set: str, title: str) -> dict:
+    """One question set's tables: every run, the means per estimator, split and flags, ECHO paired
+    against each other estimator, the openings and the references."""
+    runs = [r for r in d["runs"] if r["question_set"] == question_set]
+    binary = question_set == "binary"
+    means, paired = [], []
+    for (split, flags), group in by_split_and_flags(runs).items():
+        means += [
+            [e.upper(), split, flags, seeds_text(sorted(r["seed"] for r in rs))]
+            + [ms([r[k] for r in rs]) for k, _ in FIGURES]
+            + [
+                ms([r["gen200_redundant_rate_greedy"] for r in rs]),
+                ms([r.get("gen200_repeat_ratio") for r in rs], 2, 1.0),
             ]
-            if binary
-            else []
-        )
-        header += ["1..200 opening, greedy (share %)", "Measured"]
-        rows = []
-        for r in runs:
-            row = [
-                r["estimator"],
-                r["seed"],
-                r["split_seed"],
-                changed_text(r["changed"]),
-                f"{r['steps']} ({r['kept_step']})",
-                f"{r['train_seconds'] / 60:.0f} ({r['threads'] or 'all'})",
-                pair(r, "heldout_greedy", "heldout_sampled"),
-                pair(r, "gen200_greedy", "gen200_sampled"),
-                pair(r, "gen200_redundant_rate_greedy", "gen200_redundant_rate_sampled"),
-                f"{num(r.get('heldout_repeat_ratio'))} / {num(r.get('gen200_repeat_ratio'))}",
+            for e, rs in by_estimator(group).items()
+        ]
+        for other, figures in paired_by_seed(group, "echo", [k for k, _ in FIGURES]).items():
+            parts = [
+                f"{name} {num(figures[k]['mean_difference'], 1, 100)} points "
+                f"({t_test_text(figures[k]['t'], figures[k]['p'])})"
+                for k, name in FIGURES
+                if k in figures
             ]
-            if binary:
-                row += [
-                    f"{correlation(r, 'greedy')} / {correlation(r, 'sampled')}",
-                    num(r["gen200_eliminated_fraction_greedy"]),
-                ]
-            rows.append(row + [opening_cell(r), measured_cell(r)])
-        lines += [f"### {title}", ""]
-        if binary:
-            lines += [
-                "Threshold-median corr.: Pearson's r between the threshold of each comparison "
-                "asked and the median of the candidates C_t then (bisection asks the median: "
-                "r = 1), over all turns; in brackets, the distinct (threshold, median) pairs it "
-                "rests on, where counted. A greedy policy that asks a few fixed thresholds repeats "
-                "a few points many times, so its r says little; with fewer than 3 distinct pairs "
-                "it is n/a.",
-                "",
-            ]
-        lines += table(header, rows)
-        means, paired = [], []
-        for (split, flags), group in by_split_and_flags(runs).items():
-            means += [
-                [e.upper(), split, flags, seeds_text(sorted(r["seed"] for r in rs))]
-                + [ms([r[k] for r in rs]) for k, _ in FIGURES]
-                + [
-                    ms([r["gen200_redundant_rate_greedy"] for r in rs]),
-                    ms([r.get("gen200_repeat_ratio") for r in rs], 2, 1.0),
-                ]
-                for e, rs in by_estimator(group).items()
-            ]
-            for other, figures in paired_by_seed(group, "echo", [k for k, _ in FIGURES]).items():
-                parts = [
-                    f"{name} {num(figures[k]['mean_difference'], 1, 100)} points "
-                    f"({t_test_text(figures[k]['t'], figures[k]['p'])})"
-                    for k, name in FIGURES
-                    if k in figures
-                ]
-                paired += [
-                    f"ECHO minus {other.upper()} on split {split}"
-                    + (f", both with {flags}" if flags != "-" else "")
-                    + f", paired over seeds {seeds_text(next(iter(figures.values()))['seeds'])}: "
-                    + "; ".join(parts)
-                    + ".",
-                    "",
-                ]
-        lines += ["Mean ± SEM over seeds (%), per estimator, split and flags beyond the split:", ""]
-        lines += table(
-            ["Estimator", "Split", "Flags", "Seeds"]
-            + [f"Resolve, {name}" for _, name in FIGURES]
-            + ["1..200 redundant, greedy", "Repeat ratio, 1..200"],
-            means,
-        )
-        lines += paired
-        openings = by_opening(runs)
-        if openings:
-            lines += [
-                "1..200 greedy resolve and redundant rate (%, mean ± SEM over runs) "
-                "by the opening the kept checkpoint plays, over every run of this set whose "
-                "opening was measured, whatever its estimator and flags:",
-                "",
-            ]
-            lines += table(
-                [
-                    "Opening",
-                    "Runs",
-                    "Which (estimator seed, flags)",
-                    "1..200 resolve, greedy",
-                    "1..200 redundant, greedy",
-                ],
-                openings,
+            paired.append(
+                f"ECHO minus {other.upper()} on split {split}"
+                + (f", both with {flags}" if flags != "-" else "")
+                + f", paired over seeds {seeds_text(next(iter(figures.values()))['seeds'])}: "
+                + "; ".join(parts)
+                + "."
             )
-        refs = [r for r in d["references"] if r["question_set"] == question_set]
-        lines += ["Reference policies (greedy), on the same secrets:", ""]
-        lines += table(
-            ["Policy", "Split", "Held-out resolve %", "1..200 resolve %"],
-            [[r["policy"], r["split_seed"], pct(r["heldout"]), pct(r["gen200"])] for r in refs],
-        )
-    return lines
+    refs = [r for r in d["references"] if r["question_set"] == question_set]
+    return {
+        "title": title,
+        "binary": binary,
+        "header": RUN_HEADER
+        + (BINARY_HEADER if binary else [])
+        + ["1..200 opening, greedy (share %)", "Measured"],
+        "rows": [run_row(r, binary) for r in runs],
+        "means": means,
+        "means_header": ["Estimator", "Split", "Flags", "Seeds"]
+        + [f"Resolve, {name}" for _, name in FIGURES]
+        + ["1..200 redundant, greedy", "Repeat ratio, 1..200"],
+        "paired": paired,
+        "openings": by_opening(runs),
+        "refs": [[r["policy"], r["split_seed"], pct(r["heldout"]), pct(r["gen200"])] for r in refs],
+    }
