@@ -106,70 +106,33 @@ def smollm2_figures(data: dict) -> dict:
 
 
 def section_smollm2() -> list[str]:
-    lines = ["## SmolLM2-135M-Instruct with ECHO on CPU cores: one seed, no control", ""]
     data = load("smollm2_learning.json")
     if data is None:
-        return lines + missing("smollm2_learning.json", "python bench/smollm2_learning.py")
-    c, w, steps, m = (
-        data["config"],
-        data["warmup"],
-        data["steps"],
-        meta("smollm2_learning.json", data),
-    )
-    flags, f = smollm2_flags(m, data), smollm2_figures(data)
-    change = lambda key, label: f"{label} {num(f[key + '_first'], 3)} -> {num(f[key + '_last'], 3)}"  # noqa: E731
+        missed = missing("smollm2_learning.json", "python bench/smollm2_learning.py")[0]
+        return rendered("smollm2_learning.md", steps=None, missing=missed)
+    c, m = data["config"], meta("smollm2_learning.json", data)
+    flags = smollm2_flags(m, data)
     batch = (
         f"{c['secrets_per_step']} secrets x {flags['--group-size']} rollouts"
         if "--group-size" in flags
         else f"{c['secrets_per_step']} secrets"
     )
-    heldout = f" on {flags['--n-heldout']} held-out secrets" if "--n-heldout" in flags else ""
-    lines += [
-        f"*File:* {cite('smollm2_learning.json', data)}. *Protocol:* LoRA on "
-        "SmolLM2-135M-Instruct, the format warm-up, then ECHO on secrets "
-        f"1..{c['n_max']}, {batch} a step, lr {c['lr']:g}, {c['minutes']:g}-minute limit; settings "
-        f"set for speed on this machine, not chosen on any score. One seed, {f['n']} steps, and no "
-        "control run (no other estimator, no run without RL), so nothing here separates what ECHO "
-        "taught from what the format warm-up and the valid-action rate changed: read it as a run "
-        "of the code on a real instruct model, not as evidence of learning. Held-out resolve is "
-        f"of the step's policy{heldout}; nothing is kept. Warm-up: valid actions "
-        f"{num(w['valid_before'], 3)} -> {num(w['valid_after'], 3)} ({w['seconds']:g} s).",
-        "",
+    steps = [
+        [r["step"], r["seconds"], r["valid_action_rate"], r["reward"], r["fraction_eliminated"]]
+        + [r["resolve_rate"], r["episode_length"], num(r["heldout_greedy"])]
+        + [num(r["heldout_sampled"])]
+        for r in data["steps"]
     ]
-    lines += table(
-        [
-            "Step",
-            "s/step",
-            "Valid actions",
-            "Reward",
-            "Eliminated (fraction)",
-            "Resolved",
-            "Ep. length",
-            "Held-out greedy",
-            "Held-out sampled",
-        ],
-        [
-            [
-                r["step"],
-                r["seconds"],
-                r["valid_action_rate"],
-                r["reward"],
-                r["fraction_eliminated"],
-                r["resolve_rate"],
-                r["episode_length"],
-                num(r["heldout_greedy"]),
-                num(r["heldout_sampled"]),
-            ]
-            for r in steps
-        ],
-    )
-    return lines + [
-        f"Mean of the first {f['k']} steps -> the last {f['k']} (training batches, sampled): "
-        f"{change('reward', 'reward')}, {change('valid_action_rate', 'valid-action rate')}, "
-        f"{change('resolve_rate', 'resolve rate')}, {change('episode_length', 'episode length')}; "
-        f"the reward of single steps ranges {num(f['reward_min'])}-{num(f['reward_max'])}.",
-        "",
-    ]
+    figures = {
+        "file": cite("smollm2_learning.json", data),
+        "c": c,
+        "w": data["warmup"],
+        "f": smollm2_figures(data),
+        "batch": batch,
+        "heldout": f" on {flags['--n-heldout']} held-out secrets" if "--n-heldout" in flags else "",
+        "steps": steps,
+    }
+    return rendered("smollm2_learning.md", **figures)
 
 
 # ---------------------------------------------------------------- on one GPU
