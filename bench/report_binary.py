@@ -26,6 +26,7 @@ from bench.report_tables import (
     nan,
     num,
     protocol,
+    rendered,
     reproduction_table,
     seeds_text,
     t_test_text,
@@ -40,79 +41,35 @@ def split_of(name: str, data) -> int:
 
 
 def section_binary() -> list[str]:
-    lines = ["## The binary question set", ""]
     final = load("binary_final.json")
-    lines += [
-        "Only yes/no questions are answered, so the right question depends on the candidates left."
-    ]
-    for split, ref in (final or {}).get("references", {}).items():
-        cell = lambda k: f"{num(ref[k]['heldout'], 1, 100)}% / {num(ref[k]['n200'], 1, 100)}%"
-        lines += [
-            f"For reference (`binary_final.json`, greedy, held-out secrets of split {split} / "
-            f"1..200): bisection resolves {cell('bisection')}, the best belief-agnostic fixed "
-            f"sequence (fitted to each universe) {cell('fixed_sequence')}, "
-            f"random questions {cell('random')}."
-        ]
-    return (
-        lines
-        + [""]
-        + section_final()
-        + section_defaults()
-        + section_belief()
-        + section_capacity()
-        + section_older()
-    )
-
-
-def section_older() -> list[str]:
-    """The reproductions run on split 0 before the step budget existed."""
+    figures = {"references": (final or {}).get("references", {}), **final_figures()}
+    figures["defaults"] = "\n".join(section_defaults())  # in the order the section cites them
+    figures["belief"] = "\n".join(section_belief())
+    figures |= capacity_figures()
     g8 = load("reproduce_binary_60min_g8.json")
-    if g8 is None:
-        return []
-    r = g8["train_config"]["resolved"]
-    lines = [
-        f"### Older runs: up to {r['time_limit_min']:g} minutes, "
-        "settings chosen on held-out scores",
-        "",
-        f"These runs, on split {r.get('split_seed', 0)}, came before the step budget; "
-        "the kept checkpoints on another split (above) replace them.",
-        "",
-        f"*Protocol:* these runs' settings ({r['ppo_epochs']} PPO epochs, G = {r['group_size']}, "
-        f"the {r['validation_window']}-evaluation validation window) "
-        "were chosen by looking at HELD-OUT scores of the same seeds that the figures below come "
-        "from, so the binary-set figures are not clean held-out estimates. "
-        f"The kept checkpoint of each run was chosen on {r['validation_secrets']} validation "
-        "secrets; the choice between settings was not.",
-        "",
-    ]
-    for name, title in (
-        ("reproduce_binary_60min_g8.json", "ECHO"),
-        ("reproduce_binary_60min_all.json", "ECHO, GRPO and RLOO"),
-    ):
-        lines += binary_reproduction(name, title)
-    return lines
+    figures["older"] = g8["train_config"]["resolved"] if g8 else None
+    figures["reproductions"] = "\n".join(
+        line
+        for name, title in (
+            ("reproduce_binary_60min_g8.json", "ECHO"),
+            ("reproduce_binary_60min_all.json", "ECHO, GRPO and RLOO"),
+        )
+        for line in binary_reproduction(name, title)
+    )
+    return rendered("binary.md", **figures)
 
 
-def section_final() -> list[str]:
+def final_figures() -> dict:
     """Kept checkpoints on their own split's held-out secrets and on 1..200 (binary_final.json)."""
-    lines = ["### Kept checkpoints on their split's held-out secrets and on 1..200", ""]
     files = [(n, load(n)) for n in names("binary_final.json") + names("binary_scores_*.json")]
     if not files:
-        return []
-    lines += [
-        "*Protocol:* each run's kept checkpoint (chosen on its validation secrets) "
-        "played on the held-out secrets of its own split (`--split-seed`) "
-        "and on all of 1..200 (secrets and a universe no training saw); "
-        "greedy / sampled at T = 1. Correlation: the comparison threshold against the median of "
-        "the current candidates (1 for bisection, which asks the median), held-out. "
-        "Universes: the smallest training universe drawn per episode (`--universe-least`; "
-        "- : always 1..100)."
-        + chosen_on(load("binary_defaults.json"))
-        + shared_secrets(
-            load("splits.json"), sorted({r["split_seed"] for _, d in files for r in d["runs"]})
-        ),
-        "",
-    ]
+        return {"finals": []}
+    seeds = sorted({r["split_seed"] for _, d in files for r in d["runs"]})
+    protocol_figures = {  # the protocol's, cited before the tables' files as the section reads
+        "chosen_on": chosen_on(load("binary_defaults.json")),
+        "shared": shared_secrets(load("splits.json"), seeds),
+    }
+    finals = []
     for name, d in files:
         rows = [
             [
@@ -132,35 +89,18 @@ def section_final() -> list[str]:
             ]
             for r in d["runs"]
         ]
-        lines += [f"*File:* {cite(name, d)}.", ""]
-        lines += table(
-            [
-                "Estimator",
-                "Seed",
-                "Flags beyond the binary preset",
-                "Steps (kept)",
-                "Split",
-                "Universes",
-                "Train min (threads)",
-                "Held-out resolve %, greedy / sampled",
-                "1..200 resolve %, greedy / sampled",
-                "Threshold-median corr.",
-                "Eliminated per turn",
-            ],
-            rows,
-        )
-        for other, tests in d["paired"].items():
-            lines += [
-                f"ECHO minus {other.upper()}, paired over seeds: "
-                + "; ".join(
-                    f"{k.replace('_', ' ')} {num(v['mean_difference'], 1, 100)} points "
-                    f"({t_test_text(v['t'], v['p'])})"
-                    for k, v in tests.items()
-                )
-                + ".",
-                "",
-            ]
-    return lines
+        paired = [
+            f"ECHO minus {other.upper()}, paired over seeds: "
+            + "; ".join(
+                f"{k.replace('_', ' ')} {num(v['mean_difference'], 1, 100)} points "
+                f"({t_test_text(v['t'], v['p'])})"
+                for k, v in tests.items()
+            )
+            + "."
+            for other, tests in d["paired"].items()
+        ]
+        finals.append({"file": cite(name, d), "rows": rows, "paired": paired})
+    return {"finals": finals, **protocol_figures}
 
 
 def chosen_on(defaults: dict | None) -> str:
@@ -199,15 +139,15 @@ def shared_secrets(splits: dict | None, seeds: list) -> str:
     return text + (f" ({cite('splits.json', splits)})" if text else "")
 
 
-def section_capacity() -> list[str]:
+def capacity_figures() -> dict:
     """bench/capacity_check.py: the model trained supervised on the Bayes policy's actions."""
-    lines = ["### Can the built-in model represent bisection? (capacity check)", ""]
     files = [(n, load(n)) for n in names("capacity_check_*.json")]
     if not files:
-        return lines + missing(
-            "capacity_check_NAME.json",
-            "python bench/capacity_check.py --out bench/results/capacity_check_NAME.json",
-        )
+        command = "python bench/capacity_check.py --out bench/results/capacity_check_NAME.json"
+        return {
+            "capacity": None,
+            "capacity_missing": missing("capacity_check_NAME.json", command)[0],
+        }
 
     def both(r, k):
         return f"{num(r['behaviour_greedy'].get(k))} / {num(r['behaviour_sampled'].get(k))}"
@@ -232,35 +172,7 @@ def section_capacity() -> list[str]:
         for n, d in files
     ]
     machines = "; ".join(sorted({machine_text(meta(n, d).get("machine")) for n, d in files}))
-    lines += [
-        "*Command:* `python bench/capacity_check.py --layers L --width W --episodes E --epochs K`. "
-        f"*Machines:* {machines}. *Files:* `bench/results/` plus the name in each row.",
-        "",
-        "*Protocol:* a capacity check, not an RL result. The fresh tiny model is trained "
-        "supervised on the Bayes policy's actions (bisection) in the states it reaches on the "
-        "training secrets of 1..100, each episode in a random universe lo..hi holding its secret; "
-        "then played greedily / sampled at T = 1 on the held-out secrets of its split "
-        "(1..100) and on 1..200. Bayes states halved: teacher-forced, "
-        "the share of the states the Bayes policy reaches on those secrets in which the model's "
-        "own action halves the candidates (bisection halves every one). "
-        "Nothing is chosen by these figures.",
-        "",
-    ]
-    return lines + table(
-        [
-            "Model (layers x width, parameters)",
-            "Split",
-            "Training",
-            "Held-out resolve %, greedy / sampled",
-            "1..200 resolve %, greedy / sampled",
-            "Threshold-median corr., held-out",
-            "Threshold-median corr., 1..200",
-            "Eliminated per turn, held-out",
-            "Bayes states halved %, held-out / 1..200",
-            "File",
-        ],
-        rows,
-    )
+    return {"capacity": rows, "capacity_machines": machines}
 
 
 def binary_reproduction(name: str, title: str) -> list[str]:
