@@ -20,7 +20,6 @@ from bench.report_tables import (
     moved_defaults,
     num,
     rendered,
-    table,
 )
 
 
@@ -253,14 +252,7 @@ def section_speed() -> list[str]:
                 m.get("command", "not recorded"),
             )
             rows.append([f"`{command}`{note}", figure(data), cite(name, data)])
-    return [
-        "## Every timing",
-        "",
-        "*Protocol:* each row times the code of the commit its file records (the list of files "
-        "at the end says which, on what machine, and what has changed since). Nothing is chosen "
-        "by these figures.",
-        "",
-    ] + table(["Benchmark", "Figure", "File"], rows)
+    return rendered("timings.md", rows=rows)
 
 
 # ---------------------------------------------------------------- RESULTS.md: the claim of speed
