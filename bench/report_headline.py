@@ -120,7 +120,6 @@ def sealed_figures(d: dict, seal: dict, figures: list, refs_key: str, by_seed: b
         "unplayed": unplayed(seal, rows),
         "table": block(group_table(d, rows, figures, refs_key, by_seed)),
         "paired": block(paired_lines(rows, figures)),
-        "curves": curves(by_seed),
     }
 
 
@@ -186,6 +185,7 @@ def headline(d: dict, figures: list, refs_key: str, by_seed: bool) -> dict:
     return {
         "seal": seal,
         "sealed": head,
+        "curves": curves(by_seed) if seal else [],
         "file": cite(FILE, d),
         "compared": split_groups(d, "paper", compared, figures, by_seed),
         "binary": split_groups(d, "binary", binary, figures, by_seed),
