@@ -191,14 +191,20 @@ def section_generalization() -> list[str]:
     return rendered("every_run.md", sets=sets, file=cite(FILE, d), splits=splits_text(d))
 
 
-def run_row(r: dict, binary: bool) -> list:
-    """One scored run's row of the every-run table."""
-    row = [
+def run_cells(r: dict) -> list:
+    """The cells that name a scored run: estimator, seed, split, flags, steps (kept)."""
+    return [
         r["estimator"],
         r["seed"],
         r["split_seed"],
         changed_text(r["changed"]),
         f"{r['steps']} ({r['kept_step']})",
+    ]
+
+
+def run_row(r: dict, binary: bool) -> list:
+    """One scored run's row of the every-run table."""
+    row = run_cells(r) + [
         f"{r['train_seconds'] / 60:.0f} ({r['threads'] or 'all'})",
         pair(r, "heldout_greedy", "heldout_sampled"),
         pair(r, "gen200_greedy", "gen200_sampled"),

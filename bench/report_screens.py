@@ -8,7 +8,7 @@ number is typed here: each is read from the file.
 """
 
 from bench import paper_figures
-from bench.report_generalization import changed_text, flags_of, measured_cell, pct
+from bench.report_generalization import changed_text, flags_of, measured_cell, pct, run_cells
 from bench.report_tables import (
     cite,
     load,
@@ -109,12 +109,8 @@ def section_screens() -> list[str]:
             + [against(rs, base, k) for k, _ in FIGURES[:2]]
         )
     per_run = [
-        [
-            r["estimator"],
-            r["seed"],
-            r["split_seed"],
-            changed_text(r["changed"]),
-            f"{r['steps']} ({r['kept_step']})",
+        run_cells(r)
+        + [
             pct(r["heldout_greedy"]),
             pct(r["probe_greedy"]),
             pct(r["probe_redundant_rate_greedy"]),
