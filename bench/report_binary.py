@@ -30,8 +30,9 @@ from bench.report_tables import (
     reproduction_table,
     seeds_text,
     t_test_text,
-    table,
 )
+
+FINAL = "binary_final.json"
 
 
 def split_of(name: str, data) -> int:
@@ -43,19 +44,15 @@ def split_of(name: str, data) -> int:
 def section_binary() -> list[str]:
     final = load("binary_final.json")
     figures = {"references": (final or {}).get("references", {}), **final_figures()}
-    figures["defaults"] = "\n".join(section_defaults())  # in the order the section cites them
-    figures["belief"] = "\n".join(section_belief())
+    figures["defaults"] = defaults_figures()  # in the order the section cites them
+    figures["belief"] = belief_figures()
     figures |= capacity_figures()
     g8 = load("reproduce_binary_60min_g8.json")
     figures["older"] = g8["train_config"]["resolved"] if g8 else None
-    figures["reproductions"] = "\n".join(
-        line
-        for name, title in (
-            ("reproduce_binary_60min_g8.json", "ECHO"),
-            ("reproduce_binary_60min_all.json", "ECHO, GRPO and RLOO"),
-        )
-        for line in binary_reproduction(name, title)
-    )
+    figures["reproductions"] = [
+        reproduction_figures("reproduce_binary_60min_g8.json", "ECHO"),
+        reproduction_figures("reproduce_binary_60min_all.json", "ECHO, GRPO and RLOO"),
+    ]
     return rendered("binary.md", **figures)
 
 
@@ -66,7 +63,7 @@ def final_figures() -> dict:
         return {"finals": []}
     seeds = sorted({r["split_seed"] for _, d in files for r in d["runs"]})
     protocol_figures = {  # the protocol's, cited before the tables' files as the section reads
-        "chosen_on": chosen_on(load("binary_defaults.json")),
+        "choice": preset_choice(),
         "shared": shared_secrets(load("splits.json"), seeds),
     }
     finals = []
@@ -103,40 +100,34 @@ def final_figures() -> dict:
     return {"finals": finals, **protocol_figures}
 
 
-def chosen_on(defaults: dict | None) -> str:
-    """What chose the binary preset's settings: the validation secrets of one ECHO run for those
-    bench/binary_defaults.py compared (a seed and split train that same run again), held-out scores
-    of split 0 for the passes of Eq. 2."""
+def preset_choice() -> dict | None:
+    """What chose the binary preset's settings: the flags bench/binary_defaults.py compared, the
+    ECHO run (seed, split) whose validation secrets chose them (a seed and split train that same
+    run again), and the split of the older runs whose held-out scores chose the passes of Eq. 2."""
+    defaults, older = load("binary_defaults.json"), load("reproduce_binary_60min_g8.json")
     if not defaults:
-        return ""
+        return None
     (run,) = [r for r in defaults["runs"] if r["name"] == defaults["chosen"]]
-    compared = ", ".join(f"`--{k.replace('_', '-')}`" for k in run["settings"])
-    return (
-        f" What chose the settings these runs share: {compared} and the checkpoint rule were "
-        f"chosen on the validation secrets of ECHO's seed {run['seed']} on split "
-        f"{run['split_seed']} (`binary_defaults.json`, below; a seed and split train the same run "
-        "again, so that run is this table's ECHO row of that seed and split); "
-        "the passes of Eq. 2 (`--ppo-epochs`) were chosen before, "
-        "on held-out scores of split 0 (the older runs at the end of this section)."
-    )
+    return {
+        "flags": ", ".join(f"`--{k.replace('_', '-')}`" for k in run["settings"]),
+        "seed": run["seed"],
+        "split": run["split_seed"],
+        "older_split": older["train_config"]["resolved"].get("split_seed", 0) if older else None,
+    }
 
 
-def shared_secrets(splits: dict | None, seeds: list) -> str:
+def shared_secrets(splits: dict | None, seeds: list) -> dict | None:
     """What the splits scored here share with split 0's held-out secrets (splits.json)."""
-    if not splits:
-        return ""
-    text = ""
-    for s in splits["shared"]:
-        if s["from"] == 0 and s["to"] in seeds:
-            seen, n = s["heldout"], splits["n_heldout"]
-            text += (
-                f" Split {s['to']}'s {n} held-out secrets include {len(seen)} of split 0's "
-                f"({seeds_text(seen)}; `bench/results/splits.json`, "
-                f"by `{meta('splits.json', splits).get('command')}`): "
-                f"those {len(seen)} were looked at by that earlier choice, "
-                f"the other {n - len(seen)} by no choice."
-            )
-    return text + (f" ({cite('splits.json', splits)})" if text else "")
+    shared = [
+        {"to": s["to"], "seen": seeds_text(s["heldout"]), "count": len(s["heldout"])}
+        for s in (splits or {}).get("shared", [])
+        if s["from"] == 0 and s["to"] in seeds
+    ]
+    if not shared:
+        return None
+    command = meta("splits.json", splits).get("command")
+    file = cite("splits.json", splits)
+    return {"splits": shared, "n": splits["n_heldout"], "command": command, "file": file}
 
 
 def capacity_figures() -> dict:
@@ -175,50 +166,36 @@ def capacity_figures() -> dict:
     return {"capacity": rows, "capacity_machines": machines}
 
 
-def binary_reproduction(name: str, title: str) -> list[str]:
+def reproduction_figures(name: str, title: str) -> dict:
     """One of the older 60-minute reproductions (bench/reproduce.py's file), under the protocol
-    above it."""
+    above it (templates/binary.md)."""
     data = load(name)
     if data is None:
-        return [f"#### {title}", ""] + missing(
-            name,
-            "python bench/reproduce.py --question-set binary --estimators "
-            "echo,grpo,rloo --jobs 2 --tag 60min_all",
-        )
+        command = "python bench/reproduce.py --question-set binary --estimators echo,grpo,rloo"
+        return {"title": title, "missing": missing(name, command + " --jobs 2 --tag 60min_all")[0]}
     r = data["train_config"]["resolved"]
     chosen = (
         f"G = {r['group_size']}, {r['ppo_epochs']} PPO epochs, up to {r['steps']} steps or "
         f"{r['time_limit_min']:g} minutes; see the protocol above"
     )
-    precision = (
-        [f"Per-seed values: {data['per_seed_precision']}.", ""]
-        if "per_seed_precision" in data
-        else []
-    )
     curves = name[: -len(".json")] + ".png"
-    curves = f" *Curves:* {named(curves)}." if (report_tables.DIR / curves).exists() else ""
-    return (
-        [
-            f"#### {title} at G = {r['group_size']}",
-            "",
-            f"*File:* {cite(name, data)}.{curves}",
-            "",
-            protocol(data, chosen),
-            "",
-        ]
-        + precision
-        + reproduction_table(data)
-    )
+    return {
+        "title": title,
+        "r": r,
+        "file": cite(name, data),
+        "curves": named(curves) if (report_tables.DIR / curves).exists() else None,
+        "protocol": protocol(data, chosen),
+        "precision": data.get("per_seed_precision"),
+        "table": "\n".join(reproduction_table(data)),
+    }
 
 
-def section_belief() -> list[str]:
-    lines = ["### Does the policy use its belief?", ""]
+def belief_figures() -> dict:
+    """bench/bisection_behaviour.py: whether each checkpoint asks what its belief calls for."""
     files = [(n, load(n)) for n in names("bisection_behaviour_*.json")]
     if not files:
-        return lines + missing(
-            "bisection_behaviour_NAME.json",
-            "python bench/bisection_behaviour.py --checkpoint RUN/best",
-        )
+        command = "python bench/bisection_behaviour.py --checkpoint RUN/best"
+        return {"rows": None, "missing": missing("bisection_behaviour_NAME.json", command)[0]}
     share = lambda x: "n/a" if nan(x) else num(x, 0, 100) + "%"
     count = lambda x: "n/a" if x is None else str(x)
     cells = lambda r: [
@@ -251,57 +228,26 @@ def section_belief() -> list[str]:
             rows.append(
                 [k + where, split, "reference"] + cells(mine[0][1][k]) + [named(mine[0][0])]
             )
-    machines = "; ".join(sorted({machine_text(meta(n, d).get("machine")) for n, d in files}))
-    dates = ", ".join(sorted({meta(n, d).get("date", "not recorded") for n, d in files}))
-    figures = [
-        named(n[: -len(".json")] + ".png")
-        for n, _ in files
-        if (report_tables.DIR / (n[: -len(".json")] + ".png")).exists()
-    ]
-    lines += [
-        "*Command:* `python bench/bisection_behaviour.py --checkpoint RUN/best "
-        f"(or RUN/checkpoint) [--split-seed S] --name NAME`. *Machines:* {machines}. "
-        f"*Dates:* {dates}. *Files:* `bench/results/bisection_behaviour_NAME.json`"
-        + (", each with its figure, `NAME.png`" if figures else "")
-        + ".",
-        "",
-        "*Protocol:* each checkpoint plays the held-out secrets of its split "
-        "(`--split-seed`) greedily and sampled at T = 1; for every comparison question the "
-        "threshold is set against the median of the current candidates "
-        "(bisection asks the median). The reference policies are played on the same split's "
-        "secrets. Nothing is chosen here. A repeated question or an unreadable action eliminates "
-        "nothing.",
-        "",
-    ]
-    return lines + table(
-        [
-            "Run",
-            "Split",
-            "Checkpoint played",
-            "Eliminated per turn, greedy / sampled",
-            "Comparisons, greedy / sampled",
-            "Threshold-median correlation, greedy / sampled",
-            "Turns that eliminate nothing, greedy / sampled",
-            "File",
-        ],
-        rows,
-    )
+    pngs = [n[: -len(".json")] + ".png" for n, _ in files]
+    return {
+        "rows": rows,
+        "machines": sorted({machine_text(meta(n, d).get("machine")) for n, d in files}),
+        "dates": sorted({meta(n, d).get("date", "not recorded") for n, d in files}),
+        "figures": [named(p) for p in pngs if (report_tables.DIR / p).exists()],
+    }
 
 
-def section_defaults() -> list[str]:
+def defaults_figures() -> dict:
     """bench/binary_defaults.py: the binary set's defaults chosen on validation secrets alone."""
-    lines = ["### The binary set's defaults, chosen on validation secrets", ""]
     d = load("binary_defaults.json")
     if d is None:
-        return lines + missing(
-            "binary_defaults.json", "python bench/binary_defaults.py --runs runs/defaults"
-        )
+        command = "python bench/binary_defaults.py --runs runs/defaults"
+        return {"rows": None, "missing": missing("binary_defaults.json", command)[0]}
     rules = list(d["rules"])
 
     def setting(r):
-        return (
-            ", ".join(f"`--{k.replace('_', '-')} {v}`" for k, v in r["settings"].items()) or "none"
-        )
+        flags = [f"`--{k.replace('_', '-')} {v}`" for k, v in r["settings"].items()]
+        return ", ".join(flags) or "none"
 
     rows = [
         [
@@ -315,92 +261,33 @@ def section_defaults() -> list[str]:
         + [num(r["cross_validated"][k], 1, 100) for k in rules]
         for r in d["runs"]
     ]
-    means = ["mean over runs", "", "", "", "", ""] + [
-        num(d["rule_means"][k], 1, 100) for k in rules
-    ]
-    first = d["runs"][0]
-    lines += [
-        f"*File:* {cite('binary_defaults.json', d)}.",
-        "",
-        f"*Protocol:* seed {first['seed']}, split {first['split_seed']}, "
-        f"each run changing one setting of the others. {d['criterion']} Scores: "
-        "validation resolve in %, greedy and sampled averaged; no held-out secret was played. "
-        "Train min: wall clock of the steps, while runs shared the cores.",
-        "",
-    ]
-    lines += table(
-        [
-            "Run",
-            "Setting",
-            "Steps (kept)",
-            "Train min",
-            "Validation at the kept step",
-            "Validation at the last step",
-        ]
-        + [f"Cross-validated: {k}" for k in rules],
-        rows + [means],
-    )
-    return lines + [
-        f"Chosen rule: {d['chosen_rule']}. Ranking under it: {', '.join(d['ranking'])}. Chosen: "
-        f"**{d['chosen']}**.",
-        "",
-    ]
+    means = ["mean over runs"] + [""] * 5 + [num(d["rule_means"][k], 1, 100) for k in rules]
+    cross = [f"Cross-validated: {k}" for k in rules]
+    return {"d": d, "file": cite("binary_defaults.json", d), "rows": rows + [means], "cross": cross}
 
 
-def since_split_one(general: dict) -> str:
-    """One sentence on what differs between the binary set's runs of binary_final.json (by the
-    script bench/generalization.py replaced) and its rows of generalization.json: the split, the
-    script, and whether the built-in model's tokenizer wrote numbers digit by digit (git: the
-    commit that first said so in lm/tinylm.py, against the last commit that changed
-    binary_final.json and the commits that scored the rows). Only what the files and git show."""
+def since_split_one(general: dict) -> dict | None:
+    """What differs between the binary set's runs of binary_final.json (by the script
+    bench/generalization.py replaced) and its rows of generalization.json: the split, the script,
+    and whether the built-in model's tokenizer wrote numbers digit by digit (git: the commit that
+    first said so in lm/tinylm.py, against the last commit that changed binary_final.json and the
+    commits that scored the rows). Only what the files and git show."""
     final = load("binary_final.json")
     rows = [r for r in general["runs"] if r["question_set"] == "binary"]
     if not final or not rows:
-        return ""
-    then = seeds_text(sorted({r["split_seed"] for r in final["runs"]}))
-    now = seeds_text(sorted({r["split_seed"] for r in rows}))
+        return None
     echo = [r for r in final["runs"] if r["estimator"] == "echo"]
-    date = meta("binary_final.json", final).get("date")
-    text = (
-        f"Split {then}'s runs (`binary_final.json`, {date}; "
-        f"bench/LAB.md), where ECHO resolved {ms([r['heldout_greedy'] for r in echo])} held-out "
-        f"greedy over seeds {seeds_text(sorted(r['seed'] for r in echo))}, "
-    )
-    digit, last = (
-        first_commit_with("digit by digit", "lm/tinylm.py"),
-        last_commit_of("binary_final.json"),
-    )
+    digit, last = first_commit_with("digit by digit", "lm/tinylm.py"), last_commit_of(FINAL)
     scored = [(r.get("measured") or {}).get("scored") or {} for r in rows]
     after = digit and all(s.get("commit") and is_ancestor(digit, s["commit"]) for s in scored)
-    untrained = all(not (r.get("measured") or {}).get("trained") for r in rows)
-    if digit and last and last != digit and is_ancestor(last, digit) and after:
-        return text + (
-            "were all committed before the built-in model's tokenizer wrote numbers digit by digit "
-            f"(lm/tinylm.py); split {now}'s were scored at code whose tokenizer does, on another "
-            "split, by bench/generalization.py, which replaced the script of split "
-            f"{then}'s" + (" (their runs record no training commit)." if untrained else ".")
-        )
-    return text + (
-        f"were measured at other code than split {now}'s, on another split, by the script "
-        "bench/generalization.py replaced."
-    )
-
-
-def preset_chosen_on() -> str:
-    """One sentence (or nothing): what chose the binary preset's settings, from the files of
-    those choices (binary_defaults.json; the older runs' split for the passes of Eq. 2)."""
-    defaults, older = load("binary_defaults.json"), load("reproduce_binary_60min_g8.json")
-    if not defaults:
-        return ""
-    (run,) = [r for r in defaults["runs"] if r["name"] == defaults["chosen"]]
-    compared = ", ".join(f"`--{k.replace('_', '-')}`" for k in run["settings"])
-    passes = (
-        " and its passes of Eq. 2 on split "
-        f"{older['train_config']['resolved'].get('split_seed', 0)}'s held-out scores"
-        if older
-        else ""
-    )
-    return (
-        f"The binary preset's {compared} and checkpoint rule were chosen on split "
-        f"{run['split_seed']}'s validation secrets{passes} (bench/LAB.md). "
-    )
+    return {
+        "then": seeds_text(sorted({r["split_seed"] for r in final["runs"]})),
+        "now": seeds_text(sorted({r["split_seed"] for r in rows})),
+        "date": meta(FINAL, final).get("date"),
+        "echo": ms([r["heldout_greedy"] for r in echo]),
+        "seeds": seeds_text(sorted(r["seed"] for r in echo)),
+        "before_digits": bool(
+            digit and last and last != digit and is_ancestor(last, digit) and after
+        ),
+        "untrained": all(not (r.get("measured") or {}).get("trained") for r in rows),
+    }

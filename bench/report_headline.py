@@ -15,7 +15,7 @@ number is typed here: each is read from a file.
 import re
 
 from bench import report_tables
-from bench.report_binary import preset_chosen_on, since_split_one
+from bench.report_binary import preset_choice, since_split_one
 from bench.report_generalization import by_estimator, flags_of, pct
 from bench.report_screens import section_defaults_chosen
 from bench.report_tables import (
@@ -202,8 +202,8 @@ def section_versus() -> list[str]:
         "versus.md",
         h=headline(d, HELDOUT, "heldout", False),
         defaults=block(chosen),
-        preset_chosen_on=preset_chosen_on(),
-        since_split_one=since_split_one(d),
+        choice=preset_choice(),
+        since=since_split_one(d),
     )
 
 

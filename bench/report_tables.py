@@ -764,6 +764,12 @@ def rendered(template: str, **figures) -> list[str]:
     return paragraphs(templates().get_template(template).render(**figures))
 
 
+def in_words(macro: str, *args) -> str:
+    """A file's figure in words, one line: a macro of templates/timing_figures.md."""
+    text = str(getattr(templates().get_template("timing_figures.md").module, macro)(*args))
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
 def paragraphs(text: str) -> list[str]:
     """Lines with each paragraph and list item joined into one; headings, table rows, figures and
     blank lines as they are."""

@@ -140,6 +140,6 @@ def test_the_report_renders_the_comparison_from_the_file(tmp_path):
         )
     )
     with report_tables.reading(str(tmp_path)):
-        text = "\n".join(report_binary.section_defaults())
+        text = "\n".join(report_binary.section_binary())
     assert "Chosen: **lr1e-3**" in text and "`--lr 0.001`" in text
     assert "| 80.0 |" in text  # lr1e-3 last: (0.9 + 0.7) / 2 = 80%
