@@ -20,10 +20,6 @@ def head(panel: dict) -> str:
     return panel["label"].split(":")[0]
 
 
-def signed(x: float) -> str:
-    return f"{x:+.2f}"
-
-
 def panel_text(p: dict) -> str:
     """A panel's policy, and what its rollouts did."""
     run = p["run"]

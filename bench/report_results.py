@@ -22,85 +22,10 @@ bench/report_screens.py, report_generalization.py, report_binary.py, report_smol
 and formatting they share in bench/report_tables.py. A new section is a function returning its
 lines, added to RESULTS or LAB below.
 
-Has the code changed? Each result file records the commit of the code it measured ("commit", and
-"uncommitted": {path: blob} for files that differed from it then; bench/common.code_version);
-where a file does not, provenance.json gives the commit that last changed its figures, traced
-from git. report_tables.DEPENDS lists, per kind of result, the source files its figures depend
-on; a row or column whose files differ now from what was measured carries a mark (†), and one
-footnote per section names the files (the figures are of the older code). A result kind with no
-DEPENDS line is an error.
-
-Files read (in bench/results). Each carries "command", "machine" (a dict of bench/common.machine
-or a sentence), "date" (ISO) and "commit"; where an older file does not, provenance.json gives
-them ({"files": {FILE: {"command", "machine", "date", "commit", "commit_from", "note"?,
-"checkpoint"?}}}). A file converted from an older markdown or text result also carries "source",
-that file.
-
-- reproduce_binary_60min_*.json (bench/reproduce.py): {"question_set", "tag", "estimators",
-  "seeds", "window" (final-window steps), "jobs", "threads", "train_config":
-  {"differs_from_default", "same_across_runs", "per_run", "presets", "resolved" (every train.py
-  field on which all runs agree)}, "runs": {ESTIMATOR: [one per seed: {"run_name", "seed",
-  "steps", "kept": {"step", "dir": best|checkpoint}, "final_eval" (held-out evaluation of the kept
-  checkpoint: "eval/resolve_rate", "eval/sampled_resolve_rate", "eval/zero_rate",
-  "eval/eliminated_mean", "eval/episode_length", ...), "last_eval", "steps_to_90",
-  "steps_to_90_greedy", "train_seconds", "final_window": {METRIC: mean over the last `window`
-  steps}}]}}. Converted files lack what their source did not print.
-- fidelity_NAME.json (fidelity.py's fidelity.json plus command, machine, date), beside its
-  fidelity_NAME.csv (the drawn turns) and .png: {"config": {"policy": "tiny" (before RL) or a
-  checkpoint directory, "question_set", "secrets", "group_size", "turns", "branches",
-  "alternatives", ...}, "policy_name", "batch_turns", "a_b_rms", "noise_se_mean",
-  "branching_seconds", "rows": [{"estimator", "turns" ("all", "t=0", a band ...), "n", "pearson",
-  "pearson_lo", "pearson_hi", "spearman", "sign", "scaled_error", "scaled_error_lo",
-  "scaled_error_hi"}], "floors": {"all": E[Var(A_B | R)] / E[A_B^2], ...}}.
-- credit_grid.json (bench/credit_grid.py), beside its credit_grid.png, which this script draws
-  again from it: {"config", "secret", "seed", "panels": [{"policy", "label", "run" (a checkpoint's
-  run: "path", "played", "step", "run_name", "estimator", "seed", "settings"), "game", "active",
-  "returns", and (G, T) grids, None where a rollout did not play: "question", "candidates_before",
-  "candidates_after", "reward", "resolved", "echo", "grpo", "rloo", "a_b", "a_b_se";
-  "seconds_since_start"}], "seconds", "cpu_seconds", "threads", "load_average"}.
-- fidelity_floor.json (bench/fidelity_floor.py): {"method", "draws", "files": {FIDELITY_JSON:
-  {"data", "turns", "bins", "floor", "floor_lo", "floor_hi", "a_b_rms", "noise_se_mean"}}}.
-- eval_paper_model_summary.json: {"command", "machine", "date", "protocol", "rows": the lines of
-  an evaluate.py output directory's model_summary.jsonl ({"model_key", "group", "n_runs",
-  "resolve_rate", "resolve_rate_sem", "zero_rate", "zero_rate_sem", "quality", "quality_sem",
-  ...}; a language model's sampled row is its model_key + " [T=1]")}, or that list alone; beside
-  eval_paper.txt, the same directory's tables.txt.
-- splits.json (bench/splits.py): {"n_heldout", "splits": {SEED: {"heldout", "validation"}},
-  "shared": [{"from", "to", "heldout", "validation", "training"}]}.
-- bisection_behaviour_NAME.json (bench/bisection_behaviour.py), beside its .png: {"policy greedy",
-  "policy sampled", "bisection (Bayes)", "random": {"comparisons", "threshold_median_corr",
-  "mean_fraction_eliminated", "zero_share", ...}, "checkpoint": {"path", "played": kept|last,
-  "step"}}.
-- capacity_check_NAME.json (bench/capacity_check.py): {"config", "parameters", "training_states",
-  "epoch_losses", "heldout", "n200": {"greedy", "sampled", "behaviour_greedy",
-  "behaviour_sampled"}}.
-- generalization.json (bench/generalization.py): its docstring gives the schema.
-- sealed.json (written before any run plays the split it names): {"split_seed", "drawn" (a date),
-  "rule", ...}: the split RESULTS.md's headline reads, and only it.
-- screens.json (bench/screen.py): its docstring gives the schema.
-- binary_final.json, binary_scores_NAME.json (by a script bench/generalization.py replaced):
-  {"runs": [{"estimator", "seed", "steps", "changed", "kept_step", "split_seed", "universe_least",
-  "train_seconds", "threads", "samples", "heldout_greedy", "heldout_sampled", "n200_greedy",
-  "n200_sampled", "threshold_median_corr_greedy", "threshold_median_corr_sampled",
-  "eliminated_fraction_per_turn"}], "paired": {ESTIMATOR: {FIGURE: {"mean_difference", "t", "p",
-  "seeds"}}}}.
-- binary_defaults.json (bench/binary_defaults.py): {"runs_dir", "rules": {RULE: window},
-  "criterion", "runs": [{"name", "settings", "seed", "split_seed", "steps", "evaluations",
-  "train_seconds", "kept_step", "kept_validation", "last_validation", "cross_validated": {RULE:
-  score}}], "rule_means": {RULE: score}, "chosen_rule", "ranking", "chosen"}.
-- smollm2_gpu.json (bench/smollm2_gpu.py; its docstring gives the schema), where it exists.
-- smollm2_step.json (bench/smollm2_step.py): {"phases": {phase: {"seconds", "peak_gb"}},
-  "step_seconds", "turns", "mean_prompt_tokens", "config", "train_flags", "threads", "before" (the
-  same, of an earlier commit)}.
-- table1.json (bench/table1.py; its docstring gives the schema), where it exists.
-- smollm2_learning.json (bench/smollm2_learning.py): {"warmup", "config", "train_flags", "steps":
-  [{"step", "seconds", "valid_action_rate", "reward", ...}]}; where "train_flags" is missing,
-  provenance.json's note gives the flags the script passed to train.py.
-- the speed files env_speed, eval_speed, rollouts, threads, ranks_speed, ranks_speed_gpu,
-  gpu_step, gpu_step_lora_sweep, gpu_step_draw, gpu_step_fused, gpu_step_h200, gpu_step_cpu_small,
-  profile_step, profile_step_binary, profile_step_binary_bf16, train_gpu, train_gpu_default
-  (.json): as their bench scripts write them (train_gpu*: bench/device_runs.py, from the metrics
-  of train.py runs on a GPU machine).
+Has the code changed? Each result file records the commit of the code it measured; the list of
+files that ends each document gives, per file, what has changed since among the source files its
+figures depend on (report_tables.DEPENDS; a result kind with no DEPENDS line is an error).
+bench/README.md gives the files read and what each holds.
 """
 
 import os
@@ -147,8 +72,6 @@ from bench.report_tables import (  # noqa: E402
     REFERENCE_NAMES,
     document,
     load,
-    meta,
-    num,
     provenance,
     rendered,
 )
@@ -200,17 +123,6 @@ LAB_SECTIONS = [
 ]
 
 
-def traced() -> list[str]:
-    """The result files that record no commit of their own: provenance.json traces theirs."""
-    return [
-        n
-        for n in report_tables.names("*.json")
-        if n != "provenance.json"
-        and "commit" not in (load(n) or {"commit": None})
-        and meta(n, load(n)).get("commit")
-    ]
-
-
 def llm_status() -> dict | None:
     """SmolLM2's step on CPU cores (smollm2_step.json), for the first lines."""
     data = load("smollm2_step.json")
@@ -255,53 +167,23 @@ def game_summary() -> dict | None:
     seal = sealed()
     splits = sorted({r["split_seed"] for r in d["references"]})
     split = seal["split_seed"] if seal and seal["split_seed"] in splits else splits[-1]
-    refs = {
-        r["policy"]: r
-        for r in d["references"]
-        if r["question_set"] == "paper" and r["split_seed"] == split
-    }
-    cells = ", ".join(
-        f"{REFERENCE_NAMES.get(p, p)} {num(r['heldout'], 1, 100)} / {num(r['gen200'], 1, 100)}"
-        for p, r in refs.items()
-    )
-    return {"split": split, "cells": cells}
+    refs = [r for r in d["references"] if r["question_set"] == "paper" and r["split_seed"] == split]
+    return {"split": split, "refs": refs, "names": REFERENCE_NAMES}
 
 
-def table1_summary() -> dict | None:
-    """The README's figures of Table 1: each estimator's held-out resolve over training seeds,
-    greedy / sampled (none until table1.json exists)."""
-    data = load("table1.json")
-    if data is None:
-        return None
-    cells = ", ".join(
-        f"{r['policy']} {num(r['greedy']['resolve_rate'][0], 1, 100)} / "
-        f"{num(r['sampled']['resolve_rate'][0], 1, 100)}"
-        for r in data["rows"]
-        if r["kind"] == "estimator"
-    )
-    return {"split": data["split_seed"], "cells": cells}
-
-
-def credit_summary() -> str | None:
+def credit_summary() -> dict | None:
+    """The README's figures of credit: the tiny model before RL, each estimator's r against A_B,
+    and the floor of any return-only credit with its interval where fidelity_floor.json has it."""
     fid = load("fidelity_tiny-before-rl.json")
     if fid is None:
         return None
     floors = (load("fidelity_floor.json") or {"files": {}})["files"]
-    r = {row["estimator"]: row for row in fid["rows"] if row["turns"] == "all"}
-    shown = [e for e in ("echo", "grpo", "rloo") if e in r]
-    cells = ", ".join(
-        f"{e.upper()} {num(r[e]['pearson'])} [{num(r[e]['pearson_lo'])}, {num(r[e]['pearson_hi'])}]"
-        for e in shown
-    )
-    interval = floors.get("fidelity_tiny-before-rl.json")
-    floor = num(fid["floors"].get("all")) + (
-        f" [{num(interval['floor_lo'])}, {num(interval['floor_hi'])}]" if interval else ""
-    )
-    return (
-        f"- **Credit against the true advantage A_B** (the tiny model before RL, A_B by branching "
-        f"on {r['echo']['n']} turns; Pearson r [bootstrap 95%]): {cells}; the floor of any "
-        f"return-only credit, E[Var(A_B | R)] / E[A_B^2] (Theorem 3.2 (ii)), {floor}."
-    )
+    rows = {row["estimator"]: row for row in fid["rows"] if row["turns"] == "all"}
+    return {
+        "rows": {e: rows[e] for e in ("echo", "grpo", "rloo") if e in rows},
+        "floor": fid["floors"].get("all"),
+        "interval": floors.get("fidelity_tiny-before-rl.json"),
+    }
 
 
 def readme_summary() -> list[str]:
@@ -310,10 +192,11 @@ def readme_summary() -> list[str]:
     d, seal = load("generalization.json"), sealed()
     figures = {
         "game": game_summary(),
-        "table1": table1_summary(),
+        "table1": load("table1.json"),
         "answers": answers(),
         "compared": compared_splits(d, seal and seal["split_seed"]) if d else [],
-        "before": [line for line in (binary_summary(), credit_summary()) if line],
+        "binary": binary_summary(),
+        "credit": credit_summary(),
         "after": [
             line
             for line in (cpu_summary(), smollm2_cpu_summary(), gpu_summary(), smollm2_gpu_summary())

@@ -100,103 +100,58 @@ def meta(name: str, data) -> dict:
 # (the bench script, and the modules its figures run through). The first pattern that matches a
 # result file's name gives its list. A result file no pattern matches is an error (`depends_on`):
 # a new kind of result gets its own line here.
-GAME = [
-    "env.py",
-    "game/properties.py",
-    "game/grammar.py",
-    "game/questions.py",
-    "game/prompts.py",
-    "oracle.py",
-]
-POLICY = ["policy.py", "lm/models.py", "lm/tinylm.py", "lm/warmup.py"]
-TRAINING = [
-    "train.py",
-    "config.py",
-    "experiment.py",
-    "episodes.py",
-    "rollouts.py",
-    "echo.py",
-    "baselines.py",
-    "update.py",
-    "tools/cli.py",
-]
-PLAYED = ["bench/bisection_behaviour.py", "reference.py", "evaluate.py", "metrics.py"]
-DEPENDS = [
-    (
-        "reproduce_*.json",
-        ["bench/reproduce.py", "metrics.py", "tools/stats.py"] + TRAINING + GAME + POLICY,
-    ),
-    ("fidelity_floor.json", ["bench/fidelity_floor.py", "fidelity.py"]),
-    ("credit_grid.json", ["bench/credit_grid.py", "fidelity.py"] + TRAINING + GAME + POLICY),
-    ("fidelity_tiny-before-rl.json", ["fidelity.py", "echo.py", "baselines.py"] + GAME + POLICY),
-    ("fidelity_*.json", ["fidelity.py"] + TRAINING + GAME + POLICY),  # a trained checkpoint's
-    (
-        "eval_paper_model_summary.json",
-        ["evaluate.py", "metrics.py", "reference.py", "tools/report.py"] + TRAINING + GAME + POLICY,
-    ),
-    (
-        "binary_final.json",
-        ["bench/binary_final.py", "tools/stats.py"] + PLAYED + TRAINING + GAME + POLICY,
-    ),
-    (
-        "binary_scores_*.json",
-        ["bench/binary_final.py", "tools/stats.py"] + PLAYED + TRAINING + GAME + POLICY,
-    ),
-    ("binary_defaults.json", ["bench/binary_defaults.py"] + TRAINING + GAME + POLICY),
-    ("bisection_behaviour_*.json", PLAYED + TRAINING + GAME + POLICY),
-    ("capacity_check_*.json", ["bench/capacity_check.py"] + PLAYED + GAME + POLICY),
-    (
-        "generalization.json",
-        ["bench/generalization.py", "bench/reproduce.py", "tools/stats.py"]
-        + PLAYED
-        + TRAINING
-        + GAME
-        + POLICY,
-    ),
-    (
-        "screens.json",
-        ["bench/screen.py", "bench/generalization.py"] + PLAYED + TRAINING + GAME + POLICY,
-    ),
-    ("splits.json", ["bench/splits.py", "env.py", "train.py"]),
-    ("smollm2_learning.json", ["bench/smollm2_learning.py"] + TRAINING + GAME + POLICY),
-    ("smollm2_step.json", ["bench/smollm2_step.py", "evaluate.py"] + TRAINING + GAME + POLICY),
-    (
-        "table1.json",
-        ["bench/table1.py", "evaluate.py", "metrics.py"] + PLAYED + TRAINING + GAME + POLICY,
-    ),
-    ("train_speed*.json", ["bench/train_speed.py"] + TRAINING + GAME + POLICY),
-    ("env_speed.json", ["bench/env_speed.py", "reference.py"] + GAME),
-    (
-        "eval_speed.json",
-        ["bench/eval_speed.py", "evaluate.py", "metrics.py", "reference.py", "tools/report.py"]
-        + GAME
-        + POLICY,
-    ),
-    ("rollouts*.json", ["bench/rollouts.py"] + GAME + POLICY),
-    ("threads.json", ["bench/threads.py", "tools/cli.py"] + TRAINING + GAME + POLICY),
-    ("profile_step*.json", ["bench/profile_step.py"] + TRAINING + GAME + POLICY),
-    (
-        "ranks_speed*.json",
-        ["bench/ranks_speed.py", "tools/ranks.py", "lm/engine.py"] + TRAINING + GAME + POLICY,
-    ),
-    (
-        "gpu_step*.json",
-        ["bench/gpu_step.py", "bench/rollouts.py", "lm/engine.py"] + TRAINING + GAME + POLICY,
-    ),
-    ("train_gpu*.json", ["bench/device_runs.py", "lm/engine.py"] + TRAINING + GAME + POLICY),
-    (
-        "smollm2_gpu.json",
-        ["bench/smollm2_gpu.py", "evaluate.py", "lm/engine.py"] + TRAINING + GAME + POLICY,
-    ),
-    ("sealed.json", []),  # a split drawn before any run played it: no code measured
-]
+GROUPS = {  # the modules many kinds of result run through, by one name each
+    "GAME": "env.py game/properties.py game/grammar.py game/questions.py game/prompts.py oracle.py",
+    "POLICY": "policy.py lm/models.py lm/tinylm.py lm/warmup.py",
+    "TRAINING": "train.py config.py experiment.py episodes.py rollouts.py echo.py baselines.py "
+    "update.py tools/cli.py",
+    "PLAYED": "bench/bisection_behaviour.py reference.py evaluate.py metrics.py",
+    "TRAINED": "TRAINING GAME POLICY",  # a policy trained and played
+}
+DEPENDS = {
+    "reproduce_*.json": "bench/reproduce.py metrics.py tools/stats.py TRAINED",
+    "fidelity_floor.json": "bench/fidelity_floor.py fidelity.py",
+    "credit_grid.json": "bench/credit_grid.py fidelity.py TRAINED",
+    "fidelity_tiny-before-rl.json": "fidelity.py echo.py baselines.py GAME POLICY",
+    "fidelity_*.json": "fidelity.py TRAINED",  # a trained checkpoint's
+    "eval_paper_model_summary.json": "evaluate.py metrics.py reference.py tools/report.py TRAINED",
+    "binary_final.json": "bench/binary_final.py tools/stats.py PLAYED TRAINED",
+    "binary_scores_*.json": "bench/binary_final.py tools/stats.py PLAYED TRAINED",
+    "binary_defaults.json": "bench/binary_defaults.py TRAINED",
+    "bisection_behaviour_*.json": "PLAYED TRAINED",
+    "capacity_check_*.json": "bench/capacity_check.py PLAYED GAME POLICY",
+    "generalization.json": "bench/generalization.py bench/reproduce.py tools/stats.py "
+    "PLAYED TRAINED",
+    "screens.json": "bench/screen.py bench/generalization.py PLAYED TRAINED",
+    "splits.json": "bench/splits.py env.py train.py",
+    "smollm2_learning.json": "bench/smollm2_learning.py TRAINED",
+    "smollm2_step.json": "bench/smollm2_step.py evaluate.py TRAINED",
+    "table1.json": "bench/table1.py evaluate.py metrics.py PLAYED TRAINED",
+    "train_speed*.json": "bench/train_speed.py TRAINED",
+    "env_speed.json": "bench/env_speed.py reference.py GAME",
+    "eval_speed.json": "bench/eval_speed.py evaluate.py metrics.py reference.py tools/report.py "
+    "GAME POLICY",
+    "rollouts*.json": "bench/rollouts.py GAME POLICY",
+    "threads.json": "bench/threads.py TRAINED",
+    "profile_step*.json": "bench/profile_step.py TRAINED",
+    "ranks_speed*.json": "bench/ranks_speed.py tools/ranks.py lm/engine.py TRAINED",
+    "gpu_step*.json": "bench/gpu_step.py bench/rollouts.py lm/engine.py TRAINED",
+    "train_gpu*.json": "bench/device_runs.py lm/engine.py TRAINED",
+    "smollm2_gpu.json": "bench/smollm2_gpu.py evaluate.py lm/engine.py TRAINED",
+    "sealed.json": "",  # a split drawn before any run played it: no code measured
+}
+
+
+def expanded(words: str) -> set:
+    """The files a DEPENDS entry names, its groups' names replaced by their files."""
+    return {f for w in words.split() for f in (expanded(GROUPS[w]) if w in GROUPS else {w})}
 
 
 def depends_on(name: str) -> list[str]:
     """The source files a result file's figures depend on (DEPENDS)."""
-    for pattern, files in DEPENDS:
+    for pattern, files in DEPENDS.items():
         if fnmatch.fnmatch(name, pattern):
-            return sorted(set(files))
+            return sorted(expanded(files))
     raise KeyError(
         f"bench/report_tables.py: DEPENDS has no line for {name}: add the source files its figures "
         "depend on"
@@ -604,17 +559,6 @@ COLUMNS = [
     ("eval/eliminated_mean", "Elim./turn", 2, 1),
     ("eval/episode_length", "Ep. length", 2, 1),
 ]
-FINAL_WINDOW = [
-    ("clue/reward", "Reward mean", 1),
-    ("clue/normalized_reward", "Normalized reward", 1),
-    ("clue/episode_resolve_rate", "Episode resolve rate (%)", 100),
-    ("clue/eliminated_mean", "Mean eliminated candidates", 1),
-    ("clue/redundancy_rate", "Redundancy rate (%)", 100),
-    ("clue/episode_length", "Mean episode length", 1),
-    ("clue/turn_resolve_rate", "Turn resolve rate (%)", 100),
-    ("clue/turns_saved", "Turns saved", 1),
-    ("train/entropy", "Entropy", 1),
-]
 RESOLVE = ("eval/resolve_rate", "eval/sampled_resolve_rate")
 
 
@@ -711,29 +655,6 @@ def reproduction_table(data: dict) -> list[str]:
         if tests
         else []
     )
-
-
-def final_window(data: dict, first: str, second: str) -> list[str]:
-    """tab:echo_grpo_final_window_stats: per seed the mean of each training metric over the last
-    `window` steps (from the JSON), then mean +- SEM over seeds, the difference, a paired t-test."""
-    rows = []
-    for key, label, scale in FINAL_WINDOW:
-        a, b = ([r["final_window"][key] for r in data["runs"][e]] for e in (first, second))
-        rows.append(
-            [
-                label,
-                ms(a, 3, scale),
-                ms(b, 3, scale),
-                num(mean_sem(a)[0] - mean_sem(b)[0], 3, scale),
-                pval(paired_t_test(a, b)[1]),
-            ]
-        )
-    return [
-        "Final window (tab:echo_grpo_final_window_stats): per seed the mean of each training "
-        f"metric over the last {data['window']} of {data['runs'][first][0].get('steps')} steps "
-        "(sampled training batches), then mean ± SEM over seeds; paired t-test over seeds.",
-        "",
-    ] + table(["Metric", first, second, "Difference", "Paired t-test p"], rows)
 
 
 # ---------------------------------------------------------------- the templates
