@@ -197,11 +197,10 @@ def readme_summary() -> list[str]:
         "compared": compared_splits(d, seal and seal["split_seed"]) if d else [],
         "binary": binary_summary(),
         "credit": credit_summary(),
-        "after": [
-            line
-            for line in (cpu_summary(), smollm2_cpu_summary(), gpu_summary(), smollm2_gpu_summary())
-            if line
-        ],
+        "cpu": cpu_summary(),
+        "llm_cpu": smollm2_cpu_summary(),
+        "gpu": gpu_summary(),
+        "llm_gpu": smollm2_gpu_summary(),
     }
     return rendered("summary.md", **figures)
 

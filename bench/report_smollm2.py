@@ -11,7 +11,6 @@ from bench.report_tables import (
     missing,
     num,
     rendered,
-    table,
 )
 
 GPU = "smollm2_gpu.json"
@@ -176,76 +175,30 @@ def section_smollm2_gpu() -> list[str]:
         )
         for r in d["runs"]
     ]
-    b = d["batch"]
-    lines = [
-        "### SmolLM2-135M-Instruct on one GPU",
-        "",
-        f"*File:* {cite(GPU, d)}. *Protocol:* ECHO and GRPO from one start with the "
-        f"{d['preset']} preset "
-        f"({b['secrets_per_step']} secrets x {b['group_size']} rollouts) on split "
-        f"{d['split_seed']}; each estimator's learning rate chosen on {d['chosen_on']}; then the "
-        f"chosen runs' kept checkpoints and step 0 played on the held-out secrets and on 1..200, "
-        f"greedy and sampled at T = 1 ({d['samples']} episodes per secret). Resolve in %; valid "
-        "and redundant: shares of 1..200's greedy turns.",
-        "",
-    ]
-    lines += table(
-        [
-            "Policy",
-            "lr",
-            "Held-out resolve, greedy / sampled",
-            "1..200 resolve, greedy / sampled",
-            "Valid actions",
-            "Redundant",
-        ],
-        rows,
-    )
-    lines += table(
-        [
-            "Run",
-            "lr",
-            "Steps",
-            "Kept step",
-            "Last evaluated step",
-            "Held-out resolve there, greedy / sampled",
-            "Validation there",
-            "Reward there",
-        ],
-        last,
-    )
-    return lines
+    return rendered("smollm2_gpu.md", file=cite(GPU, d), d=d, played=rows, last=last)
 
 
-def smollm2_gpu_summary() -> str | None:
-    """The README's line for bench/smollm2_gpu.py's file, where it exists."""
+def smollm2_gpu_summary() -> dict | None:
+    """The README's figures of bench/smollm2_gpu.py's file, where it exists: step 0 and each
+    chosen run, held-out and 1..200 greedy resolve."""
     d = load(GPU)
     if d is None:
         return None
-    cells = "; ".join(
-        f"{name} {num(p['heldout']['greedy'], 1, 100)} / {num(p['gen200']['greedy'], 1, 100)}"
-        for name, p in [("step 0", d["step0"])]
-        + [(f"{e.upper()} (lr {c['lr']:g})", c) for e, c in d["chosen"].items()]
-    )
-    return (
-        f"- **SmolLM2-135M-Instruct on one GPU** (held-out / 1..200 greedy resolve %, one seed): "
-        f"{cells}."
-    )
+    return {"step 0": d["step0"]} | {
+        f"{e.upper()} (lr {c['lr']:g})": c for e, c in d["chosen"].items()
+    }
 
 
-def smollm2_cpu_summary() -> str | None:
-    """The README's line for SmolLM2 on 2 CPU cores: one step's seconds and the largest phase
+def smollm2_cpu_summary() -> dict | None:
+    """The README's figures of SmolLM2 on CPU cores: one step's seconds and the largest phase
     peak, before and now."""
     data = load(STEP)
     if data is None:
         return None
-
-    def figures(r):
-        peak = max(p["peak_gb"] for p in r["phases"].values() if "peak_gb" in p)
-        return f"{r['step_seconds']:g} s a step, peak {peak:g} GiB"
-
-    before = f" (before: {figures(data['before'])})" if data.get("before") else ""
-    return (
-        f"- **SmolLM2-135M-Instruct on {data['machine']['cpus']} CPU cores** (one RL step of "
-        f"{data['config']['secrets_per_step']} x {data['config']['group_size']}, LoRA, "
-        f"`llm-cpu` preset): {figures(data)}{before}; not yet trained to a result."
-    )
+    runs = [data] + ([data["before"]] if data.get("before") else [])
+    peaks = [max(p["peak_gb"] for p in r["phases"].values() if "peak_gb" in p) for r in runs]
+    return {
+        "d": data,
+        "steps": [f"{r['step_seconds']:g}" for r in runs],
+        "peaks": [f"{p:g}" for p in peaks],
+    }
