@@ -16,10 +16,8 @@ from bench.report_tables import (
     ms,
     num,
     rendered,
-    seed_range,
     seeds_text,
     t_test_text,
-    table,
 )
 from env import secret_split
 from tools.stats import paired_t_test
@@ -147,20 +145,6 @@ DEPARTURES = [  # (field, meaning, the value it was compared with); the paper's:
     ("ppo_epochs", "passes of Eq. 2 over each batch", 2),
     ("top_p", "top-p of the rollouts", 1.0),
 ]
-BUDGET = (
-    "a budget for time (minutes on 2 cores); the commit that set it back to 80 cited the held-out "
-    "score of the run it replaced, so a held-out figure was in view"
-)
-# Why a default stayed where its validation group scored higher, as it happened.
-KEPT = {
-    "top_p": "set to the paper's code's value the day before this screen ran, so the screen "
-    "checked a setting already made rather than chose it; no rule for changing it was written "
-    "down before the screen was scored",
-    "prefix_turns": "set on split 3594's test figures two days before the screens ran; the "
-    "validation group is one seed, and the default stayed for the sealed runs without a "
-    "second look",
-    "refusal_rate": "set on split 3594's test figures two days before the screens ran",
-}
 
 
 def screened(runs: list[dict], field: str, value) -> dict:
@@ -173,81 +157,55 @@ def screened(runs: list[dict], field: str, value) -> dict:
     return out
 
 
-SCREENED = "screened on validation"
-
-
-def chosen_cell(d: dict | None, field: str, value, compared: list[int]) -> str:
-    """What chose a default: its validation group in screens.json set against ECHO at the defaults
-    of the same split (paired by seed), else the test split it was compared on."""
-    if value is None:
-        return BUDGET
-    runs = [r for r in (d or {"runs": []})["runs"] if r["question_set"] == "paper"]
-    grouped = screened(runs, field, value)
-    if not grouped:
-        where = f"split {', '.join(map(str, compared))}'s" if compared else "the"
-        return f"compared on {where} test figures (`generalization.json`), not on validation"
-    parts = []
-    for split, rs in sorted(grouped.items()):
-        base = groups(runs).get((split, "echo", "-"), [])
-        found = paired(rs, base, "probe_greedy")
-        difference = (
-            "fewer than 2 seeds in common with it, so no paired test"
-            + (
-                f"; also compared on split {', '.join(map(str, compared))}'s test figures"
-                if compared
-                else ""
-            )
-            if found is None
-            else f"the paired difference {num(found[0], 1, 100)} points "
-            f"({t_test_text(found[1], found[2])}, seeds {seed_range(found[3])})"
-        )
-        parts.append(
-            f"{SCREENED} after it was set (`{FILE}`, split {split}): pass {passed(rs)}, "
-            f"the default {passed(base)}; "
-            f"probe {ms([r['probe_greedy'] for r in rs])}, the default "
-            f"{ms([r['probe_greedy'] for r in base])}; {difference}"
-        )
-    return "; ".join(parts + ([KEPT[field]] if field in KEPT else []))
-
-
 def passed(runs: list[dict]) -> str:
     """How many runs reach the pass mark on the probe."""
     return f"{sum(r['probe_greedy'] >= SCREEN_PASS for r in runs)} of {len(runs)}"
 
 
 def section_defaults_chosen(compared: list[int]) -> list[str]:
-    """One table: each default of the paper set that departs from the paper, the paper's value,
-    the flag that plays the value it was compared with, and what chose it."""
+    """One table (templates/defaults_chosen.md): each default of the paper set that departs from
+    the paper, the paper's value, the flag that plays the value it was compared with, and what
+    chose it: its validation groups in screens.json, each set against ECHO at the defaults of the
+    same split (paired by seed), else the test splits `compared` on."""
     import config
 
     today, d = vars(config.TrainConfig()), load(FILE)
+    runs = [r for r in (d or {"runs": []})["runs"] if r["question_set"] == "paper"]
     rows = []
     for field, meaning, value in DEPARTURES:
-        chosen = chosen_cell(d, field, value, compared)
-        name = f"`{field}` ({meaning})"
+        screens = []
+        for split, rs in sorted(screened(runs, field, value).items()):
+            base = groups(runs).get((split, "echo", "-"), [])
+            screens.append(
+                {
+                    "split": split,
+                    "passed": passed(rs),
+                    "base_passed": passed(base),
+                    "probe": ms([r["probe_greedy"] for r in rs]),
+                    "base_probe": ms([r["probe_greedy"] for r in base]),
+                    "found": paired(rs, base, "probe_greedy"),
+                }
+            )
         rows.append(
-            [
-                name,
-                today[field],
-                paper_figures.SETTINGS[field].cell(),
-                "-" if value is None else changed_text({field: value}),
-                chosen,
-            ]
+            {
+                "field": field,
+                "meaning": meaning,
+                "default": today[field],
+                "paper": paper_figures.SETTINGS[field].cell(),
+                "compared_with": "-" if value is None else changed_text({field: value}),
+                "budget": value is None,  # compared with nothing
+                "screens": screens,
+            }
         )
     lo, hi = d["probe"]["secrets"] if d else ("?", "?")
-    lines = [
-        "### The defaults, and what chose them",
-        "",
-        "Each default of the paper set that departs from the paper, and what chose it: a "
-        f"validation group of `{FILE}` (its split's held-out secrets, which the test split does "
-        f"not hold out, and the probe, secrets {lo}..{hi}) set against ECHO at the defaults of "
-        f"the same split, paired by seed (pass: probe resolve at least {num(SCREEN_PASS, 0, 100)}"
-        "%; probe resolve %, mean ± SEM; the difference in points), or the test split it was "
-        "compared on. Every screen is in bench/LAB.md.",
-        "",
-    ]
-    lines += table(
-        ["Setting", "Default", "The paper (or its code)", "Compared with", "What chose it"], rows
+    lines = rendered(
+        "defaults_chosen.md",
+        rows=rows,
+        compared=compared,
+        file=FILE,
+        lo=lo,
+        hi=hi,
+        passing=num(SCREEN_PASS, 0, 100),
     )
     if d:
         cite(FILE, d)

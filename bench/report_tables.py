@@ -675,7 +675,8 @@ def templates() -> jinja2.Environment:
     )
     env.filters |= {"num": num, "ms": ms, "pval": pval, "seeds": seed_range}
     env.filters["table"] = lambda rows, header: "\n".join(table(header, rows)).rstrip("\n")
-    env.globals |= {"cite": cite, "named": named}
+    env.filters["oneline"] = oneline
+    env.globals |= {"cite": cite, "named": named, "t_test": t_test_text}
     return env
 
 
@@ -687,8 +688,13 @@ def rendered(template: str, **figures) -> list[str]:
 
 def in_words(macro: str, *args) -> str:
     """A file's figure in words, one line: a macro of templates/timing_figures.md."""
-    text = str(getattr(templates().get_template("timing_figures.md").module, macro)(*args))
-    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+    return oneline(getattr(templates().get_template("timing_figures.md").module, macro)(*args))
+
+
+def oneline(text) -> str:
+    """A macro's text as one line (a table cell, a figure in words): its lines, stripped, joined
+    by spaces."""
+    return " ".join(line.strip() for line in str(text).splitlines() if line.strip())
 
 
 def paragraphs(text: str) -> list[str]:
