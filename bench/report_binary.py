@@ -29,7 +29,6 @@ from bench.report_tables import (
     rendered,
     reproduction_table,
     seeds_text,
-    t_test_text,
 )
 
 FINAL = "binary_final.json"
@@ -86,16 +85,9 @@ def final_figures() -> dict:
             ]
             for r in d["runs"]
         ]
-        paired = [
-            f"ECHO minus {other.upper()}, paired over seeds: "
-            + "; ".join(
-                f"{k.replace('_', ' ')} {num(v['mean_difference'], 1, 100)} points "
-                f"({t_test_text(v['t'], v['p'])})"
-                for k, v in tests.items()
-            )
-            + "."
-            for other, tests in d["paired"].items()
-        ]
+        keys = dict.fromkeys(k for tests in d["paired"].values() for k in tests)  # the file's order
+        figures = [(k, k.replace("_", " ")) for k in keys]
+        paired = {"tests": d["paired"], "figures": figures}
         finals.append({"file": cite(name, d), "rows": rows, "paired": paired})
     return {"finals": finals, **protocol_figures}
 

@@ -17,7 +17,6 @@ from bench.report_tables import (
     num,
     rendered,
     seeds_text,
-    t_test_text,
 )
 from tools.stats import paired_by_seed
 
@@ -253,20 +252,9 @@ def question_set_figures(d: dict, question_set: str, title: str) -> dict:
             ]
             for e, rs in by_estimator(group).items()
         ]
-        for other, figures in paired_by_seed(group, "echo", [k for k, _ in FIGURES]).items():
-            parts = [
-                f"{name} {num(figures[k]['mean_difference'], 1, 100)} points "
-                f"({t_test_text(figures[k]['t'], figures[k]['p'])})"
-                for k, name in FIGURES
-                if k in figures
-            ]
-            paired.append(
-                f"ECHO minus {other.upper()} on split {split}"
-                + (f", both with {flags}" if flags != "-" else "")
-                + f", paired over seeds {seeds_text(next(iter(figures.values()))['seeds'])}: "
-                + "; ".join(parts)
-                + "."
-            )
+        where = f" on split {split}" + (f", both with {flags}" if flags != "-" else "")
+        for other, tests in paired_by_seed(group, "echo", [k for k, _ in FIGURES]).items():
+            paired.append({"other": other, "tests": tests, "where": where})
     refs = [r for r in d["references"] if r["question_set"] == question_set]
     return {
         "title": title,
@@ -280,6 +268,7 @@ def question_set_figures(d: dict, question_set: str, title: str) -> dict:
         + [f"Resolve, {name}" for _, name in FIGURES]
         + ["1..200 redundant, greedy", "Repeat ratio, 1..200"],
         "paired": paired,
+        "figures": FIGURES,
         "openings": by_opening(runs),
         "refs": [[r["policy"], r["split_seed"], pct(r["heldout"]), pct(r["gen200"])] for r in refs],
     }

@@ -28,7 +28,6 @@ from bench.report_tables import (
     num,
     rendered,
     seed_range,
-    t_test_text,
     table,
 )
 from tools.stats import paired_by_seed
@@ -94,20 +93,9 @@ def group_table(d: dict, rows: list[dict], figures: list, refs_key: str | None, 
     return table(header, out)
 
 
-def paired_lines(rows: list[dict], figures: list) -> list[str]:
-    """ECHO minus each other estimator on `figures`, paired by seed, in one paragraph."""
-    parts = []
-    for other, tests in paired_by_seed(rows, "echo", [k for k, _ in figures]).items():
-        seeds = next(iter(tests.values()))["seeds"]
-        parts.append(
-            f"ECHO minus {other.upper()}, paired over seeds {seed_range(seeds)}: "
-            + ", ".join(
-                f"{name} {num(tests[k]['mean_difference'], 1, 100)} points "
-                f"({t_test_text(tests[k]['t'], tests[k]['p'])})"
-                for k, name in figures
-            )
-        )
-    return ["; ".join(parts) + ".", ""] if parts else []
+def paired(rows: list[dict], figures: list) -> dict:
+    """ECHO against each other estimator on `figures`, paired by seed (templates/macros.md)."""
+    return {"tests": paired_by_seed(rows, "echo", [k for k, _ in figures]), "figures": figures}
 
 
 def sealed_figures(d: dict, seal: dict, figures: list, refs_key: str, by_seed: bool) -> dict:
@@ -119,7 +107,7 @@ def sealed_figures(d: dict, seal: dict, figures: list, refs_key: str, by_seed: b
         "seal_file": cite(SEALED, seal),
         "unplayed": unplayed(seal, rows),
         "table": block(group_table(d, rows, figures, refs_key, by_seed)),
-        "paired": block(paired_lines(rows, figures)),
+        "paired": paired(rows, figures),
     }
 
 
@@ -169,7 +157,7 @@ def split_groups(d: dict, question_set: str, splits: list, figures: list, by_see
                 {
                     "split": split,
                     "table": block(group_table(d, rows, figures, None, by_seed)),
-                    "paired": block(paired_lines(rows, figures)),
+                    "paired": paired(rows, figures),
                 }
             )
     return out
