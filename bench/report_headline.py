@@ -126,25 +126,16 @@ def curves(once: bool) -> list[str]:
     return [named(f"reproduce_paper_sealed.{n}") for n in found] if once else []
 
 
-def unplayed(seal: dict, rows: list[dict]) -> str:
-    """The sentence naming the runs sealed.json plans (its command's --seeds, each estimator) that
-    have no row yet; empty when every one has."""
+def unplayed(seal: dict, rows: list[dict]) -> dict | None:
+    """The runs sealed.json plans (its command's --seeds, each estimator) that have no row yet,
+    and the seeds it plans; None when every one has a row."""
     found = re.search(r"--seeds ([\d,]+)", seal.get("played_by", ""))
     if not found:
-        return ""
+        return None
     planned = [int(s) for s in found[1].split(",")]
     played = {(r["estimator"], r["seed"]) for r in rows}
-    missing = sorted(
-        (e, s) for e in {"echo", "grpo", "rloo"} for s in planned if (e, s) not in played
-    )
-    if not missing:
-        return ""
-    return (
-        f" Of the {3 * len(planned)} runs it plans (ECHO, GRPO and RLOO, seeds "
-        f"{seed_range(planned)}), {len(missing)} are not yet trained and scored: "
-        + ", ".join(f"{e.upper()} seed {s}" for e, s in missing)
-        + "."
-    )
+    left = sorted((e, s) for e in {"echo", "grpo", "rloo"} for s in planned if (e, s) not in played)
+    return {"planned": planned, "left": left} if left else None
 
 
 def split_groups(d: dict, question_set: str, splits: list, figures: list, by_seed: bool) -> list:
@@ -204,8 +195,9 @@ def section_generalization() -> list[str]:
 
 
 # ---------------------------------------------------------------- the README's lines
-def binary_summary() -> str | None:
-    """The README's line of the binary set: held-out greedy resolve per estimator."""
+def binary_summary() -> dict | None:
+    """The README's figures of the binary set: held-out greedy resolve per estimator, on the
+    latest split of its default runs."""
     d = load(FILE)
     splits = sorted(
         {r["split_seed"] for r in (d or {"runs": []})["runs"] if r["question_set"] == "binary"}
@@ -213,15 +205,8 @@ def binary_summary() -> str | None:
     rows = default_rows(d, "binary", splits[-1]) if splits else []
     if not rows:
         return None
-    cells = ", ".join(
-        f"{e.upper()} {ms([r['heldout_greedy'] for r in rs])}"
-        for e, rs in by_estimator(rows).items()
-    )
-    return (
-        f"- **Binary set** (yes/no questions; split {splits[-1]}, held-out greedy resolve %, "
-        f"mean ± SEM over seeds): {cells}; a question set of this code's, not the paper's, so no "
-        "figure of the paper compares with it."
-    )
+    means = {e: ms([r["heldout_greedy"] for r in rs]) for e, rs in by_estimator(rows).items()}
+    return {"split": splits[-1], "means": means}
 
 
 # ---------------------------------------------------------------- the answer, first
