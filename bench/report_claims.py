@@ -152,21 +152,6 @@ def fidelity_label(d: dict) -> str:
     return "before RL" if policy == "tiny" else policy_name("checkpoint:" + policy)
 
 
-def turns_text(name: str) -> str:
-    """The drawn turns a fidelity file was computed from, where they are beside it."""
-    csv = name[: -len(".json")] + ".csv"
-    return f", its turns {named(csv)}" if (report_tables.DIR / csv).exists() else ""
-
-
-def floor_text(d: dict, interval: dict | None) -> str:
-    """The floor of a fidelity file, with its bootstrap interval where bench/fidelity_floor.py
-    gave one."""
-    point = num(d["floors"].get("all"))
-    if interval is None:
-        return point
-    return f"{point} [{num(interval['floor_lo'])}, {num(interval['floor_hi'])}]"
-
-
 def section_credit() -> list[str]:
     found = [n for n in report_tables.names("fidelity_*.json") if n != "fidelity_floor.json"]
     grid = report_credit_grid.grid_figures()
@@ -177,53 +162,31 @@ def section_credit() -> list[str]:
         ((n, load(n)) for n in found), key=lambda f: (f[1]["config"]["policy"] != "tiny", f[0])
     )
     floors = load("fidelity_floor.json") or {"files": {}}
-    sources = [f"{fidelity_label(d)}, {cite(n, d)}{turns_text(n)}" for n, d in files]
-    if floors["files"]:
-        sources.append(f"the floor's interval, {cite('fidelity_floor.json', floors)}")
-    batches = sorted(
+    policies = [
         {
-            f"{c['secrets']} secrets x {c['group_size']} rollouts on the {c['question_set']} set; "
-            f"on turns drawn from it, A_B(h_t, a_t) is measured by branching (K = {c['branches']} "
-            f"secrets drawn from b_t per action, M = {c['alternatives']} alternatives; "
-            "fidelity.py)"
-            for c in (d["config"] for _, d in files)
+            "label": fidelity_label(d),
+            "file": cite(n, d),
+            "turns": named(csv) if (report_tables.DIR / csv).exists() else None,
+            "d": d,
+            "all": {r["estimator"]: r for r in d["rows"] if r["turns"] == "all"},
+            "interval": floors["files"].get(n),
+            "png": png if (report_tables.DIR / png).exists() and named(png) else None,
         }
-    )
-    overall = lambda d, e: next(  # noqa: E731
-        (r for r in d["rows"] if r["estimator"] == e and r["turns"] == "all"), None
-    )
-
-    def cell(r):
-        return (
-            "n/a"
-            if r is None
-            else f"{num(r['pearson'])} [{num(r['pearson_lo'])}, {num(r['pearson_hi'])}]"
-        )
-
-    estimators = dict.fromkeys(r["estimator"] for _, d in files for r in d["rows"])
-    header = ["Estimator"] + [
-        f"{fidelity_label(d)}: {next((r['n'] for r in d['rows'] if r['turns'] == 'all'), '?')}"
-        f" turns, RMS A_B {num(d['a_b_rms'])}, branching SE {num(d['noise_se_mean'])}"
         for n, d in files
+        for csv, png in [(n[: -len(".json")] + ".csv", n[: -len(".json")] + ".png")]
     ]
-    images = [
-        f"![{fidelity_label(d)}: each turn's credit against A_B](bench/results/{png})"
-        for n, d in files
-        for png in [n[: -len(".json")] + ".png"]
-        if (report_tables.DIR / png).exists() and named(png)
-    ]
-    figures = {
-        "files": files,
-        "sources": sources,
-        "batches": batches,
-        "rows": [[e] + [cell(overall(d, e)) for _, d in files] for e in estimators],
-        "header": header,
-        "floors": [
-            f"{fidelity_label(d)} {floor_text(d, floors['files'].get(n))}" for n, d in files
-        ],
-        "images": images,
-    }
-    return rendered("credit.md", **figures, **grid) + [""]
+    floor_file = cite("fidelity_floor.json", floors) if floors["files"] else None
+    batch = ("secrets", "group_size", "question_set", "branches", "alternatives")
+    configs = sorted({tuple(d["config"][k] for k in batch) for _, d in files}, key=repr)
+    estimators = list(dict.fromkeys(r["estimator"] for _, d in files for r in d["rows"]))
+    return rendered(
+        "credit.md",
+        files=policies,
+        floor_file=floor_file,
+        configs=[dict(zip(batch, c)) for c in configs],
+        estimators=estimators,
+        **grid,
+    ) + [""]
 
 
 # ---------------------------------------------------------------- (f) the theorems
