@@ -12,6 +12,7 @@ import re
 
 from bench import report_tables
 from bench.report_tables import (
+    DIR,
     cite,
     first_commit_with,
     is_ancestor,
@@ -25,13 +26,12 @@ from bench.report_tables import (
     names,
     nan,
     num,
-    protocol,
     rendered,
-    reproduction_table,
     seeds_text,
 )
 
 FINAL = "binary_final.json"
+RESOLVE = ("eval/resolve_rate", "eval/sampled_resolve_rate")  # held-out, greedy and sampled
 
 
 def split_of(name: str, data) -> int:
@@ -159,26 +159,25 @@ def capacity_figures() -> dict:
 
 
 def reproduction_figures(name: str, title: str) -> dict:
-    """One of the older 60-minute reproductions (bench/reproduce.py's file), under the protocol
-    above it (templates/binary.md)."""
+    """One of the older 60-minute reproductions (bench/reproduce.py's file): its settings and
+    each estimator's held-out resolve over seeds; the rest is in its own report beside it."""
     data = load(name)
     if data is None:
         command = "python bench/reproduce.py --question-set binary --estimators echo,grpo,rloo"
         return {"title": title, "missing": missing(name, command + " --jobs 2 --tag 60min_all")[0]}
-    r = data["train_config"]["resolved"]
-    chosen = (
-        f"G = {r['group_size']}, {r['ppo_epochs']} PPO epochs, up to {r['steps']} steps or "
-        f"{r['time_limit_min']:g} minutes; see the protocol above"
-    )
-    curves = name[: -len(".json")] + ".png"
+    rows = [
+        [e] + [ms([(r.get("final_eval") or {}).get(k) for r in rs]) for k in RESOLVE]
+        for e, rs in data["runs"].items()
+    ]
+    stem = name[: -len(".json")]
     return {
         "title": title,
-        "r": r,
+        "r": data["train_config"]["resolved"],
         "file": cite(name, data),
-        "curves": named(curves) if (report_tables.DIR / curves).exists() else None,
-        "protocol": protocol(data, chosen),
+        "also": [named(f"{stem}.{x}") for x in ("md", "png") if (DIR / f"{stem}.{x}").exists()],
+        "seeds": seeds_text(data["seeds"]),
         "precision": data.get("per_seed_precision"),
-        "table": "\n".join(reproduction_table(data)),
+        "rows": rows,
     }
 
 

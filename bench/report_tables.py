@@ -21,7 +21,7 @@ from pathlib import Path
 import jinja2
 
 from bench.common import RESULTS, ROOT
-from tools.stats import mean_sem, paired_t_test
+from tools.stats import mean_sem
 
 DIR, PROVENANCE = Path(RESULTS), {}  # the folder read, and its provenance.json (set by `use`)
 REPO = Path(ROOT)  # the git checkout whose HEAD is "the code as it is now" (set by `use`)
@@ -535,11 +535,6 @@ def table(header: list, rows: list) -> list[str]:
     )
 
 
-def per_seed(runs: list, key: str) -> list:
-    """One run per seed: its held-out evaluation of `key` (None where it has none)."""
-    return [(r.get("final_eval") or {}).get(key) for r in runs]
-
-
 def seeds_text(seeds) -> str:
     return ", ".join(str(s) for s in seeds)
 
@@ -549,112 +544,6 @@ def seed_range(seeds) -> str:
     seeds = list(seeds)
     consecutive = len(seeds) > 2 and seeds == list(range(seeds[0], seeds[0] + len(seeds)))
     return f"{seeds[0]}-{seeds[-1]}" if consecutive else seeds_text(seeds)
-
-
-# ---------------------------------------------------------------- reproductions
-COLUMNS = [
-    ("eval/resolve_rate", "Resolve greedy", 1, 100),
-    ("eval/sampled_resolve_rate", "Resolve sampled", 1, 100),
-    ("eval/zero_rate", "Zero", 1, 100),
-    ("eval/eliminated_mean", "Elim./turn", 2, 1),
-    ("eval/episode_length", "Ep. length", 2, 1),
-]
-RESOLVE = ("eval/resolve_rate", "eval/sampled_resolve_rate")
-
-
-def played(resolved: dict) -> str:
-    """Which checkpoint of each run the held-out figures are of, and how it was chosen."""
-    n = resolved.get("validation_secrets", 0)
-    if not n:
-        return "each run's last checkpoint (no choice made on any secrets)"
-    w = resolved.get("validation_window", 1)
-    rule = "its best single evaluation" if w == 1 else f"the best mean of {w} evaluations in a row"
-    return (
-        f"each run's kept checkpoint, chosen on {n} validation secrets carved from the training "
-        f"secrets ({rule})"
-    )
-
-
-def protocol(data: dict, chosen: str) -> str:
-    r = data["train_config"].get("resolved", {})
-    sampled = (
-        f" and sampled at T = 1 ({r['eval_samples']} episodes per secret)"
-        if r.get("eval_samples")
-        else " and sampled"
-    )
-    return (
-        f"*Protocol:* settings: {chosen}. Reported: {played(r)}, played on the "
-        f"{r.get('n_heldout', 'held-out')} held-out secrets greedily{sampled}; the held-out "
-        f"secrets only report. Mean ± SEM over seeds {seeds_text(data['seeds'])}, rates in %."
-    )
-
-
-def reproduction_table(data: dict) -> list[str]:
-    """Mean +- SEM over seeds of what every run has; per-seed steps; paired t-tests of the first
-    estimator against each other."""
-    runs, first = data["runs"], data["estimators"][0]
-    every = lambda ok: all(ok(r) for rs in runs.values() for r in rs)  # noqa: E731
-    listed = lambda rs, f: ", ".join(str(f(r)) for r in rs)  # noqa: E731
-    cols = [
-        c for c in COLUMNS if every(lambda r: (r.get("final_eval") or {}).get(c[0]) is not None)
-    ]
-    extra = [
-        (label, cell)
-        for label, ok, cell in [
-            (
-                "Kept step (per seed)",
-                every(lambda r: (r.get("kept") or {}).get("dir") == "best"),
-                lambda rs: listed(rs, lambda r: r["kept"]["step"]),
-            ),
-            (
-                "Steps run (per seed)",
-                every(lambda r: r.get("steps")),
-                lambda rs: listed(rs, lambda r: r["steps"]),
-            ),
-            (
-                "Steps to 90% sampled (per seed)",
-                every(lambda r: "steps_to_90" in r),
-                lambda rs: listed(rs, lambda r: r["steps_to_90"] or "never"),
-            ),
-            (
-                "Train time (s)",
-                every(lambda r: r.get("train_seconds")),
-                lambda rs: ms([r["train_seconds"] for r in rs], 0, 1),
-            ),
-        ]
-        if ok
-    ]
-    rows = [
-        [est]
-        + [ms(per_seed(rs, key), d, s) for key, _, d, s in cols]
-        + [cell(rs) for _, cell in extra]
-        for est, rs in runs.items()
-    ]
-    lines = table(["Estimator"] + [c[1] for c in cols] + [label for label, _ in extra], rows)
-    seeds = "; ".join(
-        f"{est} "
-        + ", ".join(
-            f"{num(g, 1, 100)} / {num(s, 1, 100)}"
-            for g, s in zip(*(per_seed(rs, k) for k in RESOLVE))
-        )
-        for est, rs in runs.items()
-    )
-    lines += [f"Per seed, held-out resolve greedy / sampled (%): {seeds}.", ""]
-    tests = [
-        [f"{first} vs {other}"]
-        + [
-            t_test_text(t, p)
-            for t, p in (
-                paired_t_test(per_seed(runs[first], k), per_seed(runs[other], k)) for k in RESOLVE
-            )
-        ]
-        for other in data["estimators"][1:]
-    ]
-    return lines + (
-        table(["Paired t-test over seeds", "greedy resolve", "sampled resolve"], tests)
-        if tests
-        else []
-    )
 
 
 # ---------------------------------------------------------------- the templates
