@@ -36,10 +36,8 @@ def use(results: str, repo: str | None = None) -> None:
     DIR, REPO = Path(results), Path(repo or ROOT)
     READ.clear()
     CITED.clear()
-    changed_since.cache_clear()
-    moved_since.cache_clear()
-    head_blobs.cache_clear()
-    code_of.cache_clear()
+    for cached in (changed_since, moved_since, head_blobs, code_of):
+        cached.cache_clear()
     PROVENANCE = (load("provenance.json") or {}).get("files", {})
 
 
@@ -74,18 +72,8 @@ def named(name: str) -> str:
     return f"`bench/results/{name}`"
 
 
-PROVENANCE_KEYS = (
-    "command",
-    "machine",
-    "date",
-    "checkpoint",
-    "source",
-    "commit",
-    "uncommitted",
-    "note",
-    "train_defaults",
-    "llm_preset",
-)
+PROVENANCE_KEYS = "command machine date checkpoint source commit uncommitted note".split()
+PROVENANCE_KEYS += ["train_defaults", "llm_preset"]  # train.py's config in the code measured
 
 
 def meta(name: str, data) -> dict:
@@ -419,16 +407,7 @@ def provenance_line(name: str, data) -> str:
 
 def provenance(document: str) -> list[str]:
     """The section that ends a document: one line per result file it cites."""
-    lines = [
-        "## The files behind these figures",
-        "",
-        f"Each file {document} cites: the commit and date of the code it measured, and what has "
-        "changed since among the source files its figures depend on (bench/report_tables.DEPENDS; "
-        'a help string, a docstring, a comment or a moved file is no change). "nothing": its '
-        "figures are those of today's code. Each file holds its command, machine and config.",
-        "",
-    ]
-    return lines + list(CITED.values()) + [""]
+    return rendered("files.md", document=document, lines=list(CITED.values()))
 
 
 # ---------------------------------------------------------------- train.py's defaults then
