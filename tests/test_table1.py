@@ -58,8 +58,8 @@ def test_runs_of_mixed_splits_stop_with_one_sentence(capsys):
 def test_results_md_table1_reads_the_file_over_training_seeds(tmp_path):
     """RESULTS.md's Table 1 has a row per estimator (its seeds, greedy / sampled, mean ± SEM) and
     per reference (greedy only), every column of the paper's table; without the file it says the
-    table is not yet run and shows no figure."""
-    from bench import report_tables
+    table is not yet run and shows no figure. The README's summary gives each estimator's line."""
+    from bench import report_results, report_tables
     from bench.common import RESULTS
     from bench.report_claims import section_table1
 
@@ -81,6 +81,7 @@ def test_results_md_table1_reads_the_file_over_training_seeds(tmp_path):
         (tmp_path / "table1.json").write_text(json.dumps(data))
         with report_tables.reading(str(tmp_path)):
             lines = section_table1()
+            summary = "\n".join(report_results.readme_summary())
     finally:
         report_tables.use(RESULTS)
     assert "Not yet run" in empty and "±" not in empty
@@ -90,3 +91,6 @@ def test_results_md_table1_reads_the_file_over_training_seeds(tmp_path):
     assert "| 0-2 | 90.0 ± 5.0 / 80.0 ± 5.0 |" in echo
     (bayes,) = [line for line in lines if "the Bayes policy (reference)" in line]
     assert "| 100.0 ± 5.0 |" in bayes and " / " not in bayes
+    # the README's line: each estimator's mean over seeds, greedy / sampled; no reference
+    (line,) = [x for x in summary.splitlines() if "Table 1 of the paper" in x]
+    assert "(split 7's held-out secrets;" in line and line.endswith(": echo 90.0 / 80.0.")
