@@ -139,32 +139,23 @@ def by_split_and_flags(runs: list[dict]) -> dict:
     return out
 
 
-def splits_text(d: dict) -> str:
-    """What each split of the paper set's rows is: the sealed test, or one the defaults were
-    compared on (it holds flag groups)."""
+def split_kinds(d: dict) -> dict:
+    """What each split of the paper set's rows is: the sealed test, an earlier sealed test (with
+    bench/reproduce.py's summaries of its runs, where kept), or one the defaults were compared on
+    (it holds flag groups)."""
     seal = load("sealed.json")
     test = seal["split_seed"] if seal else None
-    earlier = [e["split_seed"] for e in (seal or {}).get("earlier", [])]
     paper = [r for r in d["runs"] if r["question_set"] == "paper"]
+    earlier = {
+        e["split_seed"]: [
+            named(f"reproduce_paper_sealed_{e['split_seed']}.{n}")
+            for n in ("md", "png", "json")
+            if (report_tables.DIR / f"reproduce_paper_sealed_{e['split_seed']}.{n}").exists()
+        ]
+        for e in (seal or {}).get("earlier", [])
+    }
     compared = sorted({r["split_seed"] for r in paper if flags_of(r) != "-"} - {test})
-    parts = [f"split {test} is the sealed test (RESULTS.md's headline)"] if test is not None else []
-    parts += [
-        f"split {s} is an earlier sealed test, drawn again when the code its runs measured "
-        f'changed (sealed.json\'s "earlier"; its training: {earlier_training(s)})'
-        for s in earlier
-    ]
-    parts += [f"split {s} is a split the defaults were compared on" for s in compared]
-    return "Paper set: " + "; ".join(parts) + "." if parts else ""
-
-
-def earlier_training(split: int) -> str:
-    """bench/reproduce.py's summaries of an earlier sealed split's runs, where they are kept."""
-    found = [
-        named(f"reproduce_paper_sealed_{split}.{n}")
-        for n in ("md", "png", "json")
-        if (report_tables.DIR / f"reproduce_paper_sealed_{split}.{n}").exists()
-    ]
-    return ", ".join(found) or "no summary kept"
+    return {"test": test, "earlier": earlier, "compared": compared}
 
 
 def by_flags(runs: list[dict]) -> dict:
@@ -187,7 +178,7 @@ def section_generalization() -> list[str]:
         for question_set, title in SETS.items()
         if any(r["question_set"] == question_set for r in d["runs"])
     ]
-    return rendered("every_run.md", sets=sets, file=cite(FILE, d), splits=splits_text(d))
+    return rendered("every_run.md", sets=sets, file=cite(FILE, d), splits=split_kinds(d))
 
 
 def run_cells(r: dict) -> list:
