@@ -19,8 +19,9 @@ which `--check` holds to the same bytes). The sections are in bench/report_claim
 Table 1, credit, the theorems), bench/report_headline.py (ECHO against GRPO and RLOO, and
 generalization: the sealed split only), bench/report_speed.py and the lab's in
 bench/report_screens.py, report_generalization.py, report_binary.py, report_smollm2.py; the reading
-and formatting they share in bench/report_tables.py. A new section is a function returning its
-lines, added to RESULTS or LAB below.
+and formatting they share in bench/report_tables.py. Each section's sentences are a template of
+bench/templates/ (jinja2), fed by a function that returns its figures and rows; a new section is
+such a pair, its function added to RESULTS_SECTIONS or LAB_SECTIONS below.
 
 Has the code changed? Each result file records the commit of the code it measured; the list of
 files that ends each document gives, per file, what has changed since among the source files its

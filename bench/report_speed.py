@@ -2,10 +2,10 @@
 file of the bench scripts (and bench/device_runs.py's summary of train.py runs on a GPU), one row
 each with the command that wrote it (the lab book's list of files gives its machine, date and
 what has changed since: bench/report_tables.provenance); RESULTS.md's speed on 2 CPU cores and
-on one GPU; and the README's
-lines for both. What a GPU run's code defaulted to, and the top-p a GPU step sampled at, are read
-from train.py at the commit its file records (report_tables.defaults_then). No number is typed
-here: each is read from a file.
+on one GPU; and the README's lines for both. Each kind of file's figure in words is a macro of
+bench/templates/timing_figures.md. What a GPU run's code defaulted to, and the top-p a GPU step
+sampled at, are train.py's config as the file (or provenance.json) records it
+(report_tables.defaults_then). No number is typed here: each is read from a file.
 """
 
 import re

@@ -1,10 +1,10 @@
 """Reading and formatting the result files for bench/report_*.py: where the files are (`use`),
 each file's command, machine and date, whether the code it depends on has changed since it was
 measured (`code_changes`) and the one line per file that says so (`cite`, `provenance`), train.py's
-defaults in the code a file measured, as it records them (`defaults_then`), numbers as text,
-markdown tables, the templates that hold the documents' sentences (`rendered`), and the
-reproduction tables of bench/reproduce.py's files (mean +- SEM over seeds, paired t-tests:
-stats.mean_sem, stats.paired_t_test). No number is typed here: each is read from a file.
+defaults in the code a file measured, as it records them (`defaults_then`), numbers as text
+(mean +- SEM over seeds: stats.mean_sem), markdown tables, and the templates that hold the
+documents' sentences (`rendered`, bench/templates/). No number is typed here: each is read from a
+file.
 """
 
 import ast
