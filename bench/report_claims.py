@@ -100,7 +100,13 @@ def section_table1() -> list[str]:
         ]
         rows.append([name, seed_range(r["seeds"])] + cells)
     header = ["Policy", "Seeds"] + [name for name, *_ in TABLE1_COLUMNS]
-    figures = {"rows": rows, "header": header, "split": data["split_seed"]}
+    training = [  # bench/reproduce.py's summaries of the runs: curves, steps to 90%, seconds
+        named(f"{stem}.{x}")
+        for stem in ("reproduce_paper_sealed", "reproduce_paper_sealed_all")
+        for x in ("md", "png")
+        if (report_tables.DIR / f"{stem}.{x}").exists()
+    ]
+    figures = {"rows": rows, "header": header, "split": data["split_seed"], "training": training}
     return rendered("table1.md", **figures, file=cite(SEEDS_TABLE1, data)) + [""]
 
 
