@@ -103,9 +103,9 @@ def section_speed_and_gpu() -> list[str]:
     return section_speed_claim() + section_smollm2_gpu()
 
 
-RESULTS_SECTIONS = [
-    section_game,
+RESULTS_SECTIONS = [  # the answer's first lines come before them (templates/results.md)
     section_table1,
+    section_game,
     section_versus,
     section_generalization,
     section_credit,
