@@ -1,6 +1,7 @@
 """RESULTS.md and bench/LAB.md, built from the JSON in bench/results. RESULTS.md reads like the
-paper's results section: one section per claim of the paper, in the paper's order (the game and
-its references; Table 1 for every policy; ECHO against GRPO and RLOO; generalization to 1..200;
+paper's results section: its answer first, then Table 1 for every policy, then one section per
+claim of the paper, in the paper's order (the game and its references; ECHO against GRPO and
+RLOO; generalization to 1..200;
 credit against the true advantage; the theorems; speed), each with its table, its command and
 protocol in a few sentences, and its figure where one exists. What was tried on the way (screens,
 flag groups, other splits, older runs, capacity checks, bisection behaviour, SmolLM2 on CPU cores,
