@@ -2,14 +2,15 @@
 paper's results section: its answer first, then Table 1 for every policy, then one section per
 claim of the paper, in the paper's order (the game and its references; ECHO against GRPO and
 RLOO; generalization to 1..200; credit against the true advantage; the theorems; speed), each
-with its table, its command and protocol in a few sentences, and its figure where one exists. What was tried on the way (screens,
-flag groups, other splits, older runs, capacity checks, bisection behaviour, SmolLM2 on CPU cores,
-every timing) is bench/LAB.md, linked once. No number is typed here: each is read from a file,
-and means +- SEM and paired t-tests are computed from per-seed values (stats.mean_sem,
-stats.paired_t_test). The output depends on the files and on git's HEAD only (no clock, fixed
-order and float formats), so running it twice writes the same bytes; `--check` exits 1 if
-RESULTS.md, bench/LAB.md or the README's summary differs from what it would write, naming first
-any result whose code has changed without the text saying so (CI runs it).
+with its table, its command and protocol in a few sentences, and its figure where one exists.
+What was tried on the way (screens, flag groups, other splits, older runs, capacity checks,
+bisection behaviour, SmolLM2 on CPU cores, every timing) is bench/LAB.md, linked once. No number
+is typed here: each is read from a file, and means +- SEM and paired t-tests are computed from
+per-seed values (stats.mean_sem, stats.paired_t_test). The output depends on the files and on
+git's HEAD only (no clock, fixed order and float formats), so running it twice writes the same
+bytes; `--check` exits 1 if RESULTS.md, bench/LAB.md or the README's summary differs from what it
+would write, naming first any result whose code has changed without the text saying so (CI runs
+it).
 
     python bench/report_results.py [--check]
 

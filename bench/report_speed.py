@@ -240,46 +240,36 @@ def section_speed_claim() -> list[str]:
     return rendered("speed.md", **figures)
 
 
-def gpu_summary() -> str | None:
-    """The README's line for the GPU: the tiny default run there, and the paper's step on its
-    model's shape: the fastest LoRA and full fine-tuning settings that fit, on one machine."""
-    steps = [(n, load(n)) for n in GPU_STEPS[:2] if load(n)]  # one H100, the same code
+def gpu_summary() -> dict | None:
+    """The README's figures of the GPU (templates/summary.md): the tiny default run there, and the
+    paper's step on its model's shape: the fastest LoRA and full fine-tuning settings that fit,
+    and those that did not, on one machine."""
+    steps = [load(n) for n in GPU_STEPS[:2] if load(n)]  # one H100, the same code
     name, d = "train_gpu_default.json", load("train_gpu_default.json")
     if not steps or not d:
         return None
-    run = next(r for r in d["runs"] if r["command"] == "python train.py --estimator echo")
-    moved = moved_defaults(name, d, SETTINGS[1:])
-    code = f", at code whose defaults were {', '.join(moved)}" if moved else ""
-    timed = [(m, v, s) for _, s in steps for m, v in s["modes"].items() if "decode_s" in v]
+    timed = [(m, v, s) for s in steps for m, v in s["modes"].items() if "decode_s" in v]
     best = []
     for kind in ("lora", "full"):
         mine = [t for t in timed if t[0].split("/")[1] == "fast" and t[0].startswith(kind)]
         if mine:
             m, v, s = min(mine, key=lambda t: t[1]["step_s"])
-            best.append(f"{setting_name(m)} {v['step_s']} s (micro-batch {micro_batch_of(m, s)})")
-    out = [
-        f"{setting_name(m)} at {micro_batch_of(m, s)}"
-        for _, s in steps
-        for m, v in s["modes"].items()
-        if v.get("out_of_memory")
-    ]
-    failed = f"; {', '.join(out)} did not fit" if out else ""
-    top_p = "/".join(sorted({top_p_text(n, s) for n, s in steps}))
-    c = steps[0][1]["config"]
-    batch = f"{c['secrets']} x {c['group_size']}"
-    cut = timed_out(name, d, run)
-    took = (  # its whole command's seconds are the timeout (RESULTS.md's table says so)
-        f" and printed done in {cut[1]} s after its warm-up"
-        if cut
-        else f" in {run['process_wall']:.0f} s, the whole command"
-    )
-    return (
-        f"- **On one {steps[0][1]['device']}**: `{run['command']}` ({run['steps']} steps{code}) "
-        f"reached held-out resolve {num(run['final_greedy_resolve'])} / "
-        f"{num(run['final_sampled_resolve'])}{took}. "
-        f"One step of {batch} on {steps[0][1]['shape']}'s shape, random weights, top-p {top_p}: "
-        f"fastest {', '.join(best)}{failed}."
-    )
+            best.append((setting_name(m), v["step_s"], micro_batch_of(m, s)))
+    run = next(r for r in d["runs"] if r["command"] == "python train.py --estimator echo")
+    return {
+        "step": steps[0],
+        "run": run,
+        "moved": moved_defaults(name, d, SETTINGS[1:]),
+        "printed": (timed_out(name, d, run) or (None, None))[1],  # its wall is the timeout
+        "top_p": "/".join(sorted({top_p_text(n, load(n)) for n in GPU_STEPS[:2] if load(n)})),
+        "best": best,
+        "failed": [
+            f"{setting_name(m)} at {micro_batch_of(m, s)}"
+            for s in steps
+            for m, v in s["modes"].items()
+            if v.get("out_of_memory")
+        ],
+    }
 
 
 def cpu_summary() -> str | None:

@@ -170,6 +170,12 @@ def gpu_files(tmp_path: Path, version: dict, note: str | None) -> None:
     )
 
 
+def gpu_line(summary: list[str]) -> str:
+    """The README summary's line of the GPU."""
+    (line,) = [x for x in summary if x.startswith("- **On one")]
+    return line
+
+
 def test_the_gpu_line_says_what_the_files_show(tmp_path):
     """Files whose recorded train.py defaults (train_defaults) were 2 passes of Eq. 2 and top-p
     1.0: the README's GPU line and the speed section name those defaults where today's differ,
@@ -177,7 +183,8 @@ def test_the_gpu_line_says_what_the_files_show(tmp_path):
     that did not (96); where the run's file says its wall is the timeout it ran under, the line
     gives the time the run printed, not the timeout as a time, and the section's table both."""
     import config
-    from bench.report_speed import gpu_summary, section_speed_claim
+    from bench.report_results import readme_summary
+    from bench.report_speed import section_speed_claim
 
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -192,7 +199,7 @@ def test_the_gpu_line_says_what_the_files_show(tmp_path):
     then = {"train_defaults": {"steps": 80, "ppo_epochs": 2, "top_p": 1.0}, "llm_preset": {}}
     gpu_files(tmp_path, {**code_version(str(repo)), **then}, note)
     with report_tables.reading(str(tmp_path), str(repo)):
-        line, text = gpu_summary(), section_speed_claim()
+        line, text = gpu_line(readme_summary()), section_speed_claim()
         text = "\n".join(text)
     moved = [
         f"`--{k} {v}`"
@@ -213,5 +220,5 @@ def test_the_gpu_line_says_what_the_files_show(tmp_path):
     )
     gpu_files(tmp_path, code_version(str(repo)), None)
     with report_tables.reading(str(tmp_path), str(repo)):
-        line = gpu_summary()
+        line = gpu_line(readme_summary())
     assert "in 370 s, the whole command" in line and "timeout" not in line
