@@ -121,17 +121,10 @@ def section_table1_older() -> list[str]:
         return rendered("table1_older.md", rows=None, missing=missing(TABLE1, command)[0])
     by_key = {r["model_key"]: r for r in (data["rows"] if isinstance(data, dict) else data)}
 
-    def pair(r, key, digits, scale):  # mean +- SEM over runs; blank where there is no such row
-        if r is None:
-            return ""
-        sem = r.get(key + "_sem")
-        spread = "" if nan(r.get(key)) or nan(sem) else f" ± {num(sem, digits, scale)}"
-        return num(r.get(key), digits, scale) + spread
-
     rows = [
         [policy_name(k)]
         + [
-            pair(r, key, d, s)
+            spread_text([r.get(key), r.get(key + "_sem")], d, s) if r else ""  # one row, or none
             for key, d, s in (("resolve_rate", 1, 100), ("zero_rate", 1, 100), ("quality", 3, 1))
             for r in (by_key[k], by_key.get(k + " [T=1]"))
         ]
