@@ -103,7 +103,7 @@ def section_table1() -> list[str]:
     training = [  # bench/reproduce.py's summaries of the runs: curves, steps to 90%, seconds
         named(f"{stem}.{x}")
         for stem in ("reproduce_paper_sealed", "reproduce_paper_sealed_all")
-        for x in ("md", "png")
+        for x in ("json", "md", "png")
         if (report_tables.DIR / f"{stem}.{x}").exists()
     ]
     figures = {"rows": rows, "header": header, "split": data["split_seed"], "training": training}
