@@ -70,6 +70,12 @@ def played(results: dict, key: str) -> dict:
     return {run: {m: metrics[m] for m in TABLE1} for run, metrics in results[key]["runs"].items()}
 
 
+def only(plays: dict) -> dict:
+    """The figures of a policy played once."""
+    (figures,) = plays.values()
+    return figures
+
+
 def spread(per_seed: list[dict]) -> dict:
     """{metric: [mean, SEM]} over seeds (stats.mean_sem: a metric a seed could not define, such
     as ResAfterZero without a zero turn, is NaN there and left out of that metric's mean)."""
@@ -82,9 +88,9 @@ def estimator_rows(results: dict, runs: list[Path], configs: dict) -> list[dict]
     for run in runs:
         config = configs[str(run)]
         key = f"checkpoint:{kept_checkpoint(run)}"
-        seed = {
-            "greedy": played(results, key)[1],
-            "sampled": played(results, key + report.SAMPLED)[1],
+        seed = {  # its one play (evaluate.py --runs 1), whatever its run id
+            "greedy": only(played(results, key)),
+            "sampled": only(played(results, key + report.SAMPLED)),
         }
         by_estimator.setdefault(config["estimator"], {})[config["seed"]] = seed
     return [

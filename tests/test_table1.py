@@ -26,8 +26,9 @@ def test_an_estimators_row_is_its_seeds_spread_greedy_and_sampled(tmp_path):
         runs.append(run)
         configs[str(run)] = {"estimator": estimator, "seed": seed}
         key = f"checkpoint:{run / 'checkpoint'}"
-        results[key] = {"runs": {1: metrics(greedy, 0.1)}}
-        results[key + report.SAMPLED] = {"runs": {1: metrics(sampled, 0.3)}}
+        # evaluate.py's run ids (tools.report.turns_by_model), one play each
+        results[key] = {"runs": {"run0": metrics(greedy, 0.1)}}
+        results[key + report.SAMPLED] = {"runs": {"run0": metrics(sampled, 0.3)}}
     rows = {r["policy"]: r for r in table1.estimator_rows(results, runs, configs)}
     assert rows["echo"]["seeds"] == [0, 1] and rows["grpo"]["seeds"] == [0]
     mean, sem = rows["echo"]["greedy"]["resolve_rate"]
