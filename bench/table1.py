@@ -115,7 +115,7 @@ def reference_rows(results: dict) -> list[dict]:
             {
                 "policy": policy,
                 "kind": "reference",
-                "seeds": sorted(plays),
+                "seeds": sorted(int(run.removeprefix("run")) for run in plays),  # run r: seed r
                 "greedy": spread(list(plays.values())),
             }
         )
