@@ -45,6 +45,8 @@ def section_binary() -> list[str]:
     figures = {"references": (final or {}).get("references", {}), **final_figures()}
     figures["defaults"] = defaults_figures()  # in the order the section cites them
     figures["belief"] = belief_figures()
+    general = load("generalization.json")
+    figures["since"] = since_split_one(general) if general else None
     figures |= capacity_figures()
     g8 = load("reproduce_binary_60min_g8.json")
     figures["older"] = g8["train_config"]["resolved"] if g8 else None

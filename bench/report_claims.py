@@ -110,6 +110,21 @@ def section_table1() -> list[str]:
     return rendered("table1.md", **figures, file=cite(SEEDS_TABLE1, data)) + [""]
 
 
+def released_rloo(split: int) -> dict | None:
+    """Table 1's greedy held-out resolve of the released RLOO (`rloo-std`) and of the estimator it
+    is G/(G-1) times (`echo-zeropad`), on `split`: what the identity predicts, measured."""
+    data = load(SEEDS_TABLE1)
+    if data is None or data["split_seed"] != split:
+        return None
+    rows = {r["policy"]: r for r in data["rows"] if r["kind"] == "estimator"}
+    if not {"rloo-std", "echo-zeropad"} <= rows.keys():
+        return None
+    return {
+        "seeds": seed_range(rows["rloo-std"]["seeds"]),
+        **{e: spread_text(rows[e]["greedy"]["resolve_rate"], 1, 100) for e in rows},
+    }
+
+
 def section_table1_older() -> list[str]:
     """bench/LAB.md: the older Table 1, one seed's checkpoints re-evaluated."""
     data = load(TABLE1)

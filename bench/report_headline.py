@@ -15,7 +15,8 @@ number is typed here: each is read from a file.
 import re
 
 from bench import report_tables
-from bench.report_binary import preset_choice, since_split_one
+from bench.report_binary import preset_choice
+from bench.report_claims import released_rloo
 from bench.report_generalization import by_estimator, flags_of, pct
 from bench.report_screens import section_defaults_chosen
 from bench.report_tables import (
@@ -182,7 +183,6 @@ def section_versus() -> list[str]:
         h=headline(d, HELDOUT, "heldout", False),
         defaults=block(chosen),
         choice=preset_choice(),
-        since=since_split_one(d),
     )
 
 
@@ -248,5 +248,6 @@ def answers() -> dict | None:
         },
         "versus": versus,
         "refs": {r["policy"]: r for r in references(d, "paper", seal["split_seed"])},
+        "released": released_rloo(seal["split_seed"]),
         "file": cite(FILE, d),
     }

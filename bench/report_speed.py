@@ -93,15 +93,12 @@ def section_speed() -> list[str]:
 DEFAULT_RUN = "train_speed_eq2.json"  # the newest whole default run from an empty cache
 CPU = {  # file -> what it times, in the order of the table
     DEFAULT_RUN: "the default run, whole",
-    "profile_step.json": "one training step",
-    "profile_step_binary.json": "one training step",
-    "profile_step_binary_bf16.json": "one training step",
+    "profile_step.json": "one training step",  # the binary set's steps are in LAB.md
     "threads.json": "training steps side by side",
     "rollouts.json": "rollouts, batched",
-    "rollouts_baseline.json": "rollouts, batched, at an older revision (the file names it)",
 }
 GPU_STEPS = ["gpu_step.json", "gpu_step_lora_sweep.json", "gpu_step_h200.json"]
-GPU_RUNS = ["train_gpu_default.json", "train_gpu.json"]
+GPU_RUNS = ["train_gpu_default.json"]  # the older code's runs (train_gpu.json) are in LAB.md
 # the defaults a run on older code may have had otherwise (the settings the paper set compares)
 SETTINGS = (
     "steps",
@@ -150,14 +147,25 @@ def top_p_text(name: str, d: dict) -> str:
     return "not recorded" if then is None else f"{then}"
 
 
-def gpu_step_rows(files: list) -> list[list]:
-    rows = []
+def fastest_modes(files: list) -> set:
+    """(file, mode) of the fastest step that fit per GPU and setting: RESULTS.md's rows (the
+    sweeps, and the settings that did not fit, are in LAB.md's table of every timing)."""
+    best = {}
     for name, d in files:
         for mode, v in d["modes"].items():
-            head = [setting_name(mode), d["device"], micro_batch_of(mode, d)]
-            if v.get("out_of_memory"):
-                rows.append(head + ["out of the GPU's memory"] + [""] * 4 + [cite(name, d)])
+            key = (d["device"], setting_name(mode))
+            if "step_s" in v and (key not in best or v["step_s"] < best[key][0]):
+                best[key] = (v["step_s"], name, mode)
+    return {(name, mode) for _, name, mode in best.values()}
+
+
+def gpu_step_rows(files: list) -> list[list]:
+    rows, shown = [], fastest_modes(files)
+    for name, d in files:
+        for mode, v in d["modes"].items():
+            if (name, mode) not in shown:
                 continue
+            head = [setting_name(mode), d["device"], micro_batch_of(mode, d)]
             rows.append(
                 head
                 + [

@@ -321,6 +321,7 @@ def code_changes(name: str, data) -> list[str] | None:
 REFERENCE_NAMES = {  # the reference policies (reference.py) by their result files' names
     "bayes": "the Bayes policy",
     "fixed_sequence": "the best fixed sequence",
+    "greedy_oracle": "the greedy oracle",
     "random": "random questions",
 }
 CITED: dict = {}  # {result file: its provenance line}, in the order a document first cites them

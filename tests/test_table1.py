@@ -27,8 +27,8 @@ def test_an_estimators_row_is_its_seeds_spread_greedy_and_sampled(tmp_path):
         configs[str(run)] = {"estimator": estimator, "seed": seed}
         key = f"checkpoint:{run / 'checkpoint'}"
         # evaluate.py's run ids (tools.report.turns_by_model), one play each
-        results[key] = {"runs": {"run0": metrics(greedy, 0.1)}}
-        results[key + report.SAMPLED] = {"runs": {"run0": metrics(sampled, 0.3)}}
+        results[key] = {"runs": {"run1": metrics(greedy, 0.1)}}
+        results[key + report.SAMPLED] = {"runs": {"run1": metrics(sampled, 0.3)}}
     rows = {r["policy"]: r for r in table1.estimator_rows(results, runs, configs)}
     assert rows["echo"]["seeds"] == [0, 1] and rows["grpo"]["seeds"] == [0]
     mean, sem = rows["echo"]["greedy"]["resolve_rate"]
@@ -95,3 +95,30 @@ def test_results_md_table1_reads_the_file_over_training_seeds(tmp_path):
     # the README's line: each estimator's greedy mean over seeds; no reference
     (line,) = [x for x in summary.splitlines() if "Table 1 of the paper" in x]
     assert "(split 7's held-out secrets, greedy" in line and line.endswith(": echo 90.0.")
+
+
+def test_the_answer_gives_the_released_rloo_beside_the_estimator_it_is_a_multiple_of(tmp_path):
+    """RESULTS.md's RLOO answer reads Table 1's `rloo-std` and `echo-zeropad` rows of the sealed
+    split, each its own figure; a table of another split, or without either row, gives none."""
+    from bench import report_tables
+    from bench.common import RESULTS
+    from bench.report_claims import released_rloo
+
+    def row(policy, resolve):
+        greedy = {"resolve_rate": [resolve, 0.1]}
+        return {"policy": policy, "kind": "estimator", "seeds": [0, 1, 2], "greedy": greedy}
+
+    data = {"split_seed": 7, "rows": [row("rloo-std", 0.6), row("echo-zeropad", 0.3)]}
+    (tmp_path / "table1.json").write_text(json.dumps(data))
+    try:
+        with report_tables.reading(str(tmp_path)):
+            released, other_split = released_rloo(7), released_rloo(8)
+        data["rows"] = data["rows"][:1]
+        (tmp_path / "table1.json").write_text(json.dumps(data))
+        with report_tables.reading(str(tmp_path)):
+            one_row = released_rloo(7)
+    finally:
+        report_tables.use(RESULTS)
+    assert released["rloo-std"] == "60.0 ± 10.0" and released["echo-zeropad"] == "30.0 ± 10.0"
+    assert released["seeds"] == "0-2"
+    assert other_split is None and one_row is None
