@@ -38,7 +38,7 @@ class SmolLearningConfig:
     )
     steps: int = arg(60, "RL steps at most")
     n_max: int = arg(
-        20, "secrets 1..n_max (the paper: 100; 20 keeps a 135M model's prompts short on a CPU)"
+        20, "secrets 1..n_max (paper, l. 391: 100; 20 keeps a 135M model's prompts short on a CPU)"
     )
     secrets_per_step: int = arg(
         2, "B: secrets a step, each played by 4 rollouts (the group of Eq. 1)"
