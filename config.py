@@ -24,8 +24,10 @@ train_echo.py and advantages.py at commit 16d13b0), where the TeX says nothing:
     longest action             -                                128 new tokens        64
     optimizer steps per batch  -                                4, one pass           4 x 4
     learning rate              -                                5e-6 (LoRA)           5e-4, llm 5e-6
-    LoRA (r, alpha, dropout)   -                                16, 32, 0.05; q/k/v/o llm: the same
+    LoRA (r, alpha, dropout)   -                                16, 32, 0.05; q/k/v/o llm: the same*
     runs per result            3 (Table 1, l. 646)              -                     seeds
+
+* (LoRA) its dropout in the warm-up only: Eq. 2's passes run without it (update.py says why).
 
 (The code's generation batch is 16 rows of its dataset; its config's max_completion_length, 64,
 is not what its generate call uses, 128.) RESULTS.md's defaults table says what chose each of
@@ -59,7 +61,13 @@ class TrainConfig:
     )
     lora_rank: int = arg(0, "LoRA rank; 0: full fine-tuning", at_least=0)
     lora_alpha: int = arg(32, "LoRA alpha (the paper's code: 32)", at_least=1)
-    lora_dropout: float = arg(0.05, "LoRA dropout (the paper's code: 0.05)", at_least=0, below=1)
+    lora_dropout: float = arg(
+        0.05,
+        "LoRA dropout of the warm-up; Eq. 2's passes run without it, update.py "
+        "(the paper's code: 0.05)",
+        at_least=0,
+        below=1,
+    )
     lora_targets: str = arg(
         "q_proj,k_proj,v_proj,o_proj", "modules LoRA adapts (the paper's code: attention's)"
     )

@@ -26,6 +26,10 @@ Departures from the paper, and why:
   (`sampled_logprobs_are_old`): then the sampled log-probs are pi_old's, to rounding. On a GPU a
   bf16 copy samples (lm/engine.py); how far its log-probs are from pi_old's is logged, per token
   and per action.
+- Eq. 2's passes run with every dropout off (`without_dropout`), as pi_old is scored and sampled:
+  with it on (LoRA's, 0.05 in the paper's code) pi_theta would be a random function of theta, the
+  first ratio would not be 1 and the clip would act on that noise. The warm-up keeps LoRA's
+  dropout (lm/warmup.py); the tiny model has none.
 """
 
 from __future__ import annotations
@@ -85,7 +89,8 @@ def ppo_update(
     level = update_cfg.ratio_level
     params = trainable(policy)
     log = UpdateLog(b_logprobs, batch.logprobs)
-    policy.model.train()
+    policy.model.train()  # for checkpointed layers, which run only in training mode
+    without_dropout(policy.model)
     for layout in layouts:  # the passes, each a random deal of the batch's turns
         for minibatch in layout:  # one optimizer step each
             n_terms = minibatch.size  # the step's terms, every rank's: it averages over its own
@@ -187,6 +192,15 @@ def live_micro_batches(minibatch: Minibatch, live: list[bool]) -> list[list[int]
         if turns:
             scored.append(turns)
     return scored
+
+
+def without_dropout(model) -> None:
+    """Every dropout of `model` off (its modules in eval mode), the rest left in the mode it is in:
+    rho of Eq. 2 is then pi_theta / pi_old of one deterministic policy, exactly 1 before the first
+    optimizer step (the departures above)."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.eval()
 
 
 def clipped_step(optimizer, params: list, grad_clip: float) -> float:

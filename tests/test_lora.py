@@ -312,3 +312,17 @@ def test_warm_up_cache_is_reused_and_invalidated(qwen_dir, tmp_path, monkeypatch
     assert all(torch.equal(v, lora_weights(again)[k]) for k, v in lora_weights(first).items())
     warmup.prepared(lora, replace(warm, lr=2e-3), quiet=True)
     assert calls == [1]  # a new setting, a new warm-up
+
+
+def test_eq2_runs_without_loras_dropout_so_its_first_ratio_is_one(tmp_path, qwen_dir):
+    """LoRA's dropout (0.5 here, where it would show) is off in Eq. 2's passes, as it is where
+    pi_old is scored: before any optimizer step log rho == 0 exactly, and the clip does not act."""
+    train.main(
+        ["--model", qwen_dir, "--out", str(tmp_path), "--run-name", "dropout", "--steps", "1"]
+        + FLAGS
+        + ["--lora-dropout", "0.5", "--ppo-epochs", "1", "--num-minibatches", "1"]
+        + ["--old-logprobs", "recompute"]
+    )
+    row = json.loads((tmp_path / "dropout" / "metrics.jsonl").read_text().splitlines()[0])
+    assert row["train/first_step_log_ratio_max"] == 0.0
+    assert row["train/ratio_mean"] == 1.0 and row["train/clip_fraction"] == 0.0
