@@ -326,3 +326,10 @@ def test_eq2_runs_without_loras_dropout_so_its_first_ratio_is_one(tmp_path, qwen
     row = json.loads((tmp_path / "dropout" / "metrics.jsonl").read_text().splitlines()[0])
     assert row["train/first_step_log_ratio_max"] == 0.0
     assert row["train/ratio_mean"] == 1.0 and row["train/clip_fraction"] == 0.0
+
+
+def test_the_tiny_model_has_no_dropout_for_eq2_to_turn_off():
+    """The default runs' model (lm/tinylm.py) holds no dropout module, so Eq. 2's passes without
+    dropout (update.without_dropout) compute for it what they computed before."""
+    policy = models.load_policy("tiny", "cpu", "fp32")
+    assert not any(isinstance(m, torch.nn.Dropout) for m in policy.model.modules())
