@@ -121,7 +121,10 @@ def released_rloo(split: int) -> dict | None:
         return None
     return {
         "seeds": seed_range(rows["rloo-std"]["seeds"]),
-        **{e: spread_text(rows[e]["greedy"]["resolve_rate"], 1, 100) for e in rows},
+        **{
+            e: spread_text(rows[e]["greedy"]["resolve_rate"], 1, 100)
+            for e in ("rloo-std", "echo-zeropad")
+        },
     }
 
 
