@@ -173,6 +173,11 @@ class TrainConfig:
     eval_samples: int = arg(
         4, "sampled episodes per held-out secret beside greedy (0: none)", at_least=0
     )
+    eval_rows: int = arg(
+        0,
+        "most sampled evaluation episodes decoded at once, whole secrets (0: all at once)",
+        at_least=0,
+    )
     credit_probe: int = arg(
         32, "turns whose credit is set against A_B at each evaluation (0: off)", at_least=0
     )
@@ -276,7 +281,9 @@ PRESETS = {
         "time on 2 CPU cores: bench/smollm2_step.json's step before and after; bf16 autocast, "
         "candidates as runs and App. B's instructions as a system message computed once a pass "
         "(shorter prompts), B = 4, passes of at most 3072 tokens, 64 new tokens; evaluations "
-        "every 10 steps and no credit probe, each costing more than a step there)",
+        "every 10 steps and no credit probe, each costing more than a step there; the sampled "
+        "evaluation decodes at most a step's 16 rows at once: its 80 at once were the "
+        "evaluation's peak, above 6 GB)",
         lambda c: c.model != "tiny" and not on_gpu(c.device),
         dict(
             precision="bf16",
@@ -286,6 +293,7 @@ PRESETS = {
             micro_tokens=3072,
             max_new_tokens=64,
             eval_every=10,
+            eval_rows=16,
             credit_probe=0,
         ),
     ),

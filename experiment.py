@@ -112,6 +112,7 @@ class RunConfig:
     lr: float
     eval_every: int
     eval_samples: int
+    eval_rows: int  # most sampled evaluation episodes decoded at once (0: all)
     save_every: int
     time_limit_min: float  # 0: none
     validation_window: int
@@ -376,7 +377,10 @@ class Run:
         if self.ranks.main and ((step + 1) % run_cfg.eval_every == 0 or last):
             seed = eval_seed(run_cfg.seed, step + 1)
             samples = run_cfg.eval_samples
-            row |= evaluate_policy(policy, self.heldout, self.game_cfg, self.oracle, samples, seed)
+            row |= evaluate_policy(
+                policy, self.heldout, self.game_cfg, self.oracle, samples, seed,
+                rows=run_cfg.eval_rows,
+            )  # fmt: skip
             if self.validation:
                 self.keep_best(step, row, policy)
         self.seconds.append(time.time() - started)
@@ -405,6 +409,7 @@ class Run:
             samples,
             self.run_cfg.seed + step,
             per_secret=True,
+            rows=self.run_cfg.eval_rows,
         )
         row["eval/validation_score"] = (v["eval/resolve_rate"] + v["eval/sampled_resolve_rate"]) / 2
         if len(self.validation) >= 2:
@@ -475,8 +480,9 @@ class Run:
             seed = eval_seed(run_cfg.seed, run_cfg.steps)
             best = models.load_policy(str(self.dir / "best"), device, precision, trainable=False)
             scores = evaluate_policy(
-                best, self.heldout, self.game_cfg, self.oracle, run_cfg.eval_samples, seed
-            )
+                best, self.heldout, self.game_cfg, self.oracle, run_cfg.eval_samples, seed,
+                rows=run_cfg.eval_rows,
+            )  # fmt: skip
             kept = {"step": self.kept["step"], **scores}
         summary = self.summary(kept) if self.ranks.main else {}
         if self.board is not None:

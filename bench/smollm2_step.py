@@ -160,7 +160,9 @@ def main(argv=None):
     heldout = split_secrets(settings(SplitConfig, cfg))[2][: scfg.eval_secrets]
     evaluation = phases.measure(
         "evaluation",
-        lambda: evaluate_policy(policy, heldout, game_cfg, oracle, cfg.eval_samples, seed=0),
+        lambda: evaluate_policy(
+            policy, heldout, game_cfg, oracle, cfg.eval_samples, seed=0, rows=cfg.eval_rows
+        ),
     )
     phases.measure("warm-up", lambda: warmup_batch(cfg, policy))
     step = sum(phases.figures[k]["seconds"] for k in ("rollout", "scoring", "update"))

@@ -374,3 +374,30 @@ def test_a_checkpoint_directory_named_with_a_plus_is_not_a_prompting_variant(tmp
     run.mkdir(parents=True)
     assert evaluate.split_spec(f"checkpoint:{run}") == (f"checkpoint:{run}", "", "lm")
     assert evaluate.split_spec(f"checkpoint:{run}+cot") == (f"checkpoint:{run}", "cot", "lm")
+
+
+def test_a_row_cap_plays_the_sampled_evaluation_in_chunks_of_whole_secrets(monkeypatch):
+    """rows > 0: the sampled play decodes at most that many episodes at once, whole secrets (at
+    least one), and every secret is still played and scored; rows 0 plays all at once."""
+    from lm import models
+    from oracle import RuleOracle
+
+    policy, calls, real = models.load_policy("tiny", "cpu", "fp32"), [], evaluate.play_rollouts
+
+    def recording(policy, secrets, samples, *args, **kwargs):
+        calls.append((list(secrets), samples))
+        return real(policy, secrets, samples, *args, **kwargs)
+
+    monkeypatch.setattr(evaluate, "play_rollouts", recording)
+    secrets, game = [3, 17, 42, 64, 99], GameConfig(max_turns=2)
+
+    def evaluated(rows):
+        calls.clear()
+        out = evaluate.evaluate_policy(policy, secrets, game, RuleOracle(), 4, 0, True, rows)
+        return [c for c, _ in calls], out
+
+    chunks, out = evaluated(8)  # 8 rows: 2 secrets x 4 samples at once
+    assert chunks == [[3, 17], [42, 64], [99]] and all(n == 4 for _, n in calls)
+    assert len(out["per_secret_sampled"]) == len(secrets)
+    assert evaluated(2)[0] == [[s] for s in secrets]  # fewer rows than samples: one secret
+    assert evaluated(0)[0] == [secrets]
