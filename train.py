@@ -17,8 +17,8 @@ train Qwen2.5-1.5B-Instruct in the same loop. Its llm preset sets LoRA rank 16, 
 questions or refusals) and candidate list, B = 8, a micro-batch of 16 and a warm-up of 64
 episodes, one pass at lr 5e-4 (llm-full, at --lora-rank 0: lr 1e-6, warm-up lr 1e-5); on a CPU
 llm-cpu then sets bf16, candidates as runs, App. B's instructions as a system message, B = 4,
-forward passes of at most 3072 tokens, 64 new tokens, evaluations every 10 steps and no credit
-probe (config.py says where each comes from).
+forward passes of at most 3072 tokens, 64 new tokens, evaluations every 10 steps (their sampled
+play 16 rows at a time) and no credit probe (config.py says where each comes from).
 
 Departures from the paper, and why (update.py lists those of Eq. 2's update):
 - A format warm-up (lm/warmup.py) first teaches the JSON action: were every action unreadable,

@@ -25,6 +25,7 @@ STEP_SETTINGS = (
     "micro_tokens",
     "max_new_tokens",
     "warmup_episodes",
+    "eval_rows",
 )
 
 
@@ -38,8 +39,9 @@ def phase_cells(run: dict | None, phase: str) -> list[str]:
 
 
 # Settings added after a run of the bench was made: that code played as these values do (App. B's
-# prompt as one user message; micro-batches bounded in rows only).
-BEFORE_THE_SETTING = {"prompt_layout": "paper", "micro_tokens": 0}
+# prompt as one user message; micro-batches bounded in rows only; the sampled evaluation's rows
+# all at once).
+BEFORE_THE_SETTING = {"prompt_layout": "paper", "micro_tokens": 0, "eval_rows": 0}
 
 
 def step_settings(run: dict) -> str:
