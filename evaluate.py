@@ -51,7 +51,7 @@ from lm import models
 from oracle import OracleConfigError, make_oracle
 from policy import SampleConfig
 from reference import REFERENCE_POLICIES
-from rollouts import play_rollouts
+from rollouts import play_chunked
 from tools import report
 from tools.stats import mean_sem
 
@@ -469,14 +469,7 @@ def play_all(cfg: EvalConfig, game_cfg: GameConfig, secrets: list[int]) -> tuple
 
 
 def evaluate_policy(
-    policy,
-    secrets,
-    game_cfg: GameConfig,
-    oracle,
-    samples: int,
-    seed: int,
-    per_secret: bool = False,
-    rows: int = 0,
+    policy, secrets, game_cfg: GameConfig, oracle, samples: int, seed: int, per_secret=False, rows=0
 ) -> dict:
     """The eval/ metrics of a language-model policy on these secrets, played two ways. Greedy
     (one episode per secret): the paper's Table 1 columns among them. Sampled at T = 1 as in
@@ -484,11 +477,8 @@ def evaluate_policy(
     eval/sampled_resolve_rate and its standard error over secrets, which does not flip between
     0 and 1 the way a greedy policy that repeats one question can. With per_secret, also each
     secret's greedy and sampled resolve, in `secrets` order (lists, so not logged as metrics).
-    rows > 0: the sampled play decodes at most that many episodes at once (whole secrets, at
-    least one), its chunks drawing from one generator in turn: a language model's KV cache and
-    logits grow with the rows, and on a CPU the 80 rows of 20 secrets x 4 samples were what
-    SmolLM2's evaluation peaked on (bench/smollm2_step.py). A chunked play draws other numbers
-    than an unchunked one of the same seed."""
+    rows > 0: the sampled play decodes at most that many episodes at once (rollouts.play_chunked;
+    SmolLM2's evaluation on a CPU peaked on its 80 rows at once, bench/smollm2_step.py)."""
     game = play(policy, secrets, game_cfg, oracle)
     episodes = [[r.as_dict() for r in e.records] for e in game.episodes]
     summaries = [game.episode_summary(i) for i in range(len(secrets))]
@@ -501,18 +491,8 @@ def evaluate_policy(
     out.update({f"eval/{k}": v for k, v in metrics.run_metrics(episodes).items()})
     if samples > 0:
         generator = torch.Generator(policy.device).manual_seed(seed)
-        chunk = len(secrets) if rows <= 0 else max(1, rows // samples)  # secrets at once
-        episodes = []
-        for start in range(0, len(secrets), chunk):
-            episodes += play_rollouts(
-                policy,
-                secrets[start : start + chunk],
-                samples,
-                game_cfg,
-                SampleConfig(),
-                oracle,
-                generator,
-            ).episodes
+        sample = SampleConfig()
+        episodes = play_chunked(policy, secrets, samples, game_cfg, sample, oracle, generator, rows)
         resolved = torch.tensor([e["resolved"] for e in episodes], dtype=torch.float64)
         by_secret = resolved.view(len(secrets), samples).mean(1)  # (secrets,)
         out["eval/sampled_resolve_rate"], out["eval/sampled_resolve_sem"] = mean_sem(

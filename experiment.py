@@ -377,10 +377,7 @@ class Run:
         if self.ranks.main and ((step + 1) % run_cfg.eval_every == 0 or last):
             seed = eval_seed(run_cfg.seed, step + 1)
             samples = run_cfg.eval_samples
-            row |= evaluate_policy(
-                policy, self.heldout, self.game_cfg, self.oracle, samples, seed,
-                rows=run_cfg.eval_rows,
-            )  # fmt: skip
+            row |= self.evaluated(policy, self.heldout, samples, seed)
             if self.validation:
                 self.keep_best(step, row, policy)
         self.seconds.append(time.time() - started)
@@ -397,20 +394,17 @@ class Run:
                 self.save_checkpoint(step + 1, policy, optimizer, ctx)
         return last
 
+    def evaluated(self, policy, secrets, samples: int, seed: int, per_secret=False) -> dict:
+        """evaluate.evaluate_policy in this run's game, with its oracle, the sampled play at most
+        --eval-rows episodes at a time."""
+        game, oracle, rows = self.game_cfg, self.oracle, self.run_cfg.eval_rows
+        return evaluate_policy(policy, secrets, game, oracle, samples, seed, per_secret, rows)
+
     def keep_best(self, step: int, row: dict, policy) -> None:
         """Score the policy on the validation secrets (greedy and sampled resolve, averaged); keep
         it as RUN/best if its mean over the last `validation_window` scores is the best so far."""
         samples = max(self.run_cfg.eval_samples, 2)
-        v = evaluate_policy(
-            policy,
-            self.validation,
-            self.game_cfg,
-            self.oracle,
-            samples,
-            self.run_cfg.seed + step,
-            per_secret=True,
-            rows=self.run_cfg.eval_rows,
-        )
+        v = self.evaluated(policy, self.validation, samples, self.run_cfg.seed + step, True)
         row["eval/validation_score"] = (v["eval/resolve_rate"] + v["eval/sampled_resolve_rate"]) / 2
         if len(self.validation) >= 2:
             halves = validation_halves(v["per_secret_greedy"], v["per_secret_sampled"])
@@ -479,10 +473,7 @@ class Run:
             precision = self.model_cfg.precision
             seed = eval_seed(run_cfg.seed, run_cfg.steps)
             best = models.load_policy(str(self.dir / "best"), device, precision, trainable=False)
-            scores = evaluate_policy(
-                best, self.heldout, self.game_cfg, self.oracle, run_cfg.eval_samples, seed,
-                rows=run_cfg.eval_rows,
-            )  # fmt: skip
+            scores = self.evaluated(best, self.heldout, run_cfg.eval_samples, seed)
             kept = {"step": self.kept["step"], **scores}
         summary = self.summary(kept) if self.ranks.main else {}
         if self.board is not None:

@@ -156,3 +156,27 @@ def play_rollouts(
             out.records.append(record)
     out.episodes = [game.episode_summary(e) for e in range(len(game.episodes))]
     return out
+
+
+def play_chunked(
+    policy: LMPolicy,
+    secrets,
+    group_size: int,
+    game_cfg: GameConfig,
+    sample: SampleConfig,
+    oracle,
+    generator: torch.Generator,
+    rows: int = 0,
+) -> list[dict]:
+    """The episodes of `play_rollouts` over `secrets`, played at most `rows` episodes at a time
+    (whole secrets, at least one; 0: all at once), the chunks drawing from `generator` in turn: a
+    language model's KV cache and logits grow with the rows decoded together. A chunked play
+    draws other numbers than an unchunked one of the same generator."""
+    chunk = len(secrets) if rows <= 0 else max(1, rows // group_size)  # secrets at a time
+    episodes = []
+    for start in range(0, len(secrets), chunk):
+        part = secrets[start : start + chunk]
+        episodes += play_rollouts(
+            policy, part, group_size, game_cfg, sample, oracle, generator
+        ).episodes
+    return episodes

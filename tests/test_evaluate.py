@@ -379,16 +379,17 @@ def test_a_checkpoint_directory_named_with_a_plus_is_not_a_prompting_variant(tmp
 def test_a_row_cap_plays_the_sampled_evaluation_in_chunks_of_whole_secrets(monkeypatch):
     """rows > 0: the sampled play decodes at most that many episodes at once, whole secrets (at
     least one), and every secret is still played and scored; rows 0 plays all at once."""
+    import rollouts
     from lm import models
     from oracle import RuleOracle
 
-    policy, calls, real = models.load_policy("tiny", "cpu", "fp32"), [], evaluate.play_rollouts
+    policy, calls, real = models.load_policy("tiny", "cpu", "fp32"), [], rollouts.play_rollouts
 
     def recording(policy, secrets, samples, *args, **kwargs):
         calls.append((list(secrets), samples))
         return real(policy, secrets, samples, *args, **kwargs)
 
-    monkeypatch.setattr(evaluate, "play_rollouts", recording)
+    monkeypatch.setattr(rollouts, "play_rollouts", recording)
     secrets, game = [3, 17, 42, 64, 99], GameConfig(max_turns=2)
 
     def evaluated(rows):
