@@ -200,6 +200,12 @@ class TrainConfig:
     time_limit_min: float = arg(
         0.0, "stop after the step that passes this many minutes (0: none)", at_least=0
     )
+    pause_after: int = arg(
+        0,
+        "stop after this step, checkpointed and without the kept checkpoint's evaluation, so that "
+        "--resume goes on; the learning rate still anneals over --steps (0: never)",
+        at_least=0,
+    )
     validation_secrets: int = arg(
         0, "training secrets set aside to choose the kept checkpoint (0: the last)", at_least=0
     )

@@ -115,6 +115,7 @@ class RunConfig:
     eval_rows: int  # most sampled evaluation episodes decoded at once (0: all)
     save_every: int
     time_limit_min: float  # 0: none
+    pause_after: int  # stop after this step to be resumed (0: never)
     validation_window: int
     tensorboard: bool  # also write each step's row to TensorBoard event files
 
@@ -260,6 +261,7 @@ class Run:
             read_trainer_state(self.dir) if self.run_cfg.resume else None
         )  # damaged: fail now
         self.rows, self.seconds, self.kept = [], [], {"score": -1.0, "step": 0}
+        self.paused = False  # stopped by --pause-after: its kept checkpoint is played at its end
         self.rng = random.Random(run_cfg.seed)  # which secrets each step plays
         self.shuffle = torch.Generator().manual_seed(run_cfg.seed)  # Eq. 2's minibatches
         self.say = print if ranks.main else (lambda *a, **k: None)
@@ -373,7 +375,9 @@ class Run:
         step_end = time.time()
         limit = run_cfg.time_limit_min
         out_of_time = limit > 0 and (time.time() - self.started) / 60 >= limit
-        last = bool(self.ranks.max(float(step + 1 == run_cfg.steps or out_of_time)))  # all ranks
+        self.paused = step + 1 == run_cfg.pause_after and step + 1 < run_cfg.steps
+        ending = step + 1 == run_cfg.steps or out_of_time or self.paused
+        last = bool(self.ranks.max(float(ending)))  # on all ranks
         if self.ranks.main and ((step + 1) % run_cfg.eval_every == 0 or last):
             seed = eval_seed(run_cfg.seed, step + 1)
             samples = run_cfg.eval_samples
@@ -468,7 +472,7 @@ class Run:
         RUN/summary.json, RUN/training_curves.png and the closing line."""
         kept = None
         run_cfg = self.run_cfg
-        if self.ranks.main and self.validation and (self.dir / "best").exists():
+        if not self.paused and self.ranks.main and self.validation and (self.dir / "best").exists():
             device = self.model_cfg.device or None
             precision = self.model_cfg.precision
             seed = eval_seed(run_cfg.seed, run_cfg.steps)
@@ -503,6 +507,7 @@ class Run:
             "seed": run_cfg.seed,
             "presets": self.config.get("presets", []),
             "steps": steps,
+            "paused": self.paused,
             "final_eval": {k: v for k, v in final.items() if k.startswith("eval/")},
             "last_eval": {k: v for k, v in last.items() if k.startswith("eval/")},
             "kept": kept_at or {"step": steps, "path": str(self.dir / "checkpoint")},

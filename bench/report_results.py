@@ -61,6 +61,7 @@ from bench.report_smollm2 import (  # noqa: E402
     section_smollm2,
     section_smollm2_cpu_step,
     section_smollm2_gpu,
+    section_smollm2_study,
     smollm2_cpu_summary,
     smollm2_gpu_summary,
 )
@@ -113,6 +114,7 @@ RESULTS_SECTIONS = [  # the answer's first lines come before them (templates/res
     section_theorems,
     section_speed_and_gpu,
     section_smollm2_cpu_step,
+    section_smollm2_study,
 ]
 LAB_SECTIONS = [
     section_table1_older,

@@ -4,6 +4,7 @@ one GPU by ECHO and GRPO from one start (bench/smollm2_gpu.py; RESULTS.md's spee
 number is typed here: each is read from a file.
 """
 
+from bench import report_tables
 from bench.report_tables import (
     cite,
     load,
@@ -14,6 +15,7 @@ from bench.report_tables import (
 )
 
 GPU = "smollm2_gpu.json"
+STUDY = "smollm2_study.json"
 STEP = "smollm2_step.json"
 PHASES = ("rollout", "scoring", "update", "evaluation", "warm-up")
 # What the two runs of bench/smollm2_step.py may differ in, as its rows name them.
@@ -199,3 +201,67 @@ def smollm2_cpu_summary() -> dict | None:
         return None
     peak = max(p["peak_gb"] for p in data["phases"].values() if "peak_gb" in p)
     return {"d": data, "step": f"{data['step_seconds']:g}", "peak": f"{peak:g}"}
+
+
+# ---------------------------------------------------------------- the study on 2 CPU cores
+def study_run_cells(run: dict, choice: dict) -> list:
+    """One run of bench/smollm2_study.py: its rate, progress, screen score, whether it was chosen,
+    and its last evaluation on the held-out secrets."""
+    scores = choice.get(run["estimator"], {}).get("validation_scores", {})
+    lr = next((k for k in scores if float(k) == run["lr"]), None)
+    chosen = choice.get(run["estimator"], {}).get("lr")
+    last = run["curve"][-1] if run["curve"] else None
+    return [
+        run["estimator"].upper(),
+        f"{run['lr']:g}",
+        run["steps"],
+        num(scores.get(lr)) if lr else "-",
+        "yes" if chosen is not None and float(chosen) == run["lr"] else "-",
+    ] + (
+        [
+            last["step"],
+            f"{num(last['heldout_greedy'], 1, 100)} / {num(last['heldout_sampled'], 1, 100)}",
+            num(1 - last["heldout_invalid_rate"])
+            if last.get("heldout_invalid_rate") is not None
+            else "n/a",
+            num(last.get("heldout_redundancy_rate")),
+        ]
+        if last
+        else ["-"] * 4
+    )
+
+
+def section_smollm2_study() -> list[str]:
+    """RESULTS.md: bench/smollm2_study.py's file as far as the study has come: each run's screen
+    score and last evaluation, and the start and the kept checkpoints on the held-out secrets and
+    on 1..200 once they are played."""
+    d = load(STUDY)
+    if d is None:
+        missed = missing(STUDY, "python bench/smollm2_study.py")[0]
+        return rendered("smollm2_study.md", d=None, missing=missed)
+    study, choice = d["study"], d.get("choice", {})
+    runs = [study_run_cells(r, choice) for r in d.get("runs", [])]
+    kept = d.get("kept", {})
+    played = []
+    if "step0" in d:
+        played.append(["step 0 (the warm-up)"] + study_played_cells(d["step0"]))
+    played += [[f"{e.upper()}, kept checkpoint"] + study_played_cells(p) for e, p in kept.items()]
+    done = len(kept) == len(study["estimators"].split(","))
+    status = (
+        "The study is complete."
+        if done
+        else "*In progress:* the runs below have come this far; the kept checkpoints are played "
+        "once every chosen run has reached its last step."
+    )
+    png = (
+        STUDY.replace(".json", ".png")
+        if (report_tables.DIR / STUDY.replace(".json", ".png")).exists()
+        else None
+    )
+    figures = {"file": cite(STUDY, d), "status": status, "runs": runs, "played": played, "png": png}
+    return rendered("smollm2_study.md", d=d, **figures)
+
+
+def study_played_cells(p: dict) -> list[str]:
+    """`played_cells`, and the repeat ratio of the held-out sampled play."""
+    return played_cells(p) + [num(p.get("heldout_repeat_ratio"))]

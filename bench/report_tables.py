@@ -126,6 +126,7 @@ DEPENDS = {
     "gpu_step*.json": "bench/gpu_step.py bench/rollouts.py lm/engine.py TRAINED",
     "train_gpu*.json": "bench/device_runs.py lm/engine.py TRAINED",
     "smollm2_gpu.json": "bench/smollm2_gpu.py evaluate.py lm/engine.py TRAINED",
+    "smollm2_study.json": "bench/smollm2_study.py bench/bisection_behaviour.py evaluate.py TRAINED",
     "sealed.json": "",  # a split drawn before any run played it: no code measured
 }
 

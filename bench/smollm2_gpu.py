@@ -88,11 +88,11 @@ def run_flags(cfg: SmolGpuConfig, estimator: str, lr: str) -> list[str]:
     return [*flags.split(), "--out", cfg.runs, "--run-name", f"{estimator}-lr{lr}"]
 
 
-def curve(run_dir: Path) -> list[dict]:
-    """Per evaluated step: the run's logged CURVE figures."""
+def curve(run_dir: Path, names: dict = CURVE) -> list[dict]:
+    """Per evaluated step: the run's logged figures of `names` ({name: logged name})."""
     rows = [json.loads(line) for line in open(run_dir / "metrics.jsonl")]
     return [
-        {"step": r["step"], **{k: r.get(v) for k, v in CURVE.items()}}
+        {"step": r["step"], **{k: r.get(v) for k, v in names.items()}}
         for r in rows
         if "eval/resolve_rate" in r
     ]

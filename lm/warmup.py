@@ -147,7 +147,8 @@ def valid_action_rate(policy: LMPolicy, game_cfg: GameConfig, n_states: int = 64
 def prompt_fingerprint(game_cfg: GameConfig) -> str:
     """A prompt with every kind of history line: any change to the prompt format changes it (the
     user's turn; and the system turn where it is not the standard system prompt)."""
-    game = CSG([42], game_cfg)
+    # secret 42 where the set holds it (the keys of caches made before stay the same)
+    game = CSG([min(42, game_cfg.n_max)], game_cfg)
     for arm, question in [
         (3, "What is the last digit?"),
         (3, "What is the last digit?"),
@@ -221,9 +222,7 @@ def prepared(
     (warm up below `threshold` valid actions), "always", or "never" (the model as it is, not
     probed). A warm-up is made once and cached (`cache_path`); a damaged cache is made again."""
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
-    device = torch.device(model_cfg.device) if model_cfg.device else models.default_device()
-    dtype = models.resolve_precision(model_cfg.precision, device)
-    compute = "bf16" if dtype == torch.bfloat16 else "fp32"
+    device, compute = device_and_compute(model_cfg)
     if warmup_cfg.mode == "never":
         return load(model_cfg, device, compute), {"warmed": False}
     path = cache_path(model_cfg, warmup_cfg, compute)
@@ -242,6 +241,18 @@ def prepared(
     if info["warmed"]:
         say(f"[warm-up] cached in {path}")
     return policy, info
+
+
+def device_and_compute(model_cfg: ModelConfig) -> tuple[torch.device, str]:
+    """The device a model runs on and the precision it computes in there ("bf16" or "fp32")."""
+    device = torch.device(model_cfg.device) if model_cfg.device else models.default_device()
+    dtype = models.resolve_precision(model_cfg.precision, device)
+    return device, "bf16" if dtype == torch.bfloat16 else "fp32"
+
+
+def cached_path(model_cfg: ModelConfig, warmup_cfg: WarmupConfig) -> Path:
+    """Where `prepared` caches this model's warm-up (`cache_path` at its compute precision)."""
+    return cache_path(model_cfg, warmup_cfg, device_and_compute(model_cfg)[1])
 
 
 def load(model_cfg: ModelConfig, device, compute: str) -> LMPolicy:

@@ -291,6 +291,25 @@ def test_resume_reaches_the_same_state_as_an_uninterrupted_run(tmp_path, model_d
     )
 
 
+def test_a_paused_run_resumed_reaches_the_state_of_an_uninterrupted_one(tmp_path, model_dir):
+    """--pause-after 2 of 3 steps stops with a checkpoint at step 2 and a summary saying so; the
+    resumed run's third step is the straight run's, at the learning rate annealed over 3 steps
+    (a run of --steps 2 would have annealed step 2's to another value)."""
+    flags = ["--steps", "3", "--validation-secrets", "2"]
+    run(tmp_path, model_dir, *flags, "--run-name", "straight")
+    (paused,) = run(tmp_path, model_dir, *flags, "--run-name", "cut", "--pause-after", "2")
+    assert paused["paused"] and paused["steps"] == 2
+    assert experiment.read_trainer_state(tmp_path / "cut")["step"] == 2
+    (summary,) = run(tmp_path, model_dir, *flags, "--run-name", "cut", "--resume")
+    assert not summary["paused"] and summary["steps"] == 3
+    a = load_file(tmp_path / "straight" / "checkpoint" / "model.safetensors")
+    b = load_file(tmp_path / "cut" / "checkpoint" / "model.safetensors")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    rows = lambda name: [json.loads(line) for line in open(tmp_path / name / "metrics.jsonl")]
+    assert [r["train/lr"] for r in rows("cut")] == [r["train/lr"] for r in rows("straight")]
+    assert len({r["train/lr"] for r in rows("cut")}) == 3
+
+
 @pytest.mark.parametrize(
     "flags,message",
     [

@@ -1,0 +1,55 @@
+"""bench/smollm2_study.py's bookkeeping, without training: the flags of its runs, which runs are
+due, and the choice of each estimator's rate on the validation secrets alone."""
+
+import json
+
+import config
+import train
+from bench import smollm2_study
+from bench.smollm2_study import SmolStudyConfig, chosen_rates, due, run_flags
+
+
+def test_the_runs_train_smollm2_under_the_cpu_preset_on_the_sealed_split():
+    """A run's flags: SmolLM2 under the llm and llm-cpu presets, the sealed split, 10 validation
+    secrets to choose on, a checkpoint every step and one thread."""
+    cfg = config.config_from_flags(run_flags(SmolStudyConfig(), "grpo", "3e-4"))
+    assert train.applied_presets(cfg, config.PRESETS)[0] == "llm"
+    assert (cfg.model, cfg.estimator, cfg.lr, cfg.steps) == ("smollm2", "grpo", 3e-4, 60)
+    sealed = json.load(open("bench/results/sealed.json"))["split_seed"]
+    assert cfg.split_seed == sealed and cfg.validation_secrets == 10
+    assert (cfg.save_every, cfg.threads, cfg.pause_after) == (1, 1, 0)
+    assert cfg.run_name == "grpo-lr3e-4"
+
+
+def fake_run(root, name, scores: dict[int, float]):
+    """A run directory whose metrics hold these validation scores by step, checkpointed at the
+    last of them."""
+    run = root / name
+    (run / "checkpoint").mkdir(parents=True)
+    (run / "checkpoint" / "trainer_state.pt").write_bytes(b"")
+    rows = [{"step": s, "eval/validation_score": v} for s, v in sorted(scores.items())]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_each_rate_is_chosen_on_the_screens_last_validation_score_a_tie_to_the_smaller(
+    tmp_path, monkeypatch
+):
+    """echo: 1e-3 scores higher at step 10 (though lower at step 5); grpo: a tie at step 10 goes
+    to 3e-4. Only the screen's step counts."""
+    monkeypatch.setattr(smollm2_study, "ROOT", tmp_path)
+    cfg = SmolStudyConfig(runs="r", screen_steps=10)
+    fake_run(tmp_path / "r", "echo-lr3e-4", {5: 0.9, 10: 0.4})
+    fake_run(tmp_path / "r", "echo-lr1e-3", {5: 0.1, 10: 0.6})
+    fake_run(tmp_path / "r", "grpo-lr3e-4", {10: 0.5})
+    fake_run(tmp_path / "r", "grpo-lr1e-3", {10: 0.5, 20: 0.9})
+    choice = chosen_rates(cfg)
+    assert choice["echo"]["lr"] == "1e-3" and choice["grpo"]["lr"] == "3e-4"
+    assert choice["echo"]["validation_scores"] == {"3e-4": 0.4, "1e-3": 0.6}
+
+
+def test_a_run_is_due_until_its_checkpoint_reaches_its_step(tmp_path, monkeypatch):
+    monkeypatch.setattr(smollm2_study, "ROOT", tmp_path)
+    cfg = SmolStudyConfig(runs="r")
+    fake_run(tmp_path / "r", "echo-lr3e-4", {10: 0.4})
+    runs = [("echo", "3e-4", 10), ("echo", "3e-4", 60), ("grpo", "3e-4", 10)]
+    assert due(cfg, runs) == runs[1:]
