@@ -113,7 +113,6 @@ RESULTS_SECTIONS = [  # the answer's first lines come before them (templates/res
     section_credit,
     section_theorems,
     section_speed_and_gpu,
-    section_smollm2_cpu_step,
     section_smollm2_study,
 ]
 LAB_SECTIONS = [
@@ -122,6 +121,7 @@ LAB_SECTIONS = [
     section_every_run,
     section_binary,
     section_smollm2,
+    section_smollm2_cpu_step,
     report_credit_grid.section_time,
     section_speed,
 ]
@@ -132,7 +132,21 @@ def llm_status() -> dict | None:
     data = load("smollm2_step.json")
     if data is None:
         return None
-    return {"step_seconds": f"{data['step_seconds']:g}", "cpus": data["machine"]["cpus"]}
+    status = {"step_seconds": f"{data['step_seconds']:g}", "cpus": data["machine"]["cpus"]}
+    return status | {"study": study_status()}
+
+
+def study_status() -> dict | None:
+    """SmolLM2's study on CPU cores (smollm2_study.json), for the first lines: the held-out greedy
+    resolve % of the warm-up and of each kept checkpoint once all are played."""
+    d = load("smollm2_study.json")
+    if d is None:
+        return None
+    kept = d.get("kept", {})
+    if "step0" not in d or len(kept) < len(d["study"]["estimators"].split(",")):
+        return {"kept": None}
+    resolve = lambda p: f"{100 * p['heldout']['greedy']:.1f}"  # noqa: E731
+    return {"step0": resolve(d["step0"]), "kept": {e: resolve(p) for e, p in kept.items()}}
 
 
 def build() -> str:
@@ -203,6 +217,7 @@ def readme_summary() -> list[str]:
         "credit": credit_summary(),
         "cpu": cpu_summary(),
         "llm_cpu": smollm2_cpu_summary(),
+        "llm_study": study_status(),
         "gpu": gpu_summary(),
         "llm_gpu": smollm2_gpu_summary(),
     }

@@ -10,6 +10,7 @@ from bench.report_tables import (
     load,
     meta,
     missing,
+    named,
     num,
     rendered,
 )
@@ -53,7 +54,7 @@ def step_settings(run: dict) -> str:
 
 
 def section_smollm2_cpu_step() -> list[str]:
-    """RESULTS.md: one RL step of SmolLM2 on this machine's CPU, by phase, before and after."""
+    """bench/LAB.md: one RL step of SmolLM2 on this machine's CPU, by phase, before and after."""
     data = load(STEP)
     if data is None:
         return rendered("smollm2_step.md", rows=None, missing=missing(STEP, STEP_COMMAND)[0])
@@ -204,48 +205,53 @@ def smollm2_cpu_summary() -> dict | None:
 
 
 # ---------------------------------------------------------------- the study on 2 CPU cores
-def study_run_cells(run: dict, choice: dict) -> list:
-    """One run of bench/smollm2_study.py: its rate, progress, screen score, whether it was chosen,
-    and its last evaluation on the held-out secrets."""
-    scores = choice.get(run["estimator"], {}).get("validation_scores", {})
-    lr = next((k for k in scores if float(k) == run["lr"]), None)
+def study_run_cells(run: dict, choice: dict, kept: dict, screen_steps: int) -> list:
+    """One run of bench/smollm2_study.py: its rate, progress, validation score at the screen's
+    last step and whether it was chosen, then its kept checkpoint's play (`study_played_cells`)
+    where it has been played, else its last evaluation on the held-out secrets."""
     chosen = choice.get(run["estimator"], {}).get("lr")
-    last = run["curve"][-1] if run["curve"] else None
-    return [
-        run["estimator"].upper(),
-        f"{run['lr']:g}",
+    is_chosen = chosen is not None and float(chosen) == run["lr"]
+    screened = [p for p in run["curve"] if p["step"] == screen_steps]
+    cells = [
+        f"{run['estimator'].upper()}, lr {run['lr']:g}",
         run["steps"],
-        num(scores.get(lr)) if lr else "-",
-        "yes" if chosen is not None and float(chosen) == run["lr"] else "-",
-    ] + (
-        [
-            last["step"],
-            f"{num(last['heldout_greedy'], 1, 100)} / {num(last['heldout_sampled'], 1, 100)}",
-            num(1 - last["heldout_invalid_rate"])
-            if last.get("heldout_invalid_rate") is not None
-            else "n/a",
-            num(last.get("heldout_redundancy_rate")),
-        ]
-        if last
-        else ["-"] * 4
-    )
+        num(screened[0]["validation_score"]) if screened else "-",
+        "yes" if is_chosen else "-",
+    ]
+    if is_chosen and run["estimator"] in kept:
+        return (
+            cells
+            + [f"kept checkpoint (step {run['kept_step']})"]
+            + study_played_cells(kept[run["estimator"]])
+        )
+    last = run["curve"][-1] if run["curve"] else None
+    if last is None:
+        return cells + ["-"] * 6
+    valid = last.get("heldout_invalid_rate")
+    return cells + [
+        f"evaluation at step {last['step']}",
+        f"{num(last['heldout_greedy'], 1, 100)} / {num(last['heldout_sampled'], 1, 100)}",
+        "-",
+        num(1 - valid) if valid is not None else "n/a",
+        num(last.get("heldout_redundancy_rate")),
+        "-",
+    ]
 
 
 def section_smollm2_study() -> list[str]:
-    """RESULTS.md: bench/smollm2_study.py's file as far as the study has come: each run's screen
-    score and last evaluation, and the start and the kept checkpoints on the held-out secrets and
-    on 1..200 once they are played."""
+    """RESULTS.md: bench/smollm2_study.py's file as far as the study has come: one row per run
+    (its screen score, then its last evaluation, or its kept checkpoint's play once played) and
+    the start's row once it is played."""
     d = load(STUDY)
     if d is None:
         missed = missing(STUDY, "python bench/smollm2_study.py")[0]
         return rendered("smollm2_study.md", d=None, missing=missed)
-    study, choice = d["study"], d.get("choice", {})
-    runs = [study_run_cells(r, choice) for r in d.get("runs", [])]
-    kept = d.get("kept", {})
-    played = []
+    study, choice, kept = d["study"], d.get("choice", {}), d.get("kept", {})
+    runs = []
     if "step0" in d:
-        played.append(["step 0 (the warm-up)"] + study_played_cells(d["step0"]))
-    played += [[f"{e.upper()}, kept checkpoint"] + study_played_cells(p) for e, p in kept.items()]
+        start = ["step 0 (the warm-up)", 0, "-", "-", "the start of every run"]
+        runs.append(start + study_played_cells(d["step0"]))
+    runs += [study_run_cells(r, choice, kept, study["screen_steps"]) for r in d.get("runs", [])]
     done = len(kept) == len(study["estimators"].split(","))
     status = (
         "The study is complete."
@@ -253,15 +259,23 @@ def section_smollm2_study() -> list[str]:
         else "*In progress:* the runs below have come this far; the kept checkpoints are played "
         "once every chosen run has reached its last step."
     )
-    png = (
-        STUDY.replace(".json", ".png")
-        if (report_tables.DIR / STUDY.replace(".json", ".png")).exists()
-        else None
-    )
-    figures = {"file": cite(STUDY, d), "status": status, "runs": runs, "played": played, "png": png}
-    return rendered("smollm2_study.md", d=d, **figures)
+    png = STUDY.replace(".json", ".png")
+    if (report_tables.DIR / png).exists():
+        named(png)  # the figure below, drawn from the file by bench/smollm2_study.py
+    else:
+        png = None
+    return rendered("smollm2_study.md", d=d, file=cite(STUDY, d), status=status, runs=runs, png=png)
 
 
 def study_played_cells(p: dict) -> list[str]:
-    """`played_cells`, and the repeat ratio of the held-out sampled play."""
-    return played_cells(p) + [num(p.get("heldout_repeat_ratio"))]
+    """A policy played by bench/smollm2_study.py: held-out and 1..200 resolve (greedy / sampled),
+    the valid-action and redundant shares of the held-out greedy turns, and the held-out sampled
+    play's repeat ratio."""
+    return [
+        f"{num(p[s]['greedy'], 1, 100)} / {num(p[s]['sampled'], 1, 100)}"
+        for s in ("heldout", "gen200")
+    ] + [
+        num(p["heldout"]["valid_rate"]),
+        num(p["heldout"]["redundancy_rate"]),
+        num(p.get("heldout_repeat_ratio")),
+    ]

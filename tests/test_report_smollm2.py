@@ -63,3 +63,82 @@ def test_no_gpu_file_no_gpu_section(tmp_path):
     with report_tables.reading(str(tmp_path)):
         assert report_smollm2.section_smollm2_gpu() == []
         assert "on one GPU" not in "\n".join(report_results.readme_summary())
+
+
+def study_played(greedy, repeat):
+    """A policy's figures as bench/smollm2_study.py writes them (1..200 at half the held-out
+    rate, a valid share of 0.9 and a redundant one of 0.1 on both sets)."""
+    both = played(greedy, greedy)
+    both["heldout"] |= {"valid_rate": 0.9, "redundancy_rate": 0.1}
+    return both | {"heldout_repeat_ratio": repeat}
+
+
+def study_run(estimator, lr, steps, validation, kept_step=None):
+    point = {"step": 10, "heldout_greedy": 0.5, "heldout_sampled": 0.25}
+    point |= {"heldout_invalid_rate": 0.2, "heldout_redundancy_rate": 0.3}
+    point["validation_score"] = validation
+    curve = [point] if steps >= 10 else []
+    return {
+        "estimator": estimator,
+        "lr": lr,
+        "steps": steps,
+        "kept_step": kept_step,
+        "curve": curve,
+    }
+
+
+STUDY_FILE = {
+    "command": "python bench/smollm2_study.py",
+    "machine": "2 CPU cores",
+    "date": "2026-12-03",
+    "split_seed": 7,
+    "study": {
+        "estimators": "echo,grpo",
+        "lrs": "3e-4,1e-3",
+        "steps": 60,
+        "screen_steps": 10,
+        "seed": 0,
+        "validation_secrets": 10,
+        "eval_every": 10,
+        "eval_samples": 2,
+    },
+    "config": {"secrets_per_step": 4, "group_size": 4},
+    "choice": {"echo": {"lr": "3e-4", "validation_scores": {"3e-4": 0.8, "1e-3": 0.1}}},
+    "runs": [
+        study_run("echo", 3e-4, 60, 0.8, kept_step=40),
+        study_run("echo", 1e-3, 10, 0.1),
+        study_run("grpo", 3e-4, 10, 0.6),
+        study_run("grpo", 1e-3, 4, None),
+    ],
+}
+
+
+def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path):
+    """A screened run shows its validation score at the screen's step whether or not its
+    estimator's choice is made; a chosen run shows its kept checkpoint's play once played, the
+    others their last evaluation; the first lines give the kept resolves only when all are
+    played."""
+    study = json.loads(json.dumps(STUDY_FILE))
+    (tmp_path / "smollm2_study.json").write_text(json.dumps(study))
+    with report_tables.reading(str(tmp_path)):
+        section = "\n".join(report_smollm2.section_smollm2_study())
+        assert report_results.study_status() == {"kept": None}
+    assert (
+        "| GRPO, lr 0.0003 | 10 | 0.60 | - | evaluation at step 10 | 50.0 / 25.0 | - |" in section
+    )
+    assert "| ECHO, lr 0.0003 | 60 | 0.80 | yes | evaluation at step 10 |" in section
+    assert "| GRPO, lr 0.001 | 4 | - | - | - | - |" in section
+    assert "step 0 (the warm-up)" not in section and "*In progress:*" in section
+
+    study["step0"], study["kept"] = study_played(0.1, 0.9), {"echo": study_played(0.7, 0.2)}
+    study["kept"]["grpo"] = study_played(0.4, 0.6)
+    study["choice"]["grpo"] = {"lr": "3e-4", "validation_scores": {"3e-4": 0.6, "1e-3": 0.0}}
+    (tmp_path / "smollm2_study.json").write_text(json.dumps(study))
+    with report_tables.reading(str(tmp_path)):
+        section = "\n".join(report_smollm2.section_smollm2_study())
+        status = report_results.study_status()
+    kept = "| ECHO, lr 0.0003 | 60 | 0.80 | yes | kept checkpoint (step 40) | 70.0 / 70.0 |"
+    assert kept + " 35.0 / 35.0 | 0.90 | 0.10 | 0.20 |" in section
+    assert "| step 0 (the warm-up) | 0 | - | - | the start of every run | 10.0 / 10.0 |" in section
+    assert "The study is complete." in section
+    assert status == {"step0": "10.0", "kept": {"echo": "70.0", "grpo": "40.0"}}
