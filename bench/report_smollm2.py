@@ -252,7 +252,7 @@ def section_smollm2_study() -> list[str]:
         start = ["step 0 (the warm-up)", 0, "-", "-", "the start of every run"]
         runs.append(start + study_played_cells(d["step0"]))
     runs += [study_run_cells(r, choice, kept, study["screen_steps"]) for r in d.get("runs", [])]
-    done = len(kept) == len(study["estimators"].split(","))
+    done = "step0" in d and len(kept) == len(study["estimators"].split(","))
     status = (
         "The study is complete."
         if done

@@ -14,8 +14,9 @@ checkpoints (every step is one):
    the smaller rate. The held-out secrets play in those runs' evaluations but never choose;
 3. the chosen runs go on to --steps (train.py --resume), the checkpoint each keeps chosen on the
    validation secrets too;
-4. the start (step 0, the warm-up) and each chosen run's kept checkpoint play the held-out secrets
-   and all of 1..200 (the paper's generalization set), greedy and sampled at T = 1.
+4. each chosen run's kept checkpoint, as soon as its run is done (on the core it frees, while
+   the other run trains), then the start (step 0, the warm-up), play the held-out secrets and all
+   of 1..200 (the paper's generalization set), greedy and sampled at T = 1.
 
 Writes --out after every call, with what is done so far: per run its flags, steps, seconds and
 curve (held-out resolve greedy and sampled every --eval-every steps, the batch's valid-action and
@@ -35,6 +36,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import torch  # noqa: E402
+
 from bench.bisection_behaviour import again_probabilities, sampled_batch  # noqa: E402
 from bench.common import RESULTS, save_results  # noqa: E402
 from bench.smollm2_gpu import CURVE, curve, versions  # noqa: E402
@@ -98,8 +101,9 @@ def steps_done(run_dir: Path) -> int:
     return json.loads(rows.read_text().splitlines()[-1])["step"]
 
 
-def train_all(cfg: SmolStudyConfig, todo: list[tuple[str, str, int]]) -> None:
-    """Train each (estimator, lr) run to its step, --jobs at a time, resuming where it stopped."""
+def train_all(cfg: SmolStudyConfig, todo: list[tuple[str, str, int]], on_done=None) -> None:
+    """Train each (estimator, lr) run to its step, --jobs at a time, resuming where it stopped;
+    `on_done(busy)`, where given, is called each time a run ends, `busy` runs still training."""
     waiting, running = list(todo), []
     while waiting or running:
         while waiting and len(running) < cfg.jobs:
@@ -121,6 +125,8 @@ def train_all(cfg: SmolStudyConfig, todo: list[tuple[str, str, int]]) -> None:
                 raise SystemExit(
                     f"the run {item[0]} failed: see {cfg.runs}/{item[0][0]}-lr{item[0][1]}.log"
                 )
+            if on_done is not None:
+                on_done(len(running))
 
 
 def validation_at(run_dir: Path, step: int) -> float | None:
@@ -147,10 +153,16 @@ def chosen_rates(cfg: SmolStudyConfig) -> dict:
     return choice
 
 
+def study_train_config(cfg: SmolStudyConfig):
+    """train.py's resolved config of the runs (the learning rate aside): the start's settings and
+    the evaluations'."""
+    return config_from_flags(run_flags(cfg, cfg.estimators.split(",")[0], "1e-4"))
+
+
 def start_policy(cfg: SmolStudyConfig):
     """The runs' start, the warm-up, made once and cached; its copy in RUNS/start keeps it when
     the cache is emptied (and refills the cache from it)."""
-    train_cfg = config_from_flags(run_flags(cfg, cfg.estimators.split(",")[0], "1e-4"))
+    train_cfg = study_train_config(cfg)
     model_cfg, warmup_cfg = settings(ModelConfig, train_cfg), warmup_config(train_cfg)
     cached = warmup.cached_path(model_cfg, warmup_cfg)
     copy = ROOT / cfg.runs / "start"
@@ -259,25 +271,33 @@ def main(argv=None) -> dict:
     # 1-2: the screen, then the choice on the validation secrets
     train_all(cfg, due(cfg, [(e, lr, cfg.screen_steps) for e in estimators for lr in lrs]))
     progress(result, cfg)
-    # 3: the chosen runs to the end
+    # 3-4: the chosen runs to the end, each kept checkpoint played as soon as its run is done
     chosen = {e: result["choice"][e]["lr"] for e in estimators}
-    train_all(cfg, due(cfg, [(e, lr, cfg.steps) for e, lr in chosen.items()]))
+    play = lambda busy: play_due(result, cfg, chosen, busy)  # noqa: E731
+    train_all(cfg, due(cfg, [(e, lr, cfg.steps) for e, lr in chosen.items()]), on_done=play)
     progress(result, cfg)
-    # 4: the start and the kept checkpoints on the held-out secrets and on 1..200
-    policy, train_cfg = start_policy(cfg)
-    if "step0" not in result:
-        result["step0"] = both_sets(policy, train_cfg, cfg)
-        save(result, cfg)
-    del policy
-    result.setdefault("kept", {})
-    for e, lr in chosen.items():
-        if e not in result["kept"]:
-            best = run_path(cfg, e, lr) / "best"
-            kept = models.load_policy(str(best), None, train_cfg.precision, trainable=False)
-            result["kept"][e] = both_sets(kept, train_cfg, cfg)
-            save(result, cfg)
+    play(0)
     print("the study is complete:", json.dumps({"step0": result["step0"], **result["kept"]}))
     return result
+
+
+def play_due(result: dict, cfg: SmolStudyConfig, chosen: dict, busy: int) -> None:
+    """Stage 4 as far as the runs allow: each chosen run that has reached --steps plays its kept
+    checkpoint, then the start plays once one has; at one thread per core that `busy` runs leave
+    free. The results file is written after each."""
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) - busy))
+    train_cfg = study_train_config(cfg)
+    kept = result.setdefault("kept", {})
+    progress(result, cfg)
+    for e, lr in chosen.items():
+        if e not in kept and steps_done(run_path(cfg, e, lr)) >= cfg.steps:
+            best = run_path(cfg, e, lr) / "best"
+            policy = models.load_policy(str(best), None, train_cfg.precision, trainable=False)
+            kept[e] = both_sets(policy, train_cfg, cfg)
+            save(result, cfg)
+    if kept and "step0" not in result:
+        result["step0"] = both_sets(start_policy(cfg)[0], train_cfg, cfg)
+        save(result, cfg)
 
 
 def progress(result: dict, cfg: SmolStudyConfig) -> None:

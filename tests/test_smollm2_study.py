@@ -53,3 +53,30 @@ def test_a_run_is_due_until_its_checkpoint_reaches_its_step(tmp_path, monkeypatc
     fake_run(tmp_path / "r", "echo-lr3e-4", {10: 0.4})
     runs = [("echo", "3e-4", 10), ("echo", "3e-4", 60), ("grpo", "3e-4", 10)]
     assert due(cfg, runs) == runs[1:]
+
+
+def test_a_done_run_plays_its_kept_checkpoint_then_the_start_while_the_other_trains(
+    tmp_path, monkeypatch
+):
+    """Stage 4 as the runs allow: echo at its last step plays its kept checkpoint (`best`) and
+    then the start, at the one thread the grpo run still training leaves; grpo, short of its last
+    step, plays nothing until it gets there; nothing is played twice."""
+    monkeypatch.setattr(smollm2_study, "ROOT", tmp_path)
+    cfg = SmolStudyConfig(runs="r", steps=60, out=str(tmp_path / "study.json"))
+    fake_run(tmp_path / "r", "echo-lr3e-4", {10: 0.4, 60: 0.8})
+    fake_run(tmp_path / "r", "grpo-lr3e-4", {10: 0.5, 30: 0.6})
+    played, threads = [], []
+    monkeypatch.setattr(smollm2_study, "start_policy", lambda c: ("start", None))
+    load = lambda path, *args, **kwargs: path.split("/")[-2]  # noqa: E731
+    monkeypatch.setattr(smollm2_study.models, "load_policy", load)
+    monkeypatch.setattr(smollm2_study, "both_sets", lambda p, t, c: played.append(p) or p)
+    monkeypatch.setattr(smollm2_study.torch, "set_num_threads", threads.append)
+    monkeypatch.setattr(smollm2_study.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(smollm2_study, "save", lambda result, c: None)
+    result, chosen = {}, {"echo": "3e-4", "grpo": "3e-4"}
+    smollm2_study.play_due(result, cfg, chosen, busy=1)
+    assert played == ["echo-lr3e-4", "start"] and threads == [1]
+    assert result["kept"] == {"echo": "echo-lr3e-4"} and result["step0"] == "start"
+    (tmp_path / "r" / "grpo-lr3e-4" / "metrics.jsonl").write_text(json.dumps({"step": 60}) + "\n")
+    smollm2_study.play_due(result, cfg, chosen, busy=0)
+    assert played == ["echo-lr3e-4", "start", "grpo-lr3e-4"] and threads == [1, 2]
