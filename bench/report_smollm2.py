@@ -256,8 +256,8 @@ def section_smollm2_study() -> list[str]:
     status = (
         "The study is complete."
         if done
-        else "*In progress:* the runs below have come this far; the kept checkpoints are played "
-        "once every chosen run has reached its last step."
+        else "*In progress:* the runs below have come this far; a chosen run's kept checkpoint "
+        "is played once that run has reached its last step, and the start after it."
     )
     png = STUDY.replace(".json", ".png")
     if (report_tables.DIR / png).exists():
