@@ -103,8 +103,11 @@ def steps_done(run_dir: Path) -> int:
 
 def train_all(cfg: SmolStudyConfig, todo: list[tuple[str, str, int]], on_done=None) -> None:
     """Train each (estimator, lr) run to its step, --jobs at a time, resuming where it stopped;
-    `on_done(busy)`, where given, is called each time a run ends, `busy` runs still training."""
+    `on_done(busy)`, where given, is called once the first runs have started (what an earlier
+    call left to play, e.g. a run already done, plays beside them) and each time a run ends,
+    `busy` runs still training."""
     waiting, running = list(todo), []
+    started = False
     while waiting or running:
         while waiting and len(running) < cfg.jobs:
             e, lr, until = waiting.pop(0)
@@ -118,6 +121,9 @@ def train_all(cfg: SmolStudyConfig, todo: list[tuple[str, str, int]], on_done=No
                 [sys.executable, "train.py", *flags], cwd=ROOT, stdout=log, stderr=log
             )
             running.append(((e, lr), proc))
+        if not started and on_done is not None:
+            on_done(len(running))
+        started = True
         time.sleep(5)
         for item in [r for r in running if r[1].poll() is not None]:
             running.remove(item)

@@ -80,3 +80,31 @@ def test_a_done_run_plays_its_kept_checkpoint_then_the_start_while_the_other_tra
     (tmp_path / "r" / "grpo-lr3e-4" / "metrics.jsonl").write_text(json.dumps({"step": 60}) + "\n")
     smollm2_study.play_due(result, cfg, chosen, busy=0)
     assert played == ["echo-lr3e-4", "start", "grpo-lr3e-4"] and threads == [1, 2]
+
+
+def test_a_run_done_in_an_earlier_call_plays_while_the_run_left_trains(tmp_path, monkeypatch):
+    """A call that finds echo done and grpo short of its step starts grpo and plays at once, at
+    the one core grpo leaves, not only once grpo ends; then again when grpo ends, at both."""
+    monkeypatch.setattr(smollm2_study, "ROOT", tmp_path)
+    monkeypatch.setattr(smollm2_study.time, "sleep", lambda s: None)
+    cfg = SmolStudyConfig(runs="r", steps=60)
+    (tmp_path / "r").mkdir()
+    polls = iter([None, None, 0])  # grpo trains for two polls, then ends
+
+    class Training:
+        returncode = 0
+
+        def __init__(self, argv, **kwargs):
+            self.argv = argv
+
+        def poll(self):
+            return next(polls)
+
+    started, calls = [], []
+    monkeypatch.setattr(
+        smollm2_study.subprocess, "Popen", lambda a, **k: started.append(a) or Training(a)
+    )
+    on_done = lambda busy: calls.append((busy, len(started)))  # noqa: E731
+    smollm2_study.train_all(cfg, [("grpo", "3e-4", 60)], on_done=on_done)
+    assert len(started) == 1 and "grpo-lr3e-4" in started[0]
+    assert calls == [(1, 1), (0, 1)]
