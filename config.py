@@ -43,7 +43,7 @@ from env import QUESTION_SETS
 from episodes import UNIVERSES
 from game.prompts import CANDIDATE_FORMATS, PROMPT_LAYOUTS
 from lm.warmup import WarmupConfig
-from tools.cli import Preset, arg, config_problem, fail, parse_config
+from tools.cli import Preset, arg, config_problem, cpu_computes_bf16, fail, parse_config
 
 WARMUP_MODES = ("auto", "always", "never")
 
@@ -284,15 +284,14 @@ PRESETS = {
     ),
     "llm-cpu": Preset(
         "--model is not tiny and no GPU runs it (chosen together, not one by one, for memory and "
-        "time on 2 CPU cores: bench/smollm2_step.json's step before and after; bf16 autocast, "
-        "candidates as runs and App. B's instructions as a system message computed once a pass "
-        "(shorter prompts), B = 4, passes of at most 3072 tokens, 64 new tokens; evaluations "
-        "every 10 steps and no credit probe, each costing more than a step there; the sampled "
-        "evaluation decodes at most a step's 16 rows at once: its 80 at once were the "
-        "evaluation's peak, above 6 GB)",
+        "time on 2 CPU cores: bench/smollm2_step.json's step before and after, bf16 autocast "
+        "among them, which llm-cpu-bf16 sets; candidates as runs and App. B's instructions as a "
+        "system message computed once a pass (shorter prompts), B = 4, passes of at most 3072 "
+        "tokens, 64 new tokens; evaluations every 10 steps and no credit probe, each costing "
+        "more than a step there; the sampled evaluation decodes at most a step's 16 rows at "
+        "once: its 80 at once were the evaluation's peak, above 6 GB)",
         lambda c: c.model != "tiny" and not on_gpu(c.device),
         dict(
-            precision="bf16",
             candidate_format="runs",
             prompt_layout="system",
             secrets_per_step=4,
@@ -303,7 +302,22 @@ PRESETS = {
             credit_probe=0,
         ),
     ),
+    "llm-cpu-bf16": Preset(
+        "llm-cpu applies and the CPU multiplies bfloat16 in hardware (avx512_bf16 or amx_bf16, "
+        "tools.cli.cpu_computes_bf16: bf16 autocast was among llm-cpu's choices, measured on such "
+        "a CPU; on an AVX2 CPU, which has neither, a step in bf16 took several times a step in "
+        "fp32, bench/results/smollm2_precision.json, so there precision stays auto: fp32)",
+        lambda c: c.model != "tiny" and not on_gpu(c.device) and cpu_computes_bf16(),
+        dict(precision="bf16"),
+    ),
 }
+
+
+def kept_on_resume() -> set[str]:
+    """The settings a resumed run must keep (experiment.Run refuses --resume otherwise): those a
+    preset sets, since a preset that depends on the machine (a GPU, the CPU's bf16) can resolve
+    them otherwise where the run goes on; but --steps, which a run may be given more of."""
+    return {field for preset in PRESETS.values() for field in preset.values} - {"steps"}
 
 
 def on_gpu(device: str) -> bool:

@@ -229,6 +229,25 @@ def validation_halves(greedy: list[float], sampled: list[float]) -> tuple[float,
     return sum(a) / max(len(a), 1), sum(b) / max(len(b), 1)
 
 
+def changed_on_resume(run_dir: Path, config: dict, kept: set[str]) -> str | None:
+    """Why --resume must not continue the run in `run_dir` with `config`, or None: a setting of
+    `kept` whose value differs from the one the run trained with (RUN/train_config.json; a
+    setting it predates is not compared). The presets resolve such settings from the machine
+    (a GPU, the CPU's bf16), so the same flags elsewhere would go on with another precision or
+    prompt than the run's first steps had."""
+    saved_file = run_dir / "train_config.json"
+    saved = json.loads(saved_file.read_text()) if saved_file.exists() else {}
+    changed = sorted(k for k in kept if k in saved and k in config and saved[k] != config[k])
+    if not changed:
+        return None
+    now = ", ".join(f"{k} {config[k]}" for k in changed)
+    flags = " ".join(f"--{k.replace('_', '-')} {saved[k]}" for k in changed)
+    return (
+        f"{run_dir} trained with {', '.join(f'{k} {saved[k]}' for k in changed)}, and these "
+        f"flags give {now} on this machine: give {flags} to continue it as it trained."
+    )
+
+
 class Run:
     """One training run on disk: its directory, metric rows, timings, kept checkpoint and random
     streams. Built before anything is written, so a setting that cannot work fails cleanly; used
@@ -246,7 +265,10 @@ class Run:
         train_secrets: list[int],
         validation: list[int],
         heldout: list[int],
+        kept_on_resume: set[str] = frozenset(),
     ):
+        """kept_on_resume: the settings of `config` a resumed run must hold at the values it
+        trained with (config.kept_on_resume), or --resume is refused (`changed_on_resume`)."""
         name = run_cfg.run_name or f"{run_cfg.estimator}-{run_cfg.question_set}-seed{run_cfg.seed}"
         chosen = run_directory(run_cfg.out, name, run_cfg.resume)
         self.dir = Path(ranks.gather([str(chosen)])[0])  # rank 0's choice
@@ -260,6 +282,8 @@ class Run:
         self.saved = (
             read_trainer_state(self.dir) if self.run_cfg.resume else None
         )  # damaged: fail now
+        if self.run_cfg.resume and (problem := changed_on_resume(self.dir, config, kept_on_resume)):
+            fail("train.py", problem)
         self.rows, self.seconds, self.kept = [], [], {"score": -1.0, "step": 0}
         self.paused = False  # stopped by --pause-after: its kept checkpoint is played at its end
         self.rng = random.Random(run_cfg.seed)  # which secrets each step plays

@@ -16,9 +16,11 @@ train Qwen2.5-1.5B-Instruct in the same loop. Its llm preset sets LoRA rank 16, 
 0.9, 128 new tokens, one pass of 4 optimizer steps, the paper's episode starts (no opening
 questions or refusals) and candidate list, B = 8, a micro-batch of 16 and a warm-up of 64
 episodes, one pass at lr 5e-4 (llm-full, at --lora-rank 0: lr 1e-6, warm-up lr 1e-5); on a CPU
-llm-cpu then sets bf16, candidates as runs, App. B's instructions as a system message, B = 4,
+llm-cpu then sets candidates as runs, App. B's instructions as a system message, B = 4,
 forward passes of at most 3072 tokens, 64 new tokens, evaluations every 10 steps (their sampled
-play 16 rows at a time) and no credit probe (config.py says where each comes from).
+play 16 rows at a time) and no credit probe, and llm-cpu-bf16 bf16 where the CPU computes it in
+hardware (config.py says where each comes from). A run resumed keeps the values the presets gave
+it (experiment.changed_on_resume).
 
 Departures from the paper, and why (update.py lists those of Eq. 2's update):
 - A format warm-up (lm/warmup.py) first teaches the JSON action: were every action unreadable,
@@ -49,7 +51,14 @@ from tools.cli import applied_presets, fail, settings, use_threads
 import torch
 
 from baselines import ESTIMATORS, EstimatorContext, credit_from_batch
-from config import PRESETS, TrainConfig, check_config, config_from_flags, warmup_config
+from config import (
+    PRESETS,
+    TrainConfig,
+    check_config,
+    config_from_flags,
+    kept_on_resume,
+    warmup_config,
+)
 from env import GameConfig
 from episodes import SplitConfig, StartConfig, episode_starts, split_secrets
 from experiment import OfflineConfig, OfflineData, Run, RunConfig, batch_metrics
@@ -140,6 +149,7 @@ def open_run(cfg: TrainConfig, ranks, game_cfg: GameConfig) -> Run:
         train_secrets=train_secrets,
         validation=validation,
         heldout=heldout,
+        kept_on_resume=kept_on_resume(),
     )
 
 

@@ -21,6 +21,8 @@ RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 def machine() -> dict:
     """The machine a figure was measured on: architecture, the cores this process may use, the
+    CPU's vector instructions as torch uses them (e.g. AVX2, AVX512) and whether it multiplies
+    bfloat16 in hardware (a CPU's figures in bf16 differ several times over on this alone), the
     torch version, the OS, and the GPU if torch sees one."""
     import torch
 
@@ -28,6 +30,8 @@ def machine() -> dict:
     return {
         "machine": platform.machine(),
         "cpus": cpus,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "cpu_bf16": cli.cpu_computes_bf16(),
         "torch": torch.__version__,
         "platform": platform.platform(),
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,

@@ -450,7 +450,9 @@ def machine_text(m, short: bool = False) -> str:
         gpu = f", {m['gpu']}" if m.get("gpu") else ""
         if short:
             return m["gpu"] if m.get("gpu") else f"{m['cpus']} CPU cores"
-        return f"{m['cpus']} CPU cores ({m['machine']}){gpu}, torch {m['torch']}"
+        vector = f", {m['cpu_capability']}" if m.get("cpu_capability") else ""
+        bf16 = {True: " with bf16", False: " without bf16"}.get(m.get("cpu_bf16"), "")
+        return f"{m['cpus']} CPU cores ({m['machine']}{vector}{bf16}){gpu}, torch {m['torch']}"
     if short and m:
         gpu = re.search(r"NVIDIA [^,(]+?(?= GPU|,|\(|$)", m)
         return gpu[0].strip() if gpu else m.split(",")[0]

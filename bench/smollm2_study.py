@@ -23,6 +23,9 @@ curve (held-out resolve greedy and sampled every --eval-every steps, the batch's
 redundancy rates, the validation score), the choice and what it was made on, and the figures of
 stage 4. A copy of the warm-up the runs started from is kept in RUNS/start and put back in the
 cache if the cache lost it, so that runs started in a later session start from the same weights.
+The runs compute in bf16 (`--precision bf16`, as the llm-cpu-bf16 preset set it where they
+started): a call on a CPU that does not multiply bf16 in hardware stops with one sentence rather
+than go on several times slower (config.py's llm-cpu-bf16 gives the figures).
     python bench/smollm2_study.py            # again until it says the study is complete
 """
 
@@ -48,7 +51,7 @@ from lm import models, warmup  # noqa: E402
 from lm.models import ModelConfig  # noqa: E402
 from metrics import repeat_ratio  # noqa: E402
 from oracle import RuleOracle  # noqa: E402
-from tools.cli import arg, parse_config, settings  # noqa: E402
+from tools.cli import arg, cpu_computes_bf16, fail, parse_config, settings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 # a run's figures at each evaluation: bench/smollm2_gpu.py's, and the held-out play's own shares
@@ -86,6 +89,7 @@ class SmolStudyConfig:
 def run_flags(cfg: SmolStudyConfig, estimator: str, lr: str) -> list[str]:
     """train.py's flags of one run (without --pause-after and --resume, which each call adds)."""
     flags = f"--model {cfg.model} --estimator {estimator} --lr {lr} --seed {cfg.seed}"
+    flags += " --precision bf16" if cfg.model != "tiny" else ""  # the runs' own, on any CPU
     flags += f" --steps {cfg.steps} --split-seed {cfg.split_seed} --save-every 1"
     flags += f" --validation-secrets {cfg.validation_secrets} --eval-every {cfg.eval_every}"
     flags += f" --eval-samples {cfg.eval_samples} --threads 1 {cfg.train_flags}"
@@ -273,6 +277,13 @@ def main(argv=None) -> dict:
     progress(result, cfg)
     if cfg.status:
         return result
+    if cfg.model != "tiny" and not cpu_computes_bf16():
+        fail(
+            "smollm2_study.py",
+            "the study's runs compute in bf16, which this CPU does not multiply in hardware (no "
+            "avx512_bf16 or amx_bf16), so it would take several times as long as where they "
+            "trained: go on on a CPU that has it (--status writes what is done so far).",
+        )
     start_policy(cfg)  # the warm-up, made (and kept in RUNS/start) before the runs share it
     # 1-2: the screen, then the choice on the validation secrets
     train_all(cfg, due(cfg, [(e, lr, cfg.screen_steps) for e in estimators for lr in lrs]))

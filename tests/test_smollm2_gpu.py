@@ -13,10 +13,11 @@ import train
 from bench.smollm2_gpu import SmolGpuConfig, curve, run_flags
 
 
-def test_the_runs_train_the_llm_preset_with_validation_secrets():
+def test_the_runs_train_the_llm_preset_with_validation_secrets(monkeypatch):
     """The flags of a run: SmolLM2 under the llm preset (LoRA r = 16 on q/k/v/o, the paper's
     episodes and B = 8), the learning rate given, 10 validation secrets to choose on, a time
     limit."""
+    monkeypatch.setattr(config, "cpu_computes_bf16", lambda: False)  # any CPU: no llm-cpu-bf16
     cfg = config.config_from_flags(run_flags(SmolGpuConfig(), "grpo", "3e-4"))
     on_cpu = [] if config.on_gpu("") else ["llm-cpu"]  # as on the GPU machine, but on a CPU here
     assert train.applied_presets(cfg, config.PRESETS) == ["llm", *on_cpu]

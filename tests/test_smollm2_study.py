@@ -3,6 +3,8 @@ due, and the choice of each estimator's rate on the validation secrets alone."""
 
 import json
 
+import pytest
+
 import config
 import train
 from bench import smollm2_study
@@ -108,3 +110,19 @@ def test_a_run_done_in_an_earlier_call_plays_while_the_run_left_trains(tmp_path,
     smollm2_study.train_all(cfg, [("grpo", "3e-4", 60)], on_done=on_done)
     assert len(started) == 1 and "grpo-lr3e-4" in started[0]
     assert calls == [(1, 1), (0, 1)]
+
+
+def test_a_cpu_without_bf16_writes_the_status_but_trains_nothing(tmp_path, monkeypatch, capsys):
+    """The runs compute in bf16 wherever they go on; on a CPU without a bf16 dot product a call
+    stops with one sentence, after writing what is done; --status still writes it."""
+    monkeypatch.setattr(smollm2_study, "ROOT", tmp_path)
+    monkeypatch.setattr(smollm2_study, "cpu_computes_bf16", lambda: False)
+    monkeypatch.setattr(smollm2_study, "save", lambda result, c: None)
+    started = []
+    monkeypatch.setattr(smollm2_study, "start_policy", started.append)
+    out = ["--runs", "r", "--out", str(tmp_path / "study.json")]
+    assert smollm2_study.main([*out, "--status"])["runs"]
+    with pytest.raises(SystemExit) as stop:
+        smollm2_study.main(out)
+    assert stop.value.code == 2 and "bf16" in capsys.readouterr().err and not started
+    assert "--precision bf16" in " ".join(run_flags(SmolStudyConfig(), "echo", "3e-4"))

@@ -21,6 +21,7 @@ from episodes import StartConfig
 from lm import engine, models, tinylm
 from policy import SampleConfig, process_logits
 from rollouts import play_rollouts
+from tools import cli
 from tools.cli import settings
 from tools.ranks import Ranks
 from update import UpdateConfig
@@ -486,10 +487,11 @@ def test_a_non_finite_gradient_skips_the_step_and_leaves_the_weights(
     assert all(torch.equal(before[k], after[k]) for k in before)
 
 
-def test_presets_set_what_the_flags_do_not_give_and_are_recorded(tmp_path, model_dir):
+def test_presets_set_what_the_flags_do_not_give_and_are_recorded(tmp_path, model_dir, monkeypatch):
     """The defaults are the tiny model's on the paper set, with no sentinel value; the binary set
     and other models are named presets; a flag the user gives always wins, 0 included; the
     saved config records the presets that applied."""
+    monkeypatch.setattr(config, "cpu_computes_bf16", lambda: False)  # any CPU: no llm-cpu-bf16
     defaults, binary = (
         config.config_from_flags([]),
         config.config_from_flags(["--question-set", "binary"]),
@@ -565,6 +567,30 @@ def test_presets_set_what_the_flags_do_not_give_and_are_recorded(tmp_path, model
         and saved["steps"] == 1
     )
     assert saved["ppo_epochs"] == 4 and summary["presets"] == saved["presets"]
+
+
+@pytest.mark.parametrize("hardware", [True, False])
+def test_a_cpu_run_computes_in_bf16_only_where_the_cpu_multiplies_it(monkeypatch, hardware):
+    """llm-cpu-bf16: a model but tiny on a CPU computes in bf16 where the CPU has a bf16 dot
+    product, else in float32 (precision auto); on a GPU, and for the tiny model, the CPU's flags
+    change nothing; --precision given wins."""
+    monkeypatch.setattr(config, "cpu_computes_bf16", lambda: hardware)
+    on_cpu = config.config_from_flags(["--model", "org/m", "--device", "cpu"])
+    assert on_cpu.precision == ("bf16" if hardware else "auto")
+    assert ("llm-cpu-bf16" in train.applied_presets(on_cpu, config.PRESETS)) == hardware
+    assert config.config_from_flags(["--model", "org/m", "--device", "cuda"]).precision == "auto"
+    assert config.config_from_flags(["--device", "cpu"]).precision == "auto"
+    given = ["--model", "org/m", "--device", "cpu", "--precision", "fp32"]
+    assert config.config_from_flags(given).precision == "fp32"
+
+
+def test_a_cpu_computes_bf16_where_its_flags_name_a_bf16_dot_product():
+    """x86's AVX512-BF16 or AMX-BF16 flag, either: AVX2 or AVX-512 alone do not multiply bf16."""
+    assert cli.cpu_computes_bf16({"avx2", "avx512f", "avx512_bf16"})
+    assert cli.cpu_computes_bf16({"avx2", "amx_bf16", "amx_tile"})
+    assert not cli.cpu_computes_bf16({"avx", "avx2", "fma"})
+    assert not cli.cpu_computes_bf16({"avx2", "avx512f", "avx512bw", "avx512_vnni"})
+    assert not cli.cpu_computes_bf16(set())
 
 
 def test_help_shows_each_default_and_the_presets(capsys):

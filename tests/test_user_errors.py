@@ -255,6 +255,27 @@ def test_resume_of_a_damaged_checkpoint(run, tmp_path, saved_model, damaged, mus
     assert snapshot(runs) == before
 
 
+def test_resume_where_a_preset_resolves_otherwise(run, tmp_path, saved_model, monkeypatch):
+    """A run that trained in bf16 (llm-cpu-bf16, on a CPU that multiplies it), resumed with the
+    same flags on a CPU that does not, would go on in float32: --resume says which flag keeps it
+    as it trained, and neither writes nor removes anything."""
+    import config
+
+    monkeypatch.setattr(config, "cpu_computes_bf16", lambda: False)
+    runs = tmp_path / "runs"
+    shutil.copytree(saved_model, runs / "r" / "checkpoint")
+    torch.save(
+        {"step": 1, "optimizer": {}, "rngs": {}, "estimator": {}, "kept": {}},
+        runs / "r" / "checkpoint" / "trainer_state.pt",
+    )
+    (runs / "r" / "metrics.jsonl").write_text('{"step": 1, "clue/reward": 0.5}\n')
+    (runs / "r" / "train_config.json").write_text('{"precision": "bf16", "micro_tokens": 3072}')
+    before = snapshot(runs)
+    flags = ["train.py", "--out", str(runs), "--run-name", "r", "--resume", "--model", saved_model]
+    one_sentence(run(flags, tmp_path), "trained with precision bf16", "give --precision bf16")
+    assert snapshot(runs) == before
+
+
 def test_evaluate_of_a_damaged_checkpoint(run, tmp_path, saved_model):
     shutil.copytree(saved_model, tmp_path / "ckpt")
     cut_short(tmp_path / "ckpt" / "model.safetensors")

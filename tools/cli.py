@@ -1,5 +1,6 @@
 """What every entry point shares: flags generated from a config dataclass, how the process uses
-the machine's cores, and which code it runs (`code_version`, recorded with each run and result).
+the machine's cores (and whether its CPU computes bfloat16: `cpu_computes_bf16`), and which code
+it runs (`code_version`, recorded with each run and result).
 
 Every entry point (train.py, evaluate.py, the theory scripts, the benchmarks) keeps its
 hyperparameters in one dataclass; each field `foo_bar` becomes `--foo-bar` with the field's
@@ -212,6 +213,29 @@ def use_threads(threads: int = 0, parallel_runs: int = 1) -> int:
     n = threads if threads > 0 else max(1, cores // max(parallel_runs, 1))
     torch.set_num_threads(n)
     return n
+
+
+# The CPU flags of a bfloat16 dot product in hardware (x86: AVX512-BF16, AMX-BF16)
+BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+def cpu_flags() -> set[str]:
+    """The instruction-set flags of this machine's CPU, as Linux lists them in /proc/cpuinfo
+    (an empty set elsewhere)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            line = next((line for line in f if line.startswith("flags")), "")
+    except OSError:
+        return set()
+    return set(line.partition(":")[2].split())
+
+
+def cpu_computes_bf16(flags: set[str] | None = None) -> bool:
+    """Whether the CPU multiplies bfloat16 in hardware (`BF16_CPU_FLAGS`). Without it torch
+    converts every bf16 product to float32 and back in software, and bf16 autocast runs slower
+    than float32 itself (an AVX2 CPU: config.py's llm-cpu-bf16 preset gives the figures). Read on
+    x86 Linux only: elsewhere False, and a CPU run computes in float32."""
+    return bool(set(BF16_CPU_FLAGS) & (cpu_flags() if flags is None else flags))
 
 
 def code_version(root: str = os.path.dirname(os.path.abspath(__file__))) -> dict:
