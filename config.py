@@ -285,17 +285,19 @@ PRESETS = {
     "llm-cpu": Preset(
         "--model is not tiny and no GPU runs it (chosen together, not one by one, for memory and "
         "time on 2 CPU cores: bench/smollm2_step.json's step before and after, bf16 autocast "
-        "among them, which llm-cpu-bf16 sets; candidates as runs and App. B's instructions as a "
-        "system message computed once a pass (shorter prompts), B = 4, passes of at most 3072 "
-        "tokens, 64 new tokens; evaluations every 10 steps and no credit probe, each costing "
-        "more than a step there; the sampled evaluation decodes at most a step's 16 rows at "
-        "once: its 80 at once were the evaluation's peak, above 6 GB)",
+        "and passes of 3072 tokens among them, which llm-cpu-bf16 sets; candidates as runs and "
+        "App. B's instructions as a system message computed once a pass (shorter prompts), B = "
+        "4, 64 new tokens; evaluations every 10 steps and no credit probe, each costing more "
+        "than a step there; the sampled evaluation decodes at most a step's 16 rows at once: its "
+        "80 at once were the evaluation's peak, above 6 GB; in float32 passes of at most 1536 "
+        "tokens: at 3072 the README's command peaked above 6 GB in the warm-up, "
+        "bench/results/first_run_smollm2.json's before)",
         lambda c: c.model != "tiny" and not on_gpu(c.device),
         dict(
             candidate_format="runs",
             prompt_layout="system",
             secrets_per_step=4,
-            micro_tokens=3072,
+            micro_tokens=1536,
             max_new_tokens=64,
             eval_every=10,
             eval_rows=16,
@@ -304,11 +306,12 @@ PRESETS = {
     ),
     "llm-cpu-bf16": Preset(
         "llm-cpu applies and the CPU multiplies bfloat16 in hardware (avx512_bf16 or amx_bf16, "
-        "tools.cli.cpu_computes_bf16: bf16 autocast was among llm-cpu's choices, measured on such "
-        "a CPU; on an AVX2 CPU, which has neither, a step in bf16 took several times a step in "
-        "fp32, bench/results/smollm2_precision.json, so there precision stays auto: fp32)",
+        "tools.cli.cpu_computes_bf16: bf16 autocast and passes of 3072 tokens were among "
+        "llm-cpu's choices, measured on such a CPU; on an AVX2 CPU, which has neither, the same "
+        "work took several times as long in bf16 as in fp32, bench/results/cpu_precision.json, "
+        "so there precision stays auto: fp32)",
         lambda c: c.model != "tiny" and not on_gpu(c.device) and cpu_computes_bf16(),
-        dict(precision="bf16"),
+        dict(precision="bf16", micro_tokens=3072),
     ),
 }
 

@@ -8,7 +8,11 @@ record, each step's seconds (rollout, update) and the held-out result.
 The kernel's out-of-memory killer ends a process without a word: here it shows as exit status -9
 with the peak memory it reached.
 
-    python bench/first_run.py [--train-flags "--model smollm2 --estimator echo --steps 2"]
+    python bench/first_run.py [--train-flags "--model smollm2 --estimator echo --steps 2"] \
+        [--before FILE]
+
+`--before` keeps an earlier run's file of this bench (e.g. before a change to the presets) in the
+new one, as its "before".
 """
 
 import json
@@ -24,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import RESULTS, save_results
-from tools.cli import arg, parse_config
+from tools.cli import arg, code_version, parse_config
 
 ROOT = Path(__file__).resolve().parent.parent
 README_SMOLLM2 = "--model smollm2 --estimator echo --steps 2"  # README.md's SmolLM2 command
@@ -33,6 +37,7 @@ README_SMOLLM2 = "--model smollm2 --estimator echo --steps 2"  # README.md's Smo
 @dataclass
 class FirstRunConfig:
     train_flags: str = arg(README_SMOLLM2, "train.py's flags, as the README gives them")
+    before: str = arg("", "an earlier run's file of this bench, kept in this one as its 'before'")
     out: str = arg(os.path.join(RESULTS, "first_run_smollm2.json"), "the figures", writes="file")
 
 
@@ -75,7 +80,9 @@ def first_run(train_flags: str) -> dict:
 
 def main(argv=None) -> dict:
     cfg = parse_config(FirstRunConfig, argv, description=__doc__.splitlines()[0])
-    result = first_run(cfg.train_flags)
+    before = {"before": json.loads(Path(cfg.before).read_text())} if cfg.before else {}
+    code = code_version()  # the code the run starts with, not the tree an hour later
+    result = before | first_run(cfg.train_flags) | code
     steps = ", ".join(f"{s['train/seconds_per_step']} s" for s in result.get("steps", []))
     print(
         f"{result['typed']}: exit status {result['exit_status']} after {result['wall_seconds']} s, "

@@ -58,10 +58,13 @@ from bench.report_headline import (  # noqa: E402
 )
 from bench.report_screens import section_screens  # noqa: E402
 from bench.report_smollm2 import (  # noqa: E402
+    first_run_summary,
     section_smollm2,
     section_smollm2_cpu_step,
+    section_smollm2_cpu_step_fp32,
     section_smollm2_gpu,
     section_smollm2_study,
+    section_smollm2_without_bf16,
     smollm2_cpu_summary,
     smollm2_gpu_summary,
 )
@@ -122,6 +125,8 @@ LAB_SECTIONS = [
     section_binary,
     section_smollm2,
     section_smollm2_cpu_step,
+    section_smollm2_cpu_step_fp32,
+    section_smollm2_without_bf16,
     report_credit_grid.section_time,
     section_speed,
 ]
@@ -217,6 +222,7 @@ def readme_summary() -> list[str]:
         "credit": credit_summary(),
         "cpu": cpu_summary(),
         "llm_cpu": smollm2_cpu_summary(),
+        "llm_first": first_run_summary(),
         "llm_study": study_status(),
         "gpu": gpu_summary(),
         "llm_gpu": smollm2_gpu_summary(),

@@ -53,11 +53,14 @@ def step_settings(run: dict) -> str:
     return ", ".join(f"{k} {played[k]}" for k in STEP_SETTINGS)
 
 
-def section_smollm2_cpu_step() -> list[str]:
-    """bench/LAB.md: one RL step of SmolLM2 on this machine's CPU, by phase, before and after."""
-    data = load(STEP)
+def section_smollm2_cpu_step(name: str = STEP, title: str = "") -> list[str]:
+    """bench/LAB.md: one RL step of SmolLM2 on a CPU, by phase, before and after (the file `name`
+    of bench/smollm2_step.py; `title`: what its heading adds)."""
+    data = load(name)
     if data is None:
-        return rendered("smollm2_step.md", rows=None, missing=missing(STEP, STEP_COMMAND)[0])
+        return rendered(
+            "smollm2_step.md", rows=None, title=title, missing=missing(name, STEP_COMMAND)[0]
+        )
     before = data.get("before")
     runs = [("before", before), ("now", data)] if before else [("now", data)]
     rows = [[phase] + [c for _, r in runs for c in phase_cells(r, phase)] for phase in PHASES]
@@ -66,7 +69,8 @@ def section_smollm2_cpu_step() -> list[str]:
         + [c for _, r in runs for c in (f"{r['step_seconds']:g}", "")]
     )
     figures = {
-        "file": cite(STEP, data),
+        "title": title,
+        "file": cite(name, data),
         "config": data["config"],
         "runs": [
             f"{label}: {r['threads']} threads, flags `{r['train_flags'] or '(none)'}` "
@@ -81,6 +85,49 @@ def section_smollm2_cpu_step() -> list[str]:
 
 
 STEP_COMMAND = "python bench/smollm2_step.py"
+STEP_FP32 = "smollm2_step_fp32.json"
+
+
+def section_smollm2_cpu_step_fp32() -> list[str]:
+    """bench/LAB.md: the same step where the CPU does not multiply bf16, in float32."""
+    return section_smollm2_cpu_step(STEP_FP32, ", float32 on a CPU without bf16")
+
+
+PRECISION = "cpu_precision.json"
+FIRST_RUN = "first_run_smollm2.json"
+PIECES = {"warmup_batch_seconds": "the warm-up's batch", "decode_seconds": "greedy decode"}
+
+
+def section_smollm2_without_bf16() -> list[str]:
+    """bench/LAB.md: SmolLM2 on a CPU that does not multiply bf16: each precision's seconds for the
+    same work, and the README's command run to its end from an empty cache."""
+    figures = {"precision": None, "first": None}
+    precision, first = load(PRECISION), load(FIRST_RUN)
+    if precision is not None:
+        p = precision["precisions"]
+        rows = [
+            [name, f"{p['fp32'][k]:g}", f"{p['bf16'][k]:g}", f"{precision['bf16_over_fp32'][k]:g}"]
+            for k, name in PIECES.items()
+        ]
+        figures["precision"] = {
+            "d": precision,
+            "file": cite(PRECISION, precision),
+            "repeats": precision["command"].partition("--repeats ")[2].split(" ")[0] or "2",
+            "machine": report_tables.machine_text(precision["machine"]),
+            "rows": rows,
+        }
+    else:
+        figures["precision_missing"] = missing(PRECISION, "python bench/cpu_precision.py")[0]
+    if first is not None:
+        figures["first"] = {
+            "d": first,
+            "file": cite(FIRST_RUN, first),
+            "machine": report_tables.machine_text(first["machine"]),
+            "minutes": f"{first['wall_seconds'] / 60:.1f}",
+        }
+    else:
+        figures["first_missing"] = missing(FIRST_RUN, "python bench/first_run.py")[0]
+    return rendered("smollm2_no_bf16.md", **figures)
 
 
 def smollm2_flags(m: dict, data: dict) -> dict:
@@ -202,6 +249,17 @@ def smollm2_cpu_summary() -> dict | None:
         return None
     peak = max(p["peak_gb"] for p in data["phases"].values() if "peak_gb" in p)
     return {"d": data, "step": f"{data['step_seconds']:g}", "peak": f"{peak:g}"}
+
+
+def first_run_summary() -> dict | None:
+    """The README's figures of its SmolLM2 command run from an empty cache (first_run_smollm2.json):
+    its minutes, peak, precision and the CPU (its vector instructions, and bf16 or not)."""
+    data = load(FIRST_RUN)
+    if data is None or data["exit_status"] != 0:
+        return None
+    m = data["machine"]
+    cpu = f"{m.get('cpu_capability', 'a CPU')} {'with' if m.get('cpu_bf16') else 'without'} bf16"
+    return {"d": data, "minutes": f"{data['wall_seconds'] / 60:.0f}", "cpu": cpu}
 
 
 # ---------------------------------------------------------------- the study on 2 CPU cores

@@ -23,9 +23,9 @@ curve (held-out resolve greedy and sampled every --eval-every steps, the batch's
 redundancy rates, the validation score), the choice and what it was made on, and the figures of
 stage 4. A copy of the warm-up the runs started from is kept in RUNS/start and put back in the
 cache if the cache lost it, so that runs started in a later session start from the same weights.
-The runs compute in bf16 (`--precision bf16`, as the llm-cpu-bf16 preset set it where they
-started): a call on a CPU that does not multiply bf16 in hardware stops with one sentence rather
-than go on several times slower (config.py's llm-cpu-bf16 gives the figures).
+The runs compute in bf16 (`--precision bf16 --micro-tokens 3072`, as the llm-cpu-bf16 preset
+set them where they started): a call on a CPU that does not multiply bf16 in hardware stops with
+one sentence rather than go on several times slower (config.py's llm-cpu-bf16 gives the figures).
     python bench/smollm2_study.py            # again until it says the study is complete
 """
 
@@ -89,7 +89,8 @@ class SmolStudyConfig:
 def run_flags(cfg: SmolStudyConfig, estimator: str, lr: str) -> list[str]:
     """train.py's flags of one run (without --pause-after and --resume, which each call adds)."""
     flags = f"--model {cfg.model} --estimator {estimator} --lr {lr} --seed {cfg.seed}"
-    flags += " --precision bf16" if cfg.model != "tiny" else ""  # the runs' own, on any CPU
+    if cfg.model != "tiny":  # the runs' own (llm-cpu-bf16's, where they started), on any CPU
+        flags += " --precision bf16 --micro-tokens 3072"
     flags += f" --steps {cfg.steps} --split-seed {cfg.split_seed} --save-every 1"
     flags += f" --validation-secrets {cfg.validation_secrets} --eval-every {cfg.eval_every}"
     flags += f" --eval-samples {cfg.eval_samples} --threads 1 {cfg.train_flags}"
