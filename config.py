@@ -175,7 +175,8 @@ class TrainConfig:
     )
     eval_rows: int = arg(
         0,
-        "most sampled evaluation episodes decoded at once, whole secrets (0: all at once)",
+        "most sampled evaluation episodes decoded at once, whole secrets, and most warm-up probe "
+        "states (0: all at once)",
         at_least=0,
     )
     credit_probe: int = arg(
@@ -289,7 +290,8 @@ PRESETS = {
         "App. B's instructions as a system message computed once a pass (shorter prompts), B = "
         "4, 64 new tokens; evaluations every 10 steps and no credit probe, each costing more "
         "than a step there; the sampled evaluation decodes at most a step's 16 rows at once: its "
-        "80 at once were the evaluation's peak, above 6 GB; in float32 passes of at most 1536 "
+        "80 at once were the evaluation's peak, above 6 GB; so does the warm-up's probe, "
+        "bench/smollm2_step.py's 'warm-up probe'; in float32 passes of at most 1536 "
         "tokens: at 3072 the README's command peaked above 6 GB in the warm-up, "
         "bench/results/first_run_smollm2.json's before)",
         lambda c: c.model != "tiny" and not on_gpu(c.device),
@@ -348,6 +350,7 @@ def warmup_config(cfg: TrainConfig) -> WarmupConfig:
         candidate_format=cfg.candidate_format,
         prompt_layout=cfg.prompt_layout,
         question_set=cfg.question_set,
+        probe_rows=cfg.eval_rows,
         mode=cfg.warmup,
         threshold=cfg.warmup_threshold,
     )

@@ -18,7 +18,7 @@ from bench.report_tables import (
 GPU = "smollm2_gpu.json"
 STUDY = "smollm2_study.json"
 STEP = "smollm2_step.json"
-PHASES = ("rollout", "scoring", "update", "evaluation", "warm-up")
+PHASES = ("rollout", "scoring", "update", "evaluation", "warm-up", "warm-up probe")
 # What the two runs of bench/smollm2_step.py may differ in, as its rows name them.
 STEP_SETTINGS = (
     "precision",

@@ -2,7 +2,8 @@
 B = 4 secrets x G = 4 rollouts on the paper set (N = 100, T = 10), split into its phases, with
 the peak resident memory of each: the rollout (step 1: play), the scoring of pi_old, Eq. 2's
 update (step 3, less that scoring), an evaluation of the held-out secrets (greedy, and sampled
-at T = 1) and one batch of the format warm-up.
+at T = 1), one batch of the format warm-up and its probe (the valid-action rate it measures
+before and after training).
 
 The policy is the run's start: `--model smollm2` with the presets that apply (the warm-up
 cached under models.cache_dir(), made first if it is not there: not timed). The step is train.py's
@@ -42,7 +43,7 @@ from episodes import SplitConfig, StartConfig, episode_starts, split_secrets
 from evaluate import evaluate_policy
 from lm import models
 from lm.models import ModelConfig
-from lm.warmup import random_policy_states, starting_policy, supervised_finetune
+from lm.warmup import probe, random_policy_states, starting_policy, supervised_finetune
 from oracle import RuleOracle
 from policy import SampleConfig
 from rollouts import episode_seed, play_rollouts
@@ -165,6 +166,7 @@ def main(argv=None):
         ),
     )
     phases.measure("warm-up", lambda: warmup_batch(cfg, policy))
+    phases.measure("warm-up probe", lambda: probe(policy, config.warmup_config(cfg)))
     step = sum(phases.figures[k]["seconds"] for k in ("rollout", "scoring", "update"))
     prompts = [len(p) for p in batch.prompt_ids]
     print(f"step {step:.1f} s: {len(prompts)} turns, mean prompt {sum(prompts) / len(prompts):.0f}")

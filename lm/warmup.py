@@ -56,6 +56,9 @@ class WarmupConfig:
     n_max: int = 100  # the game the data is played in (training: 1..100)
     candidate_format: str = "list"  # how its prompts write C_t: the RL run's
     probe_states: int = 64  # game states whose sampled action measures the valid-action rate
+    # states the probe decodes at once (0: all): 64 rows' KV cache of SmolLM2's prompts in float32
+    # put the README's command 0.4 GB above 6 GB, after the warm-up had trained
+    probe_rows: int = 0
     question_set: str = "paper"  # the questions its data asks: the RL run's
     prompt_layout: str = "paper"  # how its prompts are laid out (game.prompts): the RL run's
     mode: str = "auto"  # auto: warm up below `threshold` valid actions; always; never (no probe)
@@ -74,7 +77,7 @@ class WarmupConfig:
 # Whether the warm-up runs, not what it trains: left out of the cache's key (`cache_key`); the
 # question set and the layout are keyed through the prompt's fingerprint and by name.
 WHETHER = ("mode", "threshold")
-NOT_HASHED = WHETHER + ("question_set", "prompt_layout")
+NOT_HASHED = WHETHER + ("question_set", "prompt_layout", "probe_rows")
 
 
 def random_policy_states(n_episodes: int, game_cfg: GameConfig, seed: int) -> list:
@@ -132,14 +135,22 @@ def supervised_finetune(policy: LMPolicy, examples, warmup_cfg: WarmupConfig) ->
     return losses
 
 
-def valid_action_rate(policy: LMPolicy, game_cfg: GameConfig, n_states: int = 64, seed: int = 1):
+def valid_action_rate(
+    policy: LMPolicy, game_cfg: GameConfig, n_states: int = 64, seed: int = 1, rows: int = 0
+):
     """Fraction of readable actions the policy writes, sampling at T = 1, in n game states of
-    the random policy's episodes (every turn from the first to the tenth)."""
+    the random policy's episodes (every turn from the first to the tenth), decoding at most
+    `rows` of them at once (0: all). One generator draws for every batch in turn, so the figure
+    is the same under one seed and one `rows`."""
     states = random_policy_states(max(8, n_states // 4), game_cfg, seed)
     states = random.Random(seed).sample(states, n_states)
     gen = torch.Generator(policy.device).manual_seed(seed)
+    prompts = policy.encode([m for m, _ in states])
+    batch = rows or len(prompts)
     texts = [
-        g.text for g in policy.generate(policy.encode([m for m, _ in states]), SampleConfig(), gen)
+        g.text
+        for start in range(0, len(prompts), batch)
+        for g in policy.generate(prompts[start : start + batch], SampleConfig(), gen)
     ]
     return sum(read_action(t, game_cfg.n_arms)[0] is not None for t in texts) / len(texts)
 
@@ -313,7 +324,9 @@ def warm_up(policy: LMPolicy, model_cfg: ModelConfig, warmup_cfg: WarmupConfig, 
 
 def probe(policy: LMPolicy, warmup_cfg: WarmupConfig) -> float:
     """The policy's valid-action rate on the warm-up's probe states."""
-    return valid_action_rate(policy, warmup_cfg.game(), warmup_cfg.probe_states)
+    return valid_action_rate(
+        policy, warmup_cfg.game(), warmup_cfg.probe_states, rows=warmup_cfg.probe_rows
+    )
 
 
 def write_cache(path: Path, policy: LMPolicy, info: dict) -> None:

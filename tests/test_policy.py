@@ -1,5 +1,6 @@
 """The policy: sampling distribution, generation vs scoring log-probs, batching, loading errors."""
 
+import random
 from dataclasses import replace
 
 import pytest
@@ -439,6 +440,32 @@ def test_the_warm_up_is_played_on_the_prompts_the_run_will_read(monkeypatch):
         cfg = replace(TrainConfig(), candidate_format="padded")
         warmup.starting_policy(settings(ModelConfig, cfg), warmup_config(cfg), quiet=True)
     assert seen[0].candidate_format == "padded"
+
+
+def test_the_probe_decodes_at_most_its_rows_at_once_and_every_state(tokenizer):
+    """The warm-up's probe decodes its states in batches of at most `probe_rows` (a run's
+    --eval-rows), each state once, and counts the readable actions among all it sampled."""
+    policy, batches = random_policy(tokenizer, "llama"), []
+    readable = '{"arm": 0, "question": "Is it big?"}'
+
+    def every_third_readable(prompts, *a):  # the model's own samples, every third one replaced
+        gens = LMPolicy.generate(policy, prompts, *a)
+        done = sum(len(b) for b in batches)
+        batches.append(prompts)
+        return [replace(g, text=readable) if (done + i) % 3 == 0 else g for i, g in enumerate(gens)]
+
+    policy.generate = every_third_readable
+    cfg = replace(TrainConfig(), eval_rows=8)
+    warm = replace(warmup_config(cfg), probe_states=20)
+    rate = warmup.probe(policy, warm)
+    assert [len(b) for b in batches] == [8, 8, 4]
+    states = warmup.random_policy_states(max(8, 20 // 4), warm.game(), 1)
+    states = random.Random(1).sample(states, 20)
+    assert [p for b in batches for p in b] == policy.encode([m for m, _ in states])
+    assert rate == 7 / 20  # states 0, 3, ..., 18; the random model's own writes none
+    batches.clear()
+    assert warmup.valid_action_rate(policy, warm.game(), 20) == 7 / 20
+    assert [len(b) for b in batches] == [20]
 
 
 @pytest.mark.parametrize(

@@ -142,3 +142,67 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
     assert "| step 0 (the warm-up) | 0 | - | - | the start of every run | 10.0 / 10.0 |" in section
     assert "The study is complete." in section
     assert status == {"step0": "10.0", "kept": {"echo": "70.0", "grpo": "40.0"}}
+
+
+MACHINE = {"machine": "x86_64", "cpus": 2, "cpu_capability": "AVX2", "cpu_bf16": False}
+MACHINE |= {"torch": "2.13.0+cpu", "platform": "Linux", "gpu": None}
+PRECISION_FILE = {
+    "command": "python bench/cpu_precision.py --repeats 3",
+    "machine": MACHINE,
+    "date": "2026-12-07",
+    "threads": 2,
+    "rows": 16,
+    "precisions": {
+        "fp32": {"warmup_batch_seconds": 40.0, "decode_seconds": 10.0},
+        "bf16": {"warmup_batch_seconds": 400.0, "decode_seconds": 25.0},
+    },
+    "bf16_over_fp32": {"warmup_batch_seconds": 10.0, "decode_seconds": 2.5},
+}
+FIRST_RUN_FILE = {
+    "command": "python bench/first_run.py",
+    "machine": MACHINE,
+    "date": "2026-12-07",
+    "typed": "python train.py --model smollm2 --estimator echo --steps 2",
+    "exit_status": 0,
+    "wall_seconds": 1800.0,
+    "peak_gib": 5.5,
+    "steps": [
+        {
+            "step": 1,
+            "train/seconds_rollout": 100.0,
+            "train/seconds_update": 200.0,
+            "train/seconds_per_step": 300.0,
+        }
+    ],
+    "warmup": {"seconds": 900.0, "valid_before": 0.0, "valid_after": 0.95},
+    "final_eval": {"eval/resolve_rate": 0.05, "eval/sampled_resolve_rate": 0.25},
+    "train_config": {"presets": ["llm", "llm-cpu"], "precision": "auto"},
+}
+
+
+def test_the_section_on_a_cpu_without_bf16_and_the_summary_read_their_files(tmp_path):
+    """Each precision's seconds and their ratio, the first run's minutes, peak, steps and result,
+    as the files give them; the README's SmolLM2 line names the first run's CPU and precision."""
+    (tmp_path / "cpu_precision.json").write_text(json.dumps(PRECISION_FILE))
+    (tmp_path / "first_run_smollm2.json").write_text(json.dumps(FIRST_RUN_FILE))
+    (tmp_path / "smollm2_step.json").write_text(
+        json.dumps(
+            {
+                "config": {"secrets_per_step": 4, "group_size": 4, "precision": "bf16"},
+                "machine": MACHINE | {"cpu_bf16": True},
+                "phases": {"rollout": {"seconds": 50.0, "peak_gb": 1.5}},
+                "step_seconds": 200.0,
+            }
+        )
+    )
+    with report_tables.reading(str(tmp_path)):
+        section = "\n".join(report_smollm2.section_smollm2_without_bf16())
+        summary = "\n".join(report_results.readme_summary())
+    assert "| the warm-up's batch | 40 | 400 | 10 |" in section
+    assert "| greedy decode | 10 | 25 | 2.5 |" in section and "median of 3" in section
+    assert "Exit status 0 after 30.0 min; peak resident memory 5.5 GiB" in section
+    assert "step 1 300.0 s (rollout 100.0, update 200.0)" in section
+    assert "greedy 0.05, sampled 0.25" in section and "precision auto" in section
+    line = next(x for x in summary.splitlines() if "SmolLM2-135M-Instruct on" in x)
+    assert "200 s a step in bf16 on a CPU with bf16" in line
+    assert "in fp32 on AVX2 without bf16: 30 min, peak 5.5 GiB" in line
