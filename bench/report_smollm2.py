@@ -63,7 +63,8 @@ def section_smollm2_cpu_step(name: str = STEP, title: str = "") -> list[str]:
         )
     before = data.get("before")
     runs = [("before", before), ("now", data)] if before else [("now", data)]
-    rows = [[phase] + [c for _, r in runs for c in phase_cells(r, phase)] for phase in PHASES]
+    measured = [p for p in PHASES if any(p in r.get("phases", {}) for _, r in runs)]
+    rows = [[phase] + [c for _, r in runs for c in phase_cells(r, phase)] for phase in measured]
     rows.append(
         ["step (rollout + scoring + update)"]
         + [c for _, r in runs for c in (f"{r['step_seconds']:g}", "")]

@@ -206,3 +206,34 @@ def test_the_section_on_a_cpu_without_bf16_and_the_summary_read_their_files(tmp_
     line = next(x for x in summary.splitlines() if "SmolLM2-135M-Instruct on" in x)
     assert "200 s a step in bf16 on a CPU with bf16" in line
     assert "in fp32 on AVX2 without bf16: 30 min, peak 5.5 GiB" in line
+
+
+def step_file(phases: dict) -> dict:
+    """A file of bench/smollm2_step.py with the given phases."""
+    return {
+        "config": {"secrets_per_step": 4, "group_size": 4, "n_max": 100}
+        | {k: "x" for k in report_smollm2.STEP_SETTINGS},
+        "machine": MACHINE,
+        "phases": phases,
+        "step_seconds": 300.0,
+        "threads": 2,
+        "train_flags": "",
+        "turns": 150,
+        "mean_prompt_tokens": 390,
+    }
+
+
+def test_the_step_table_has_a_row_for_each_phase_some_run_measured(tmp_path):
+    """A phase the earlier run did not measure shows "-" there; one neither run measured has no
+    row."""
+    rollout = {"rollout": {"seconds": 100.0, "peak_gb": 2.0}}
+    now = step_file(rollout | {"warm-up probe": {"seconds": 70.0, "peak_gb": 3.5}})
+    (tmp_path / "smollm2_step.json").write_text(json.dumps(now | {"before": step_file(rollout)}))
+    (tmp_path / "smollm2_step_fp32.json").write_text(json.dumps(step_file(rollout)))
+    with report_tables.reading(str(tmp_path)):
+        both = "\n".join(report_smollm2.section_smollm2_cpu_step())
+        one = "\n".join(report_smollm2.section_smollm2_cpu_step_fp32())
+    assert "| rollout | 100 | 2 | 100 | 2 |" in both
+    assert "| warm-up probe | - | - | 70 | 3.5 |" in both
+    assert "| rollout | 100 | 2 |" in one and "warm-up probe |" not in one
+    assert "| update |" not in both + one
