@@ -77,6 +77,7 @@ def section_smollm2_cpu_step(name: str = STEP, title: str = "") -> list[str]:
             f"{label}: {r['threads']} threads, flags `{r['train_flags'] or '(none)'}` "
             f"({step_settings(r)}), {r['turns']} turns, mean prompt "
             f"{r['mean_prompt_tokens']:g} tokens"
+            + (f", the evaluation on {r['eval_secrets']} secrets" if "eval_secrets" in r else "")
             for label, r in runs
         ],
         "rows": rows,

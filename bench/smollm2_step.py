@@ -184,6 +184,7 @@ def main(argv=None):
             "valid_action_rate": sum(r.arm >= 0 for r in batch.records) / len(batch.records),
             "update_row": {k: v for k, v in row.items() if isinstance(v, (int, float))},
             "eval_resolve": evaluation["eval/resolve_rate"],
+            "eval_secrets": len(heldout),
         },
         scfg.out,
     )

@@ -229,11 +229,13 @@ def test_the_step_table_has_a_row_for_each_phase_some_run_measured(tmp_path):
     rollout = {"rollout": {"seconds": 100.0, "peak_gb": 2.0}}
     now = step_file(rollout | {"warm-up probe": {"seconds": 70.0, "peak_gb": 3.5}})
     (tmp_path / "smollm2_step.json").write_text(json.dumps(now | {"before": step_file(rollout)}))
-    (tmp_path / "smollm2_step_fp32.json").write_text(json.dumps(step_file(rollout)))
+    fp32 = step_file(rollout) | {"eval_secrets": 5}
+    (tmp_path / "smollm2_step_fp32.json").write_text(json.dumps(fp32))
     with report_tables.reading(str(tmp_path)):
         both = "\n".join(report_smollm2.section_smollm2_cpu_step())
         one = "\n".join(report_smollm2.section_smollm2_cpu_step_fp32())
     assert "| rollout | 100 | 2 | 100 | 2 |" in both
     assert "| warm-up probe | - | - | 70 | 3.5 |" in both
     assert "| rollout | 100 | 2 |" in one and "warm-up probe |" not in one
+    assert "390 tokens, the evaluation on 5 secrets" in one and "evaluation on" not in both
     assert "| update |" not in both + one
