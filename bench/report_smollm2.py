@@ -100,6 +100,29 @@ FIRST_RUN = "first_run_smollm2.json"
 PIECES = {"warmup_batch_seconds": "the warm-up's batch", "decode_seconds": "greedy decode"}
 
 
+# Warm-up settings added after a first run was made: that code ran as these values do (the probe's
+# states all at once).
+WARMUP_BEFORE_THE_SETTING = {"probe_rows": 0}
+# Warm-up settings train.py sets from its own (warmup_config): a difference shows as train.py's.
+WARMUP_FROM_TRAIN = {"batch_tokens", "batch_size", "epochs", "episodes", "lr", "n_max"}
+
+
+def first_run_differences(before: dict, now: dict) -> list[str]:
+    """The settings two runs of bench/first_run.py differ in: train.py's (its run directory aside)
+    and the warm-up's own."""
+    old, new = before["train_config"], now["train_config"]
+    keys = sorted((set(old) | set(new)) - {"out"})
+    differences = [f"{k} {old.get(k)} (now {new.get(k)})" for k in keys if old.get(k) != new.get(k)]
+    old = {**WARMUP_BEFORE_THE_SETTING, **before["warmup"]["warmup"]}
+    new = now["warmup"]["warmup"]
+    keys = sorted((set(old) | set(new)) - WARMUP_FROM_TRAIN)
+    return differences + [
+        f"the warm-up's {k} {old.get(k)} (now {new.get(k)})"
+        for k in keys
+        if old.get(k) != new.get(k)
+    ]
+
+
 def section_smollm2_without_bf16() -> list[str]:
     """bench/LAB.md: SmolLM2 on a CPU that does not multiply bf16: each precision's seconds for the
     same work, and the README's command run to its end from an empty cache."""
@@ -127,6 +150,15 @@ def section_smollm2_without_bf16() -> list[str]:
             "machine": report_tables.machine_text(first["machine"]),
             "minutes": f"{first['wall_seconds'] / 60:.1f}",
         }
+        if first.get("before"):
+            figures["first"]["before"] = {
+                "d": first["before"],
+                "minutes": f"{first['before']['wall_seconds'] / 60:.1f}",
+                "machine": "the same machine"
+                if first["before"]["machine"] == first["machine"]
+                else report_tables.machine_text(first["before"]["machine"]),
+                "differences": first_run_differences(first["before"], first),
+            }
     else:
         figures["first_missing"] = missing(FIRST_RUN, "python bench/first_run.py")[0]
     return rendered("smollm2_no_bf16.md", **figures)

@@ -184,7 +184,15 @@ def test_the_section_on_a_cpu_without_bf16_and_the_summary_read_their_files(tmp_
     """Each precision's seconds and their ratio, the first run's minutes, peak, steps and result,
     as the files give them; the README's SmolLM2 line names the first run's CPU and precision."""
     (tmp_path / "cpu_precision.json").write_text(json.dumps(PRECISION_FILE))
-    (tmp_path / "first_run_smollm2.json").write_text(json.dumps(FIRST_RUN_FILE))
+    before = FIRST_RUN_FILE | {"peak_gib": 7.5, "wall_seconds": 1500.0, "commit": "b" * 40}
+    before["train_config"] = FIRST_RUN_FILE["train_config"] | {"micro_tokens": 3072}
+    before["warmup"] = FIRST_RUN_FILE["warmup"] | {"warmup": {"batch_tokens": 3072, "seed": 0}}
+    now = FIRST_RUN_FILE | {"before": before, "commit": "a" * 40}
+    now["train_config"] = FIRST_RUN_FILE["train_config"] | {"micro_tokens": 1536}
+    now["warmup"] = FIRST_RUN_FILE["warmup"] | {
+        "warmup": {"batch_tokens": 1536, "probe_rows": 16, "seed": 0}
+    }
+    (tmp_path / "first_run_smollm2.json").write_text(json.dumps(now))
     (tmp_path / "smollm2_step.json").write_text(
         json.dumps(
             {
@@ -200,7 +208,14 @@ def test_the_section_on_a_cpu_without_bf16_and_the_summary_read_their_files(tmp_
         summary = "\n".join(report_results.readme_summary())
     assert "| the warm-up's batch | 40 | 400 | 10 |" in section
     assert "| greedy decode | 10 | 25 | 2.5 |" in section and "median of 3" in section
-    assert "Exit status 0 after 30.0 min; peak resident memory 5.5 GiB" in section
+    assert (
+        "Now, at `aaaaaaa`: exit status 0 after 30.0 min; peak resident memory 5.5 GiB" in section
+    )
+    assert (
+        "Before, at `bbbbbbb` on the same machine, with micro_tokens 3072 (now 1536), the "
+        "warm-up's probe_rows 0 (now 16): exit status 0 after 25.0 min; peak resident memory "
+        "7.5 GiB"
+    ) in " ".join(section.split())
     assert "step 1 300.0 s (rollout 100.0, update 200.0)" in section
     assert "greedy 0.05, sampled 0.25" in section and "precision auto" in section
     line = next(x for x in summary.splitlines() if "SmolLM2-135M-Instruct on" in x)
