@@ -2,7 +2,7 @@
 its meaning and default; the presets that change a few of them with the model or the question
 set; and the builders of the small configs each part of the loop takes (`tools.cli.settings`
 builds those whose fields carry the flags' names: env.GameConfig, update.UpdateConfig,
-episodes.StartConfig and SplitConfig, experiment.RunConfig and OfflineConfig,
+episodes.StartConfig, SplitConfig and OfflineConfig, experiment.RunConfig,
 lm.models.ModelConfig; `warmup_config` the rest). `python train.py --help` lists them all.
 
 The paper's settings, the one place every other mention follows. "TeX" is the paper's text (its

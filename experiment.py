@@ -1,7 +1,6 @@
 """What a research run adds around train.py's loop: the run's directory and logs, checkpoints
-and --resume, the checkpoint the run keeps (chosen on validation secrets), the `offline`
-estimator's dataset, the config's checks, the secrets' split, the policy's set-up, and the closing
-summary with its curves.
+and --resume, the checkpoint the run keeps (chosen on validation secrets), the config's checks,
+the secrets' split, the policy's set-up, and the closing summary with its curves.
 
 train.py calls this module at the points marked `# run:`; the paper's loop itself (play,
 credit, Eq. 2, log) stays in train.py. Several processes (torchrun) are handled by the
@@ -33,9 +32,7 @@ import torch
 from baselines import (
     Credit,
     EstimatorContext,
-    credit_from_batch,
     episode_returns,
-    turn_stats,
 )
 from env import CSG, GameConfig
 from evaluate import evaluate_policy
@@ -43,8 +40,7 @@ from lm import models
 from lm.models import ModelConfig
 from lm.warmup import WarmupConfig, starting_policy
 from metrics import training_metrics
-from policy import SampleConfig
-from rollouts import RolloutBatch, episode_seed, play_rollouts
+from rollouts import RolloutBatch
 from tools.cli import code_version, fail
 from tools.ranks import Ranks
 from tools.ranks import finish as ranks_finish
@@ -118,91 +114,6 @@ class RunConfig:
     pause_after: int  # stop after this step to be resumed (0: never)
     validation_window: int
     tensorboard: bool  # also write each step's row to TensorBoard event files
-
-
-@dataclass(frozen=True)
-class OfflineConfig:
-    """The `offline` estimator's dataset and schedule: train.py's flags of the same names."""
-
-    offline_episodes: int  # episodes played once by pi_0
-    offline_sft_fraction: float  # share of the steps spent on filtered SFT first
-    steps: int
-    secrets_per_step: int
-    group_size: int
-    seed: int
-
-
-class OfflineData:
-    """The `offline` estimator's fixed dataset: episodes played once by the initial policy,
-    collected at the start and kept with the run (so --resume reuses it). With several ranks
-    each collects and samples its share (its dataset is per rank); the per-turn reward
-    statistics are taken over every rank's data together."""
-
-    def __init__(
-        self,
-        offline_cfg: OfflineConfig,
-        *,
-        run: "Run",
-        policy,
-        train_secrets: list,
-        sample: SampleConfig,
-        ctx: EstimatorContext,
-    ):
-        ranks, G = run.ranks, offline_cfg.group_size
-        self.steps, self.sft_fraction = offline_cfg.steps, offline_cfg.offline_sft_fraction
-        self.episodes_per_step = offline_cfg.secrets_per_step * G // ranks.world
-        name = f"offline_dataset-rank{ranks.rank}.pt" if ranks.on else "offline_dataset.pt"
-        path = run.dir / name
-        if path.exists():
-            try:
-                data = torch.load(path, weights_only=False)
-            except Exception as e:  # as in read_trainer_state
-                raise models.damaged(path, type(e).__name__) from e
-        else:
-            seed = offline_cfg.seed + 10_000
-            rng = random.Random(seed)
-            n_secrets = max(offline_cfg.offline_episodes // G, 1)
-            secrets = [rng.choice(train_secrets) for _ in range(n_secrets)]
-            mine = ranks.share(len(secrets))
-            data = play_rollouts(
-                policy,
-                [secrets[b] for b in mine],
-                G,
-                run.game_cfg,
-                sample,
-                run.oracle,
-                seeds=[episode_seed(seed, 0, b, g) for b in mine for g in range(G)],
-            )
-            torch.save(data, path)
-        self.data, self.turns_of = data, {}  # episode -> its turns' indices in data
-        for i, r in enumerate(data.records):
-            self.turns_of.setdefault(r.episode, []).append(i)
-        ctx.turn_stats = turn_stats(credit_from_batch(data, run.game_cfg.n_max), ranks.sum)
-
-    def step_batch(self, step: int, rng: random.Random, ctx: EstimatorContext) -> RolloutBatch:
-        """A step's episodes from the dataset: filtered SFT for the first `offline_sft_fraction`
-        of the steps, then RL (baselines.offline reads ctx.phase)."""
-        ctx.phase = "sft" if step < self.sft_fraction * self.steps else "rl"
-        return self.sample(rng, self.episodes_per_step)
-
-    def sample(self, rng: random.Random, n_episodes: int) -> RolloutBatch:
-        chosen = sorted(rng.sample(sorted(self.turns_of), min(n_episodes, len(self.turns_of))))
-        d = self.data
-        turns = [i for e in chosen for i in self.turns_of[e]]
-        summaries = {s["episode"]: s for s in d.episodes}
-        return RolloutBatch(
-            secrets=d.secrets,
-            group_size=d.group_size,
-            max_turns=d.max_turns,
-            prompt_ids=[d.prompt_ids[i] for i in turns],
-            completion_ids=[d.completion_ids[i] for i in turns],
-            logprobs=[d.logprobs[i] for i in turns],
-            entropy=[d.entropy[i] for i in turns],
-            records=[d.records[i] for i in turns],
-            beliefs=[d.beliefs[i] for i in turns],
-            episodes=[summaries[e] for e in chosen],
-            starts=getattr(d, "starts", []),
-        )
 
 
 def smoothed(scores: list[float], window: int) -> list[float]:

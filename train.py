@@ -60,8 +60,15 @@ from config import (
     warmup_config,
 )
 from env import GameConfig
-from episodes import SplitConfig, StartConfig, episode_starts, split_secrets
-from experiment import OfflineConfig, OfflineData, Run, RunConfig, batch_metrics
+from episodes import (
+    OfflineConfig,
+    OfflineData,
+    SplitConfig,
+    StartConfig,
+    episode_starts,
+    split_secrets,
+)
+from experiment import Run, RunConfig, batch_metrics
 from fidelity import credit_probe
 from lm import engine, models
 from lm.models import ModelConfig

@@ -219,8 +219,8 @@ def test_the_section_on_a_cpu_without_bf16_and_the_summary_read_their_files(tmp_
     assert "step 1 300.0 s (rollout 100.0, update 200.0)" in section
     assert "greedy 0.05, sampled 0.25" in section and "precision auto" in section
     line = next(x for x in summary.splitlines() if "SmolLM2-135M-Instruct on" in x)
-    assert "200 s a step in bf16 on a CPU with bf16" in line
-    assert "in fp32 on AVX2 without bf16: 30 min, peak 5.5 GiB" in line
+    assert "(LoRA, a step of 4 x 4): 200 s in bf16 (a CPU with bf16)" in line
+    assert "empty cache in fp32 (AVX2 without bf16): 30 min, peak 5.5 GiB" in line
 
 
 def step_file(phases: dict) -> dict:
