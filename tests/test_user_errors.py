@@ -272,7 +272,12 @@ def test_resume_where_a_preset_resolves_otherwise(run, tmp_path, saved_model, mo
     (runs / "r" / "train_config.json").write_text('{"precision": "bf16", "micro_tokens": 3072}')
     before = snapshot(runs)
     flags = ["train.py", "--out", str(runs), "--run-name", "r", "--resume", "--model", saved_model]
-    one_sentence(run(flags, tmp_path), "trained with precision bf16", "give --precision bf16")
+    # llm-cpu sets 1536-token passes on this CPU, llm-cpu-bf16 3072 where the run trained
+    one_sentence(
+        run(flags, tmp_path),
+        "trained with micro_tokens 3072, precision bf16",
+        "give --micro-tokens 3072 --precision bf16",
+    )
     assert snapshot(runs) == before
 
 
