@@ -290,8 +290,8 @@ PRESETS = {
         "App. B's instructions as a system message computed once a pass (shorter prompts), B = "
         "4, 64 new tokens; evaluations every 10 steps and no credit probe, each costing more "
         "than a step there; the sampled evaluation decodes at most a step's 16 rows at once: its "
-        "80 at once were the evaluation's peak, above 6 GB; so does the warm-up's probe, "
-        "bench/smollm2_step.py's 'warm-up probe'; in float32 passes of at most 1536 "
+        "80 at once were the evaluation's peak, above 6 GB; the warm-up's probe as well "
+        "(bench/smollm2_step.py's 'warm-up probe' phase); in float32 passes of at most 1536 "
         "tokens: at 3072 the README's command peaked above 6 GB in the warm-up, "
         "bench/results/first_run_smollm2.json's before)",
         lambda c: c.model != "tiny" and not on_gpu(c.device),

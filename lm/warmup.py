@@ -56,8 +56,8 @@ class WarmupConfig:
     n_max: int = 100  # the game the data is played in (training: 1..100)
     candidate_format: str = "list"  # how its prompts write C_t: the RL run's
     probe_states: int = 64  # game states whose sampled action measures the valid-action rate
-    # states the probe decodes at once (0: all): 64 rows' KV cache of SmolLM2's prompts in float32
-    # put the README's command 0.4 GB above 6 GB, after the warm-up had trained
+    # states the probe decodes at once (0: all): the KV cache of 64 of SmolLM2's prompts in float32
+    # took the README's command above 6 GB once the warm-up had trained
     probe_rows: int = 0
     question_set: str = "paper"  # the questions its data asks: the RL run's
     prompt_layout: str = "paper"  # how its prompts are laid out (game.prompts): the RL run's
