@@ -1,4 +1,5 @@
-"""Shared test setup: tests import the project's flat modules from the repository root.
+"""Shared test setup: tests import the project's flat modules from the repository root, and under
+pytest-xdist each worker keeps to its own share of the cores (`share_of_cores`).
 
 In the student version of the project (exercises/build.py) some functions are stubs that raise
 NotImplementedError("Exercise N, ..."). A test that runs into one, directly or in a process it
@@ -16,6 +17,30 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def share_of_cores(cores: list[int], worker: str, workers: int) -> list[int]:
+    """The cores pytest-xdist's worker `worker` ("gw0", "gw1", ...) of `workers` keeps to: every
+    workers-th core from its own index on; all of them where there are more workers than cores."""
+    if workers > len(cores):
+        return cores
+    return cores[int(worker.removeprefix("gw")) :: workers]
+
+
+# Under pytest-xdist (`pytest -n auto`, the README's test command) each worker keeps to its own
+# share of the cores, and so do the processes its tests start: torch sizes its threads to the
+# cores it may run on (tools.cli.use_threads), and two processes' threads on the same two cores
+# each run about 1.7x slower (bench/threads.py).
+CORES = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+if os.environ.get("PYTEST_XDIST_WORKER") and CORES:
+    os.sched_setaffinity(
+        0,
+        share_of_cores(
+            CORES,
+            os.environ["PYTEST_XDIST_WORKER"],
+            int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")),
+        ),
+    )
 
 EXERCISE_STUB = re.compile(r"NotImplementedError: Exercise (\d+),")
 
