@@ -95,6 +95,47 @@ def section_smollm2_cpu_step_fp32() -> list[str]:
     return section_smollm2_cpu_step(STEP_FP32, ", float32 on a CPU without bf16")
 
 
+FLOOR = "smollm2_step_floor.json"
+FLOOR_COMMAND = "python bench/smollm2_step.py --floor --out bench/results/" + FLOOR
+STEP_TARGET_S = 60  # the step time aimed at: a minute for B = 4 x G = 4 on 2 cores
+
+
+def section_smollm2_cpu_step_floor() -> list[str]:
+    """bench/LAB.md: the step's arithmetic beside what these cores can do (bench/smollm2_step.py
+    --floor): per phase its seconds, its matrix products' GFLOP and the least time they take at the
+    fastest rate the model's products ran at here."""
+    data = load(FLOOR)
+    if data is None:
+        return rendered(
+            "smollm2_step_floor.md", floor=None, missing=missing(FLOOR, FLOOR_COMMAND)[0]
+        )
+    floor, timed = data["floor"], data["phases"]
+    rates = floor["product_rates"]
+    best = max(rates, key=rates.get)
+    rows = []
+    for phase, ops in floor["gflop"].items():
+        gflop, seconds = sum(ops.values()), timed[phase]["seconds"]
+        rows.append([phase, f"{seconds:g}", f"{gflop:.0f}", f"{gflop / seconds:.0f}",
+                     f"{gflop / rates[best]:.0f}"])  # fmt: skip
+    gflop = sum(sum(ops.values()) for ops in floor["gflop"].values())
+    rows.append(["step", f"{data['step_seconds']:g}", f"{gflop:.0f}",
+                 f"{gflop / data['step_seconds']:.0f}", f"{gflop / rates[best]:.0f}"])  # fmt: skip
+    figures = {
+        "file": cite(FLOOR, data),
+        "d": data,
+        "floor": floor,
+        "machine": report_tables.machine_text(data["machine"]),
+        "rows": rows,
+        "rates": [[shape, f"{rate:g}"] for shape, rate in rates.items()],
+        "best": best,
+        "best_rate": rates[best],
+        "least": gflop / rates[best],
+        "target": STEP_TARGET_S,
+        "needed": gflop / STEP_TARGET_S,
+    }
+    return rendered("smollm2_step_floor.md", **figures)
+
+
 PRECISION = "cpu_precision.json"
 FIRST_RUN = "first_run_smollm2.json"
 PIECES = {"warmup_batch_seconds": "the warm-up's batch", "decode_seconds": "greedy decode"}

@@ -280,6 +280,7 @@ def main(argv=None):
             "train_flags": scfg.train_flags,
             "config": vars(cfg),
             "threads": torch.get_num_threads(),
+            "compute_dtype": str(policy.compute_dtype or torch.float32).removeprefix("torch."),
             "phases": phases.figures,
             "step_seconds": round(step, 1),
             "turns": len(prompts),

@@ -254,3 +254,37 @@ def test_the_step_table_has_a_row_for_each_phase_some_run_measured(tmp_path):
     assert "| rollout | 100 | 2 |" in one and "warm-up probe |" not in one
     assert "390 tokens, the evaluation on 5 secrets" in one and "evaluation on" not in both
     assert "| update |" not in both + one
+
+
+def test_the_floor_section_sets_the_steps_products_beside_the_fastest_rate(tmp_path):
+    """bench/smollm2_step.py --floor: each phase's timed seconds and its products' GFLOP, their rate
+    over the phase and their least time at the fastest shape's rate; the step's; the rates; and
+    the rate a step of a minute would need."""
+    timed = {"rollout": {"seconds": 100.0}, "update": {"seconds": 300.0}}
+    floor = {
+        "same_episodes": True,
+        "gflop": {
+            "rollout": {"aten.mm": 3000.0},
+            "update": {"aten.mm": 8000.0, "aten.bmm": 1000.0},
+        },
+        "product_rows": 1536,
+        "product_rates": {"MLP up": 150.0, "head": 100.0},
+    }
+    data = step_file(timed) | {"step_seconds": 400.0, "floor": floor, "compute_dtype": "float32"}
+    (tmp_path / report_smollm2.FLOOR).write_text(json.dumps(data))
+    with report_tables.reading(str(tmp_path)):
+        section = "\n".join(report_smollm2.section_smollm2_cpu_step_floor())
+    assert "| rollout | 100 | 3000 | 30 | 20 |" in section
+    assert "| update | 300 | 9000 | 30 | 60 |" in section
+    assert "| step | 400 | 12000 | 30 | 80 |" in section
+    assert "| MLP up | 150 |" in section and "the same episodes" in section
+    # 12,000 GFLOP at 150 GFLOP/s is 80 s; a minute needs 200 GFLOP/s
+    assert "(150 GFLOP/s, MLP up)" in section and "alone take 80 s" in section
+    assert "need them at 200 GFLOP/s, 1.3 times that rate" in section
+    assert "computed in float32" in section
+
+
+def test_no_floor_file_says_how_to_make_it(tmp_path):
+    with report_tables.reading(str(tmp_path)):
+        section = "\n".join(report_smollm2.section_smollm2_cpu_step_floor())
+    assert report_smollm2.FLOOR_COMMAND in section
