@@ -112,14 +112,15 @@ def section_smollm2_cpu_step_floor() -> list[str]:
     floor, timed = data["floor"], data["phases"]
     rates = floor["product_rates"]
     best = max(rates, key=rates.get)
-    rows = []
-    for phase, ops in floor["gflop"].items():
-        gflop, seconds = sum(ops.values()), timed[phase]["seconds"]
-        rows.append([phase, f"{seconds:g}", f"{gflop:.0f}", f"{gflop / seconds:.0f}",
-                     f"{gflop / rates[best]:.0f}"])  # fmt: skip
-    gflop = sum(sum(ops.values()) for ops in floor["gflop"].values())
-    rows.append(["step", f"{data['step_seconds']:g}", f"{gflop:.0f}",
-                 f"{gflop / data['step_seconds']:.0f}", f"{gflop / rates[best]:.0f}"])  # fmt: skip
+    spent = {
+        phase: (timed[phase]["seconds"], sum(ops.values())) for phase, ops in floor["gflop"].items()
+    }
+    gflop = sum(g for _, g in spent.values())
+    spent["step"] = (data["step_seconds"], gflop)
+    rows = [
+        [phase, f"{seconds:g}", f"{g:.0f}", f"{g / seconds:.0f}", f"{g / rates[best]:.0f}"]
+        for phase, (seconds, g) in spent.items()
+    ]
     figures = {
         "file": cite(FLOOR, data),
         "d": data,

@@ -262,7 +262,9 @@ def main(argv=None):
     except models.ModelNotFoundError as e:
         fail("smollm2_step.py", str(e))
     phases = Phases()
-    start = [p.detach().clone() for p in policy.model.parameters() if p.requires_grad]
+    # the trainable weights the step starts from, for --floor to play it again from them
+    trainable = [p for p in policy.model.parameters() if p.requires_grad] if scfg.floor else []
+    start = [p.detach().clone() for p in trainable]
     batch, row = take_step(cfg, policy, phases)
     # the floor's step is the same step again, from the same weights; no later phase runs
     later = (
