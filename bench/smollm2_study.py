@@ -24,8 +24,11 @@ redundancy rates, the validation score), the choice and what it was made on, and
 stage 4. A copy of the warm-up the runs started from is kept in RUNS/start and put back in the
 cache if the cache lost it, so that runs started in a later session start from the same weights.
 The runs compute in bf16 (`--precision bf16 --micro-tokens 3072`, as the llm-cpu-bf16 preset
-set them where they started): a call on a CPU that does not multiply bf16 in hardware stops with
-one sentence rather than go on several times slower (config.py's llm-cpu-bf16 gives the figures).
+set them where they started). On a CPU without bf16 arithmetic their bf16 products run in float32
+kernels, rounded to bf16 (lm/bf16.py): the same precision, at about float32's speed rather than
+torch's bf16 kernels' (19.5 times slower there, bench/results/cpu_precision.json). The file's
+"calls" say, for each call that trained (recorded from the first call after that change on), the
+date, the machine, where its bf16 products ran and each run's steps before and after it.
     python bench/smollm2_study.py            # again until it says the study is complete
 """
 
@@ -42,7 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import torch  # noqa: E402
 
 from bench.bisection_behaviour import again_probabilities, sampled_batch  # noqa: E402
-from bench.common import RESULTS, save_results  # noqa: E402
+from bench.common import RESULTS, machine, save_results, today  # noqa: E402
 from bench.smollm2_gpu import CURVE, curve, versions  # noqa: E402
 from config import config_from_flags, warmup_config  # noqa: E402
 from env import GameConfig, secret_split  # noqa: E402
@@ -51,7 +54,7 @@ from lm import models, warmup  # noqa: E402
 from lm.models import ModelConfig  # noqa: E402
 from metrics import repeat_ratio  # noqa: E402
 from oracle import RuleOracle  # noqa: E402
-from tools.cli import arg, cpu_computes_bf16, fail, parse_config, settings  # noqa: E402
+from tools.cli import arg, cpu_computes_bf16, parse_config, settings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 # a run's figures at each evaluation: bench/smollm2_gpu.py's, and the held-out play's own shares
@@ -95,6 +98,12 @@ def run_flags(cfg: SmolStudyConfig, estimator: str, lr: str) -> list[str]:
     flags += f" --validation-secrets {cfg.validation_secrets} --eval-every {cfg.eval_every}"
     flags += f" --eval-samples {cfg.eval_samples} --threads 1 {cfg.train_flags}"
     return [*flags.split(), "--out", cfg.runs, "--run-name", f"{estimator}-lr{lr}"]
+
+
+def steps_now(cfg: SmolStudyConfig) -> dict:
+    """Each run's steps so far, by its name."""
+    runs = [(e, lr) for e in cfg.estimators.split(",") for lr in cfg.lrs.split(",")]
+    return {f"{e}-lr{lr}": steps_done(run_path(cfg, e, lr)) for e, lr in runs}
 
 
 def steps_done(run_dir: Path) -> int:
@@ -274,17 +283,18 @@ def main(argv=None) -> dict:
     first = config_from_flags(run_flags(cfg, estimators[0], lrs[0]))
     # the first run's config, resolved; the others differ from it in --estimator and --lr alone
     result["config"] = asdict(first)
-    result |= {k: previous[k] for k in ("step0", "kept") if k in previous}  # played once
+    result |= {
+        k: previous[k] for k in ("step0", "kept", "calls") if k in previous
+    }  # played once; calls grow
+    if not cfg.status:
+        # where this call trains, and from which steps: a CPU without bf16 arithmetic computes the
+        # runs' bf16 products in float32 kernels (lm/bf16.py)
+        products = "hardware bf16" if cpu_computes_bf16() else "float32 kernels (lm/bf16.py)"
+        call = {"date": today(), "machine": machine(), "bf16_products": products}
+        result["calls"] = [*previous.get("calls", []), call | {"steps_from": steps_now(cfg)}]
     progress(result, cfg)
     if cfg.status:
         return result
-    if cfg.model != "tiny" and not cpu_computes_bf16():
-        fail(
-            "smollm2_study.py",
-            "the study's runs compute in bf16, which this CPU does not multiply in hardware (no "
-            "avx512_bf16 or amx_bf16), so it would take several times as long as where they "
-            "trained: go on on a CPU that has it (--status writes what is done so far).",
-        )
     start_policy(cfg)  # the warm-up, made (and kept in RUNS/start) before the runs share it
     # 1-2: the screen, then the choice on the validation secrets
     train_all(cfg, due(cfg, [(e, lr, cfg.screen_steps) for e in estimators for lr in lrs]))
@@ -323,6 +333,8 @@ def progress(result: dict, cfg: SmolStudyConfig) -> None:
     estimators, lrs = cfg.estimators.split(","), cfg.lrs.split(",")
     result["choice"] = chosen_rates(cfg)
     result["runs"] = [run_record(cfg, e, lr) for e in estimators for lr in lrs]
+    if result.get("calls") and not cfg.status:
+        result["calls"][-1]["steps_to"] = steps_now(cfg)
     save(result, cfg)
 
 

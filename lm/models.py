@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # before torch: cli sets how OpenMP's idle threads wait (tools/cli.py)
-from tools.cli import arg, fail, parse_config
+from tools.cli import arg, cpu_computes_bf16, fail, parse_config
 
 # isort: split
 
@@ -37,6 +37,7 @@ import torch
 from transformers.utils import logging as hf_logging
 
 from lm import tinylm
+from lm.bf16 import compute_bf16_in_fp32
 from policy import LMPolicy
 
 # Nothing is ever downloaded, so the library's progress bars would only show checkpoint writes
@@ -270,7 +271,8 @@ def load_policy(
     AdamW's small updates are not rounded away. With precision bf16 the forward and backward run
     under bfloat16 autocast: over float32 weights for full fine-tuning; over a bfloat16 frozen
     base with float32 adapters for LoRA (`lora` given, or a directory holding an adapter), whose
-    inputs then stay in bf16 (`input_casts`).
+    inputs then stay in bf16 (`input_casts`). On a CPU without bf16 arithmetic those bf16
+    products run in float32 kernels and are rounded to bf16 (lm/bf16.py).
     """
     device = torch.device(device) if device else default_device()
     compute = resolve_precision(precision, device)
@@ -294,6 +296,8 @@ def load_policy(
     if frozen_base and compute == torch.bfloat16:
         input_casts(model, False)
     model.to(device).eval()
+    if compute == torch.bfloat16 and device.type == "cpu" and not cpu_computes_bf16():
+        compute_bf16_in_fp32(model)  # torch's bf16 kernels would take many times as long
     return LMPolicy(model, tokenizer, name, compute_dtype=compute)
 
 

@@ -2,6 +2,7 @@
 due, and the choice of each estimator's rate on the validation secrets alone."""
 
 import json
+from copy import deepcopy
 
 import pytest
 
@@ -112,17 +113,25 @@ def test_a_run_done_in_an_earlier_call_plays_while_the_run_left_trains(tmp_path,
     assert calls == [(1, 1), (0, 1)]
 
 
-def test_a_cpu_without_bf16_writes_the_status_but_trains_nothing(tmp_path, monkeypatch, capsys):
-    """The runs compute in bf16 wherever they go on; on a CPU without a bf16 dot product a call
-    stops with one sentence, after writing what is done; --status still writes it."""
+def test_a_call_records_where_its_bf16_products_run_and_from_which_steps(tmp_path, monkeypatch):
+    """The runs compute in bf16 wherever they go on: on a CPU without a bf16 dot product a call
+    trains too, and the file's last call says its products ran in float32 kernels and each run's
+    steps before it; --status adds no call."""
     monkeypatch.setattr(smollm2_study, "ROOT", tmp_path)
     monkeypatch.setattr(smollm2_study, "cpu_computes_bf16", lambda: False)
-    monkeypatch.setattr(smollm2_study, "save", lambda result, c: None)
-    started = []
-    monkeypatch.setattr(smollm2_study, "start_policy", started.append)
+    saved = []
+    monkeypatch.setattr(smollm2_study, "save", lambda result, c: saved.append(deepcopy(result)))
+
+    def start_policy(cfg):
+        raise RuntimeError("trains from here")
+
+    monkeypatch.setattr(smollm2_study, "start_policy", start_policy)
     out = ["--runs", "r", "--out", str(tmp_path / "study.json")]
-    assert smollm2_study.main([*out, "--status"])["runs"]
-    with pytest.raises(SystemExit) as stop:
+    assert "calls" not in smollm2_study.main([*out, "--status"])
+    with pytest.raises(RuntimeError, match="trains from here"):
         smollm2_study.main(out)
-    assert stop.value.code == 2 and "bf16" in capsys.readouterr().err and not started
+    (call,) = saved[-1]["calls"]
+    assert call["bf16_products"].startswith("float32 kernels") and not call["machine"]["cpu_bf16"]
+    names = {f"{e}-lr{lr}" for e in ("echo", "grpo") for lr in ("3e-4", "1e-3")}
+    assert call["steps_from"] == call["steps_to"] == dict.fromkeys(names, 0)
     assert "--precision bf16" in " ".join(run_flags(SmolStudyConfig(), "echo", "3e-4"))
