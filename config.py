@@ -56,7 +56,9 @@ class TrainConfig:
     tiny_width: int = arg(128, "hidden size of the tiny model (32-dim heads, 4x MLP)", at_least=32)
     precision: str = arg(
         "auto",
-        "fp32, or bf16 (autocast over float32 trainable weights); auto: bf16 on a GPU, else fp32",
+        "fp32, or bf16 (autocast over float32 trainable weights; on a CPU without bf16 "
+        "arithmetic its products run in float32 kernels, lm/bf16.py); auto: bf16 on a GPU, "
+        "else fp32",
         choices=("auto", "bf16", "fp32"),
     )
     lora_rank: int = arg(0, "LoRA rank; 0: full fine-tuning", at_least=0)
@@ -310,8 +312,9 @@ PRESETS = {
         "llm-cpu applies and the CPU multiplies bfloat16 in hardware (avx512_bf16 or amx_bf16, "
         "tools.cli.cpu_computes_bf16: bf16 autocast and passes of 3072 tokens were among "
         "llm-cpu's choices, measured on such a CPU; on an AVX2 CPU, which has neither, the same "
-        "work took several times as long in bf16 as in fp32, bench/results/cpu_precision.json, "
-        "so there precision stays auto: fp32)",
+        "work took several times as long in torch's bf16 kernels as in fp32, "
+        "bench/results/cpu_precision.json, and bf16 in float32 kernels, lm/bf16.py, saves no "
+        "time, so there precision stays auto: fp32)",
         lambda c: c.model != "tiny" and not on_gpu(c.device) and cpu_computes_bf16(),
         dict(precision="bf16", micro_tokens=3072),
     ),

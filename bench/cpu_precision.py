@@ -72,6 +72,14 @@ def timed_precision(precision: str, pcfg: PrecisionConfig) -> dict:
     }
 
 
+def over_fp32(figures: dict) -> dict:
+    """Each piece's bf16 seconds over its fp32 seconds."""
+    return {
+        piece: round(figures["bf16"][piece] / figures["fp32"][piece], 2)
+        for piece in ("warmup_batch_seconds", "decode_seconds")
+    }
+
+
 def main(argv=None) -> dict:
     pcfg = parse_config(PrecisionConfig, argv, description=__doc__.splitlines()[0])
     threads = use_threads(pcfg.threads)
@@ -79,10 +87,7 @@ def main(argv=None) -> dict:
         figures = {p: timed_precision(p, pcfg) for p in ("fp32", "bf16")}
     except models.ModelNotFoundError as e:
         fail("cpu_precision.py", str(e))
-    ratios = {
-        piece: round(figures["bf16"][piece] / figures["fp32"][piece], 2)
-        for piece in ("warmup_batch_seconds", "decode_seconds")
-    }
+    ratios = over_fp32(figures)
     for p, f in figures.items():
         print(
             f"{p}: warm-up batch {f['warmup_batch_seconds']} s, decode {f['decode_seconds']} s "

@@ -138,6 +138,7 @@ def section_smollm2_cpu_step_floor() -> list[str]:
 
 
 PRECISION = "cpu_precision.json"
+KERNELS = "bf16_kernels.json"
 FIRST_RUN = "first_run_smollm2.json"
 PIECES = {"warmup_batch_seconds": "the warm-up's batch", "decode_seconds": "greedy decode"}
 
@@ -165,26 +166,43 @@ def first_run_differences(before: dict, now: dict) -> list[str]:
     ]
 
 
+def seconds_figures(name: str, d: dict) -> dict:
+    """A file of bench/cpu_precision.py's two pieces timed per precision, for the template: its
+    citation, repeats, machine and a row per piece (fp32 s, bf16 s, their ratio)."""
+    p = d["precisions"]
+    return {
+        "d": d,
+        "file": cite(name, d),
+        "repeats": d["command"].partition("--repeats ")[2].split(" ")[0] or "2",
+        "machine": report_tables.machine_text(d["machine"]),
+        "rows": [
+            [piece, f"{p['fp32'][k]:g}", f"{p['bf16'][k]:g}", f"{d['bf16_over_fp32'][k]:g}"]
+            for k, piece in PIECES.items()
+        ],
+    }
+
+
+# bench/bf16_kernels.py's gaps to torch's bf16 kernels, in the table's order
+GAPS = ("logprob_gap_max", "logprob_gap_mean", "gradient_relative_gap")
+
+
 def section_smollm2_without_bf16() -> list[str]:
     """bench/LAB.md: SmolLM2 on a CPU that does not multiply bf16: each precision's seconds for the
-    same work, and the README's command run to its end from an empty cache."""
-    figures = {"precision": None, "first": None}
-    precision, first = load(PRECISION), load(FIRST_RUN)
+    same work, bf16 in float32 kernels beside torch's bf16 kernels, and the README's command run to
+    its end from an empty cache."""
+    figures = {"precision": None, "kernels": None, "first": None}
+    precision, kernels, first = load(PRECISION), load(KERNELS), load(FIRST_RUN)
     if precision is not None:
-        p = precision["precisions"]
-        rows = [
-            [name, f"{p['fp32'][k]:g}", f"{p['bf16'][k]:g}", f"{precision['bf16_over_fp32'][k]:g}"]
-            for k, name in PIECES.items()
-        ]
-        figures["precision"] = {
-            "d": precision,
-            "file": cite(PRECISION, precision),
-            "repeats": precision["command"].partition("--repeats ")[2].split(" ")[0] or "2",
-            "machine": report_tables.machine_text(precision["machine"]),
-            "rows": rows,
-        }
+        figures["precision"] = seconds_figures(PRECISION, precision)
     else:
         figures["precision_missing"] = missing(PRECISION, "python bench/cpu_precision.py")[0]
+    if kernels is not None:
+        gaps = kernels["agreement"]
+        figures["kernels"] = seconds_figures(KERNELS, kernels) | {
+            "gaps": [[way, *(f"{gaps[way][k]:g}" for k in GAPS)] for way in gaps if way != "tokens"]
+        }
+    else:
+        figures["kernels_missing"] = missing(KERNELS, "python bench/bf16_kernels.py")[0]
     if first is not None:
         figures["first"] = {
             "d": first,

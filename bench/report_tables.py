@@ -115,6 +115,7 @@ DEPENDS = {
     "smollm2_learning.json": "bench/smollm2_learning.py TRAINED",
     "smollm2_step*.json": "bench/smollm2_step.py evaluate.py TRAINED",
     "cpu_precision.json": "bench/cpu_precision.py bench/smollm2_step.py TRAINED",
+    "bf16_kernels.json": "bench/bf16_kernels.py bench/cpu_precision.py lm/bf16.py TRAINED",
     "first_run_*.json": "bench/first_run.py evaluate.py TRAINED",
     "table1.json": "bench/table1.py evaluate.py metrics.py PLAYED TRAINED",
     "train_speed*.json": "bench/train_speed.py TRAINED",

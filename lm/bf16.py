@@ -62,6 +62,15 @@ def compute_bf16_in_fp32(model: nn.Module) -> nn.Module:
     return model
 
 
+def torch_bf16_kernels(model: nn.Module) -> nn.Module:
+    """`model` with its linear layers computing through torch's own kernels again (what
+    `compute_bf16_in_fp32` is compared with: tests/test_bf16.py, bench/bf16_kernels.py)."""
+    for module in model.modules():
+        if isinstance(module, nn.Linear):
+            module.__dict__.pop("forward", None)
+    return model
+
+
 def computes_bf16_in_fp32(model: nn.Module) -> bool:
     """Whether `compute_bf16_in_fp32` has set `model`'s linear layers."""
     return any(

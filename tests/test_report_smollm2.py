@@ -223,6 +223,41 @@ def test_the_section_on_a_cpu_without_bf16_and_the_summary_read_their_files(tmp_
     assert "empty cache in fp32 (AVX2 without bf16): 30 min, peak 5.5 GiB" in line
 
 
+KERNELS_FILE = PRECISION_FILE | {
+    "command": "python bench/bf16_kernels.py",
+    "examples": 4,
+    "agreement": {
+        "tokens": 40,
+        "bf16 in fp32 kernels": {
+            "logprob_gap_max": 0.25,
+            "logprob_gap_mean": 0.05,
+            "gradient_relative_gap": 0.02,
+        },
+        "fp32": {"logprob_gap_max": 0.5, "logprob_gap_mean": 0.06, "gradient_relative_gap": 0.03},
+    },
+    "precisions": {
+        "fp32": {"warmup_batch_seconds": 40.0, "decode_seconds": 10.0},
+        "bf16": {"warmup_batch_seconds": 60.0, "decode_seconds": 12.0},
+    },
+    "bf16_over_fp32": {"warmup_batch_seconds": 1.5, "decode_seconds": 1.2},
+}
+
+
+def test_the_float32_kernels_part_reads_its_file_and_says_how_to_make_it(tmp_path):
+    """bf16 in float32 kernels: each way's gaps to torch's bf16 kernels and each piece's seconds,
+    as bench/bf16_kernels.py's file gives them; without the file, the command that makes it."""
+    with report_tables.reading(str(tmp_path)):
+        absent = "\n".join(report_smollm2.section_smollm2_without_bf16())
+    (tmp_path / "bf16_kernels.json").write_text(json.dumps(KERNELS_FILE))
+    with report_tables.reading(str(tmp_path)):
+        section = "\n".join(report_smollm2.section_smollm2_without_bf16())
+    assert "python bench/bf16_kernels.py" in absent and "(40 action tokens)" not in absent
+    assert "(40 action tokens)" in " ".join(section.split()) and "median of 2" in section
+    assert "| bf16 in fp32 kernels | 0.25 | 0.05 | 0.02 |" in section
+    assert "| fp32 | 0.5 | 0.06 | 0.03 |" in section
+    assert "| the warm-up's batch | 40 | 60 | 1.5 |" in section
+
+
 def step_file(phases: dict) -> dict:
     """A file of bench/smollm2_step.py with the given phases."""
     return {

@@ -231,10 +231,11 @@ def cpu_flags() -> set[str]:
 
 
 def cpu_computes_bf16(flags: set[str] | None = None) -> bool:
-    """Whether the CPU multiplies bfloat16 in hardware (`BF16_CPU_FLAGS`). Without it torch
-    converts every bf16 product to float32 and back in software, and bf16 autocast runs slower
-    than float32 itself (an AVX2 CPU: config.py's llm-cpu-bf16 preset gives the figures). Read on
-    x86 Linux only: elsewhere False, and a CPU run computes in float32."""
+    """Whether the CPU multiplies bfloat16 in hardware (`BF16_CPU_FLAGS`). Without it torch's bf16
+    kernels convert every operand in software and run many times slower than float32 (an AVX2
+    CPU: config.py's llm-cpu-bf16 preset gives the figures), so a bf16 policy there computes its
+    products in float32 kernels instead (lm/bf16.py). Read on x86 Linux only: elsewhere False,
+    and a CPU run computes in float32 unless told otherwise."""
     return bool(set(BF16_CPU_FLAGS) & (cpu_flags() if flags is None else flags))
 
 
