@@ -416,7 +416,27 @@ def section_smollm2_study() -> list[str]:
         named(png)  # the figure below, drawn from the file by bench/smollm2_study.py
     else:
         png = None
-    return rendered("smollm2_study.md", d=d, file=cite(STUDY, d), status=status, runs=runs, png=png)
+    calls = study_calls(d)
+    return rendered(
+        "smollm2_study.md", d=d, file=cite(STUDY, d), status=status, runs=runs, png=png, calls=calls
+    )
+
+
+def study_calls(d: dict) -> list[str]:
+    """Each recorded call of bench/smollm2_study.py that trained: its date, machine, where its
+    bf16 products ran, and each run it took further, from which step to which."""
+    lines = []
+    for call in d.get("calls", []):
+        before, after = call["steps_from"], call.get("steps_to", {})
+        moved = [
+            f"{run} {before.get(run, 0)} -> {n}"
+            for run, n in after.items()
+            if n != before.get(run, 0)
+        ]
+        if moved:
+            where = f"{report_tables.machine_text(call['machine'])}, bf16 products in "
+            lines.append(f"{call['date']}, {where}{call['bf16_products']}: {', '.join(moved)}")
+    return lines
 
 
 def study_played_cells(p: dict) -> list[str]:

@@ -117,7 +117,8 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
     """A screened run shows its validation score at the screen's step whether or not its
     estimator's choice is made; a chosen run shows its kept checkpoint's play once played, the
     others their last evaluation; the first lines give the kept resolves only when all are
-    played."""
+    played; the calls recorded say where each trained which run how far, a call that trained
+    nothing unsaid."""
     study = json.loads(json.dumps(STUDY_FILE))
     (tmp_path / "smollm2_study.json").write_text(json.dumps(study))
     with report_tables.reading(str(tmp_path)):
@@ -133,6 +134,20 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
     study["step0"], study["kept"] = study_played(0.1, 0.9), {"echo": study_played(0.7, 0.2)}
     study["kept"]["grpo"] = study_played(0.4, 0.6)
     study["choice"]["grpo"] = {"lr": "3e-4", "validation_scores": {"3e-4": 0.6, "1e-3": 0.0}}
+    call = {"date": "2026-12-07", "machine": MACHINE, "bf16_products": "float32 kernels"}
+    study["calls"] = [
+        call
+        | {
+            "steps_from": {"grpo-lr3e-4": 39, "echo-lr3e-4": 60},
+            "steps_to": {"grpo-lr3e-4": 60, "echo-lr3e-4": 60},
+        },
+        call
+        | {
+            "date": "2026-12-08",
+            "steps_from": {"grpo-lr3e-4": 60},
+            "steps_to": {"grpo-lr3e-4": 60},
+        },
+    ]
     (tmp_path / "smollm2_study.json").write_text(json.dumps(study))
     with report_tables.reading(str(tmp_path)):
         section = "\n".join(report_smollm2.section_smollm2_study())
@@ -141,6 +156,10 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
     assert kept + " 35.0 / 35.0 | 0.90 | 0.10 | 0.20 |" in section
     assert "| step 0 (the warm-up) | 0 | - | - | the start of every run | 10.0 / 10.0 |" in section
     assert "The study is complete." in section
+    flat = " ".join(section.split())
+    where = "2026-12-07, 2 CPU cores (x86_64, AVX2 without bf16), torch 2.13.0+cpu"
+    assert f"{where}, bf16 products in float32 kernels: grpo-lr3e-4 39 -> 60." in flat
+    assert "2026-12-08" not in section
     assert status == {"step0": "10.0", "kept": {"echo": "70.0", "grpo": "40.0"}}
 
 
