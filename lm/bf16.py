@@ -14,8 +14,11 @@ back through the same casts, rounds the gradients to bf16 where autocast's would
 decides what else computes in bf16 and what in float32, and the weights stay as they are (a LoRA
 run's frozen base in bf16), so the run computes the same function at the same precision. What
 differs from a CPU with bf16 arithmetic: the float32 kernel sums a product's terms in another
-order, so a few results round to the neighbouring bf16 value (tests/test_bf16.py measures how
-few). Attention keeps torch's bf16 kernel.
+order, so a few results round to the neighbouring bf16 value (tests/test_bf16.py bounds how
+few; bench/bf16_kernels.py measures what that does to a whole model's log-probs). Attention keeps
+torch's bf16 kernel and its roundings, which a float32 attention would not make (its softmax
+weights are rounded to bf16 before they multiply the values); its backward pass is the slower for
+it.
 """
 
 from types import MethodType
