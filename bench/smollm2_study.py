@@ -25,8 +25,9 @@ stage 4. A copy of the warm-up the runs started from is kept in RUNS/start and p
 cache if the cache lost it, so that runs started in a later session start from the same weights.
 The runs compute in bf16 (`--precision bf16 --micro-tokens 3072`, as the llm-cpu-bf16 preset
 set them where they started). On a CPU without bf16 arithmetic their bf16 products run in float32
-kernels, rounded to bf16 (lm/bf16.py): the same precision, at a speed near float32's rather than
-torch's bf16 kernels' (bench/results/bf16_kernels.json and cpu_precision.json). The file's
+kernels, rounded to bf16 (lm/bf16.py): the same precision, weights and autocast, not the same
+bits, at a speed near float32's rather than torch's bf16 kernels' (bench/results/bf16_kernels.json
+and cpu_precision.json). The file's
 "calls" say, for each call that trained (recorded from the first call after that change on), the
 date, the machine, where its bf16 products ran and each run's steps before and after it.
     python bench/smollm2_study.py            # again until it says the study is complete

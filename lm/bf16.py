@@ -15,7 +15,10 @@ decides what else computes in bf16 and what in float32, and the weights stay as 
 run's frozen base in bf16), so the run computes the same function at the same precision. What
 differs from a CPU with bf16 arithmetic: the float32 kernel sums a product's terms in another
 order, so a few results round to the neighbouring bf16 value (tests/test_bf16.py bounds how
-few; bench/bf16_kernels.py measures what that does to a whole model's log-probs). Attention keeps
+few). Through many layers those few grow: on SmolLM2's 30 a token's log-prob lies about as far
+from torch's bf16 kernels' as float32's does (bench/results/bf16_kernels.json), since bf16's
+roundings move it by that much and another summation order draws them anew. What is kept is
+bf16's precision, its weights and autocast's choices, not its bits. Attention keeps
 torch's bf16 kernel and its roundings, which a float32 attention would not make (its softmax
 weights are rounded to bf16 before they multiply the values); its backward pass is the slower for
 it.
