@@ -333,7 +333,7 @@ def progress(result: dict, cfg: SmolStudyConfig) -> None:
     estimators, lrs = cfg.estimators.split(","), cfg.lrs.split(",")
     result["choice"] = chosen_rates(cfg)
     result["runs"] = [run_record(cfg, e, lr) for e in estimators for lr in lrs]
-    if result.get("calls") and not cfg.status:
+    if result.get("calls"):  # only calls train: what moved since, the last one trained
         result["calls"][-1]["steps_to"] = steps_now(cfg)
     save(result, cfg)
 

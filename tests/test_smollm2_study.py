@@ -2,7 +2,6 @@
 due, and the choice of each estimator's rate on the validation secrets alone."""
 
 import json
-from copy import deepcopy
 
 import pytest
 
@@ -113,14 +112,15 @@ def test_a_run_done_in_an_earlier_call_plays_while_the_run_left_trains(tmp_path,
     assert calls == [(1, 1), (0, 1)]
 
 
-def test_a_call_records_where_its_bf16_products_run_and_from_which_steps(tmp_path, monkeypatch):
+def test_a_call_records_where_its_bf16_products_run_and_which_steps_it_trained(
+    tmp_path, monkeypatch
+):
     """The runs compute in bf16 wherever they go on: on a CPU without a bf16 dot product a call
     trains too, and the file's last call says its products ran in float32 kernels and each run's
-    steps before it; --status adds no call."""
+    steps before it; --status adds no call, and brings the last call's steps up to date."""
     monkeypatch.setattr(smollm2_study, "ROOT", tmp_path)
     monkeypatch.setattr(smollm2_study, "cpu_computes_bf16", lambda: False)
-    saved = []
-    monkeypatch.setattr(smollm2_study, "save", lambda result, c: saved.append(deepcopy(result)))
+    monkeypatch.setattr(smollm2_study, "figure", lambda result, path: None)
 
     def start_policy(cfg):
         raise RuntimeError("trains from here")
@@ -130,8 +130,15 @@ def test_a_call_records_where_its_bf16_products_run_and_from_which_steps(tmp_pat
     assert "calls" not in smollm2_study.main([*out, "--status"])
     with pytest.raises(RuntimeError, match="trains from here"):
         smollm2_study.main(out)
-    (call,) = saved[-1]["calls"]
+    (call,) = json.loads((tmp_path / "study.json").read_text())["calls"]
     assert call["bf16_products"].startswith("float32 kernels") and not call["machine"]["cpu_bf16"]
     names = {f"{e}-lr{lr}" for e in ("echo", "grpo") for lr in ("3e-4", "1e-3")}
     assert call["steps_from"] == call["steps_to"] == dict.fromkeys(names, 0)
+    run = tmp_path / "r" / "echo-lr3e-4"  # the call's run, 3 steps on
+    (run / "checkpoint").mkdir(parents=True)
+    (run / "checkpoint" / "trainer_state.pt").write_bytes(b"")
+    (run / "metrics.jsonl").write_text(json.dumps({"step": 3}) + "\n")
+    monkeypatch.setattr(smollm2_study, "curve", lambda run_dir, names: [])
+    (call,) = smollm2_study.main([*out, "--status"])["calls"]
+    assert call["steps_from"]["echo-lr3e-4"] == 0 and call["steps_to"]["echo-lr3e-4"] == 3
     assert "--precision bf16" in " ".join(run_flags(SmolStudyConfig(), "echo", "3e-4"))
