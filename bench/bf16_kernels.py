@@ -28,9 +28,10 @@ import torch
 
 import config
 from bench.cpu_precision import PrecisionConfig, over_fp32, timed_precision
+from bench.smollm2_step import longest_warmup_states
 from env import GameConfig
 from lm import models, warmup
-from lm.bf16 import compute_bf16_in_fp32, computes_bf16_in_fp32, torch_bf16_kernels
+from lm.bf16 import compute_bf16_in_fp32, torch_bf16_kernels
 from lm.models import ModelConfig
 from tools.cli import arg, fail, parse_config, settings, use_threads
 
@@ -56,12 +57,10 @@ def scored(way: str, cfg, examples) -> tuple[torch.Tensor, torch.Tensor, torch.T
     )
     if way == "torch bf16 kernels":
         torch_bf16_kernels(policy.model)
-    elif way == "bf16 in fp32 kernels" and not computes_bf16_in_fp32(policy.model):
-        compute_bf16_in_fp32(policy.model)  # a CPU with bf16 arithmetic: set it here
+    elif way == "bf16 in fp32 kernels":
+        compute_bf16_in_fp32(policy.model)  # set already, but on a CPU with bf16 arithmetic
     prompts = policy.encode([m for m, _ in examples])
-    tok = policy.tokenizer
-    actions = [tok(a, add_special_tokens=False)["input_ids"] + [policy.eos_id] for _, a in examples]
-    logp, mask = policy.score(prompts, actions)
+    logp, mask = policy.score(prompts, warmup.action_ids(policy, [a for _, a in examples]))
     logp.sum().backward()
     grads = [p.grad.flatten() for p in policy.model.parameters() if p.requires_grad]
     return logp.detach(), mask, torch.cat(grads)
@@ -69,9 +68,7 @@ def scored(way: str, cfg, examples) -> tuple[torch.Tensor, torch.Tensor, torch.T
 
 def agreement(cfg, n_examples: int) -> dict:
     """Per way, its gaps to torch's bf16 kernels (the first way) on the warm-up's longest pairs."""
-    warmup_cfg = config.warmup_config(cfg)
-    states = warmup.random_policy_states(8, warmup_cfg.game(), 0)
-    examples = sorted(states, key=lambda e: -len(str(e[0])))[:n_examples]
+    examples = longest_warmup_states(cfg, n_examples)
     (ref_logp, mask, ref_grad), *others = [scored(way, cfg, examples) for way in WAYS]
     figures = {"tokens": int(mask.sum())}
     for way, (logp, _, grad) in zip(WAYS[1:], others):

@@ -127,9 +127,15 @@ def warmup_batch(cfg, policy):
     """One batch of the format warm-up at the run's batch size, on its longest prompts (the
     random policy's last turns): its supervised step's forward and backward."""
     warmup_cfg = config.warmup_config(cfg)
-    examples = random_policy_states(8, warmup_cfg.game(), 0)
-    longest = sorted(examples, key=lambda e: -len(str(e[0])))[: warmup_cfg.batch_size]
+    longest = longest_warmup_states(cfg, warmup_cfg.batch_size)
     return supervised_finetune(policy, longest, replace(warmup_cfg, epochs=1))
+
+
+def longest_warmup_states(cfg, n: int) -> list:
+    """The format warm-up's n longest (chat messages, action) pairs: the random policy's last
+    turns over 8 episodes (seed 0)."""
+    examples = random_policy_states(8, config.warmup_config(cfg).game(), 0)
+    return sorted(examples, key=lambda e: -len(str(e[0])))[:n]
 
 
 def later_phases(cfg, scfg, policy, phases) -> dict:

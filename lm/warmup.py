@@ -102,12 +102,17 @@ def reference_states(
     return examples
 
 
+def action_ids(policy: LMPolicy, actions: list[str]) -> list[list[int]]:
+    """Each action's tokens and the end-of-turn token: what the policy must write."""
+    tok = policy.tokenizer
+    return [tok(a, add_special_tokens=False)["input_ids"] + [policy.eos_id] for a in actions]
+
+
 def supervised_finetune(policy: LMPolicy, examples, warmup_cfg: WarmupConfig) -> list[float]:
     """Cross-entropy on the action tokens (and the end-of-turn token) of the trainable weights.
     Returns per-epoch losses."""
-    tok = policy.tokenizer
     prompts = policy.encode([m for m, _ in examples])
-    actions = [tok(a, add_special_tokens=False)["input_ids"] + [policy.eos_id] for _, a in examples]
+    actions = action_ids(policy, [a for _, a in examples])
     order = sorted(range(len(examples)), key=lambda i: len(prompts[i]))  # similar lengths per batch
     lengths = [len(prompts[i]) + len(actions[i]) for i in order]
     cut = padded_batches(lengths, warmup_cfg.batch_size, warmup_cfg.batch_tokens)
