@@ -479,6 +479,17 @@ def evaluate_policy(
     secret's greedy and sampled resolve, in `secrets` order (lists, so not logged as metrics).
     rows > 0: the sampled play decodes at most that many episodes at once (rollouts.play_chunked;
     SmolLM2's evaluation on a CPU peaked on its 80 rows at once, bench/smollm2_step.py)."""
+    out = greedy_figures(policy, secrets, game_cfg, oracle, per_secret)
+    if samples > 0:
+        generator = torch.Generator(policy.device).manual_seed(seed)
+        sample = SampleConfig()
+        episodes = play_chunked(policy, secrets, samples, game_cfg, sample, oracle, generator, rows)
+        out |= sampled_figures(episodes, samples, per_secret)
+    return out
+
+
+def greedy_figures(policy, secrets, game_cfg: GameConfig, oracle, per_secret=False) -> dict:
+    """evaluate_policy's greedy half: one episode per secret at T = 0."""
     game = play(policy, secrets, game_cfg, oracle)
     episodes = [[r.as_dict() for r in e.records] for e in game.episodes]
     summaries = [game.episode_summary(i) for i in range(len(secrets))]
@@ -489,20 +500,21 @@ def evaluate_policy(
         ).items()
     }
     out.update({f"eval/{k}": v for k, v in metrics.run_metrics(episodes).items()})
-    if samples > 0:
-        generator = torch.Generator(policy.device).manual_seed(seed)
-        sample = SampleConfig()
-        episodes = play_chunked(policy, secrets, samples, game_cfg, sample, oracle, generator, rows)
-        resolved = torch.tensor([e["resolved"] for e in episodes], dtype=torch.float64)
-        by_secret = resolved.view(len(secrets), samples).mean(1)  # (secrets,)
-        out["eval/sampled_resolve_rate"], out["eval/sampled_resolve_sem"] = mean_sem(
-            by_secret.tolist()
-        )
-        out["eval/sampled_episode_length"] = sum(e["turns_taken"] for e in episodes) / len(episodes)
-        if per_secret:
-            out["per_secret_sampled"] = by_secret.tolist()
     if per_secret:
         out["per_secret_greedy"] = [float(s["resolved"]) for s in summaries]
+    return out
+
+
+def sampled_figures(episodes: list[dict], samples: int, per_secret=False) -> dict:
+    """evaluate_policy's sampled half, from its episodes' summaries (`samples` a secret, secret
+    by secret): the resolve rate, its standard error over secrets, and the mean length."""
+    resolved = torch.tensor([e["resolved"] for e in episodes], dtype=torch.float64)
+    by_secret = resolved.view(-1, samples).mean(1)  # (secrets,)
+    rate, sem = mean_sem(by_secret.tolist())
+    out = {"eval/sampled_resolve_rate": rate, "eval/sampled_resolve_sem": sem}
+    out["eval/sampled_episode_length"] = sum(e["turns_taken"] for e in episodes) / len(episodes)
+    if per_secret:
+        out["per_secret_sampled"] = by_secret.tolist()
     return out
 
 

@@ -167,16 +167,23 @@ def play_chunked(
     oracle,
     generator: torch.Generator,
     rows: int = 0,
+    played: list[dict] = (),
+    on_chunk=None,
 ) -> list[dict]:
     """The episodes of `play_rollouts` over `secrets`, played at most `rows` episodes at a time
     (whole secrets, at least one; 0: all at once), the chunks drawing from `generator` in turn: a
     language model's KV cache and logits grow with the rows decoded together. A chunked play
-    draws other numbers than an unchunked one of the same generator."""
+    draws other numbers than an unchunked one of the same generator.
+    A play cut short goes on where it stopped: `played` holds the episodes of its first chunks
+    and `generator` the state they left it in; on_chunk(episodes so far) is called after each
+    chunk, to keep them (bench/smollm2_study.py's plays outlast a session)."""
     chunk = len(secrets) if rows <= 0 else max(1, rows // group_size)  # secrets at a time
-    episodes = []
-    for start in range(0, len(secrets), chunk):
+    episodes = list(played)
+    for start in range(len(played) // group_size, len(secrets), chunk):
         part = secrets[start : start + chunk]
         episodes += play_rollouts(
             policy, part, group_size, game_cfg, sample, oracle, generator
         ).episodes
+        if on_chunk is not None:
+            on_chunk(episodes)
     return episodes

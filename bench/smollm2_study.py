@@ -16,7 +16,9 @@ checkpoints (every step is one):
    validation secrets too;
 4. each chosen run's kept checkpoint, as soon as its run is done (on the core it frees, while
    the other run trains), then the start (step 0, the warm-up), play the held-out secrets and all
-   of 1..200 (the paper's generalization set), greedy and sampled at T = 1.
+   of 1..200 (the paper's generalization set), greedy and sampled at T = 1. A play is kept in
+   RUNS/plays as it goes (the sampled play chunk by chunk, with its generator's state), and a
+   call that finds one cut short goes on from there with the draws it would have made.
 
 Writes --out after every call, with what is done so far: per run its flags, steps, seconds and
 curve (held-out resolve greedy and sampled every --eval-every steps, the batch's valid-action and
@@ -50,11 +52,13 @@ from bench.common import RESULTS, machine, save_results, today  # noqa: E402
 from bench.smollm2_gpu import CURVE, curve, versions  # noqa: E402
 from config import config_from_flags, warmup_config  # noqa: E402
 from env import GameConfig, secret_split  # noqa: E402
-from evaluate import evaluate_policy  # noqa: E402
+from evaluate import greedy_figures, sampled_figures  # noqa: E402
 from lm import models, warmup  # noqa: E402
 from lm.models import ModelConfig  # noqa: E402
 from metrics import repeat_ratio  # noqa: E402
 from oracle import RuleOracle  # noqa: E402
+from policy import SampleConfig  # noqa: E402
+from rollouts import play_chunked  # noqa: E402
 from tools.cli import arg, cpu_computes_bf16, parse_config, settings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -195,11 +199,40 @@ def start_policy(cfg: SmolStudyConfig):
     return policy, train_cfg
 
 
-def played(policy, game: GameConfig, secrets: list[int], cfg: SmolStudyConfig, rows: int) -> dict:
+def played(
+    policy, game: GameConfig, secrets: list[int], cfg: SmolStudyConfig, rows: int, saved: dict, keep
+) -> dict:
     """A policy's figures on some secrets: resolve greedy and sampled, valid-action and redundant
-    shares of the greedy turns (the sampled play decoded `rows` episodes at a time)."""
-    seed = 10_000 + cfg.seed
-    ev = evaluate_policy(policy, secrets, game, RuleOracle(), cfg.eval_samples, seed, rows=rows)
+    shares of the greedy turns (evaluate.evaluate_policy's, the sampled play decoded `rows`
+    episodes at a time). `saved` holds what an earlier call of this play kept, and keep() writes
+    it: the greedy figures, then the sampled episodes chunk by chunk with the generator's state
+    after them, so that a play cut short goes on with the draws it would have made."""
+    if "greedy" not in saved:
+        saved["greedy"] = greedy_figures(policy, secrets, game, RuleOracle())
+        keep()
+    generator = torch.Generator(policy.device).manual_seed(10_000 + cfg.seed)
+    if "generator" in saved:
+        generator.set_state(saved["generator"])
+
+    def chunk_played(episodes: list[dict]) -> None:
+        saved["episodes"] = [{k: e[k] for k in ("resolved", "turns_taken")} for e in episodes]
+        saved["generator"] = generator.get_state()
+        keep()
+
+    sample, oracle, before = SampleConfig(), RuleOracle(), saved.get("episodes", [])
+    episodes = play_chunked(
+        policy,
+        secrets,
+        cfg.eval_samples,
+        game,
+        sample,
+        oracle,
+        generator,
+        rows,
+        before,
+        chunk_played,
+    )
+    ev = saved["greedy"] | sampled_figures(episodes, cfg.eval_samples)
     return {
         "greedy": ev["eval/resolve_rate"],
         "sampled": ev["eval/sampled_resolve_rate"],
@@ -209,19 +242,34 @@ def played(policy, game: GameConfig, secrets: list[int], cfg: SmolStudyConfig, r
     }
 
 
-def both_sets(policy, train_cfg, cfg: SmolStudyConfig) -> dict:
+def both_sets(policy, train_cfg, cfg: SmolStudyConfig, name: str) -> dict:
     """`played` on the split's held-out secrets of 1..100 and on all of 1..200, and the repeat
     ratio of a sampled play of the held-out secrets (metrics.repeat_ratio; 1: the answer just
-    given changes nothing about asking the same again)."""
+    given changes nothing about asking the same again). Each piece is kept in RUNS/plays/NAME.pt
+    as it is played, and a later call goes on from there."""
+    path = ROOT / cfg.runs / "plays" / f"{name}.pt"
+    saved = torch.load(path) if path.exists() else {}
+    keep = lambda: save_play(saved, path)  # noqa: E731
     game = settings(GameConfig, train_cfg)
     heldout = secret_split(train_cfg.n_max, train_cfg.n_heldout, train_cfg.split_seed)[1]
+    sets = {"heldout": (game, heldout), "gen200": (replace(game, n_max=200), list(range(1, 201)))}
     rows = train_cfg.eval_rows
-    batch = sampled_batch(policy, heldout, game, cfg.eval_samples, 20_000 + cfg.seed)
-    return {
-        "heldout": played(policy, game, heldout, cfg, rows),
-        "gen200": played(policy, replace(game, n_max=200), list(range(1, 201)), cfg, rows),
-        "heldout_repeat_ratio": repeat_ratio(*again_probabilities(policy, batch)),
+    out = {
+        part: played(policy, g, secrets, cfg, rows, saved.setdefault(part, {}), keep)
+        for part, (g, secrets) in sets.items()
     }
+    if "heldout_repeat_ratio" not in saved:
+        batch = sampled_batch(policy, heldout, game, cfg.eval_samples, 20_000 + cfg.seed)
+        saved["heldout_repeat_ratio"] = repeat_ratio(*again_probabilities(policy, batch))
+        keep()
+    return out | {"heldout_repeat_ratio": saved["heldout_repeat_ratio"]}
+
+
+def save_play(saved: dict, path: Path) -> None:
+    """A play as far as it has come, written whole or not at all (a call may be stopped)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(saved, path.with_suffix(".part"))
+    os.replace(path.with_suffix(".part"), path)
 
 
 def run_record(cfg: SmolStudyConfig, estimator: str, lr: str) -> dict:
@@ -321,10 +369,10 @@ def play_due(result: dict, cfg: SmolStudyConfig, chosen: dict, busy: int) -> Non
         if e not in kept and steps_done(run_path(cfg, e, lr)) >= cfg.steps:
             best = run_path(cfg, e, lr) / "best"
             policy = models.load_policy(str(best), None, train_cfg.precision, trainable=False)
-            kept[e] = both_sets(policy, train_cfg, cfg)
+            kept[e] = both_sets(policy, train_cfg, cfg, f"kept-{e}")
             save(result, cfg)
     if kept and "step0" not in result:
-        result["step0"] = both_sets(start_policy(cfg)[0], train_cfg, cfg)
+        result["step0"] = both_sets(start_policy(cfg)[0], train_cfg, cfg, "step0")
         save(result, cfg)
 
 

@@ -9,6 +9,7 @@ import config
 import train
 from bench import smollm2_study
 from bench.smollm2_study import SmolStudyConfig, chosen_rates, due, run_flags
+from env import GameConfig
 
 
 def test_the_runs_train_smollm2_under_the_cpu_preset_on_the_sealed_split():
@@ -71,7 +72,7 @@ def test_a_done_run_plays_its_kept_checkpoint_then_the_start_while_the_other_tra
     monkeypatch.setattr(smollm2_study, "start_policy", lambda c: ("start", None))
     load = lambda path, *args, **kwargs: path.split("/")[-2]  # noqa: E731
     monkeypatch.setattr(smollm2_study.models, "load_policy", load)
-    monkeypatch.setattr(smollm2_study, "both_sets", lambda p, t, c: played.append(p) or p)
+    monkeypatch.setattr(smollm2_study, "both_sets", lambda p, t, c, name: played.append(p) or p)
     monkeypatch.setattr(smollm2_study.torch, "set_num_threads", threads.append)
     monkeypatch.setattr(smollm2_study.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(smollm2_study, "save", lambda result, c: None)
@@ -142,3 +143,54 @@ def test_a_call_records_where_its_bf16_products_run_and_which_steps_it_trained(
     (call,) = smollm2_study.main([*out, "--status"])["calls"]
     assert call["steps_from"]["echo-lr3e-4"] == 0 and call["steps_to"]["echo-lr3e-4"] == 3
     assert "--precision bf16" in " ".join(run_flags(SmolStudyConfig(), "echo", "3e-4"))
+
+
+def test_a_play_cut_short_goes_on_with_the_draws_it_would_have_made(tmp_path, monkeypatch):
+    """A play stopped after its greedy half and its first sampled chunk, and resumed from the
+    file it kept, plays only the chunks left, from the generator as the first chunk left it: its
+    figures are evaluate_policy's, and its generator ends where an uninterrupted play's does."""
+    import rollouts
+    from evaluate import evaluate_policy
+    from lm import models
+    from oracle import RuleOracle
+
+    policy, real = models.load_policy("tiny", "cpu", "fp32"), rollouts.play_rollouts
+    chunks = []
+    recording = lambda p, secrets, *a, **k: (
+        chunks.append(list(secrets)) or real(p, secrets, *a, **k)
+    )  # noqa: E731
+    monkeypatch.setattr(rollouts, "play_rollouts", recording)
+    cfg, game, secrets, rows = (
+        SmolStudyConfig(eval_samples=2),
+        GameConfig(max_turns=2),
+        [3, 17, 42, 64, 99],
+        4,
+    )
+    whole = {}
+    figures = smollm2_study.played(policy, game, secrets, cfg, rows, whole, lambda: None)
+    ev = evaluate_policy(policy, secrets, game, RuleOracle(), 2, 10_000, rows=rows)
+    assert figures["greedy"] == ev["eval/resolve_rate"]
+    assert figures["sampled"] == ev["eval/sampled_resolve_rate"]
+    assert figures["valid_rate"] == 1 - ev["eval/invalid_rate"]
+
+    class Stopped(Exception):
+        pass
+
+    path, kept = tmp_path / "plays" / "p.pt", {}
+
+    def keep_twice():
+        smollm2_study.save_play(kept, path)
+        if "episodes" in kept:
+            raise Stopped  # the call ends after its first sampled chunk
+
+    chunks.clear()
+    with pytest.raises(Stopped):
+        smollm2_study.played(policy, game, secrets, cfg, rows, kept, keep_twice)
+    assert chunks == [[3, 17]]  # 4 rows: two secrets x two samples
+    saved = smollm2_study.torch.load(path)
+    assert len(saved["episodes"]) == 4 and "greedy" in saved
+    chunks.clear()
+    resumed = smollm2_study.played(policy, game, secrets, cfg, rows, saved, lambda: None)
+    assert chunks == [[42, 64], [99]] and resumed == figures
+    assert smollm2_study.torch.equal(saved["generator"], whole["generator"])
+    assert len(saved["episodes"]) == len(secrets) * 2
