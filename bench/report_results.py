@@ -144,15 +144,17 @@ def llm_status() -> dict | None:
 
 
 def study_status() -> dict | None:
-    """SmolLM2's study on CPU cores (smollm2_study.json), for the first lines: the held-out greedy
-    resolve % of the warm-up and of each kept checkpoint once all are played."""
+    """SmolLM2's study on CPU cores (smollm2_study.json), for the first lines: the resolve % of
+    the warm-up and of each kept checkpoint once all are played, on the held-out secrets greedy
+    and on 1..200 greedy / sampled."""
     d = load("smollm2_study.json")
     if d is None:
         return None
     kept = d.get("kept", {})
     if "step0" not in d or len(kept) < len(d["study"]["estimators"].split(",")):
         return {"kept": None}
-    resolve = lambda p: f"{100 * p['heldout']['greedy']:.1f}"  # noqa: E731
+    shown = (("heldout", "greedy"), ("gen200", "greedy"), ("gen200", "sampled"))
+    resolve = lambda p: " / ".join(f"{100 * p[s][k]:.1f}" for s, k in shown)  # noqa: E731
     return {"step0": resolve(d["step0"]), "kept": {e: resolve(p) for e, p in kept.items()}}
 
 

@@ -133,6 +133,7 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
 
     study["step0"], study["kept"] = study_played(0.1, 0.9), {"echo": study_played(0.7, 0.2)}
     study["kept"]["grpo"] = study_played(0.4, 0.6)
+    study["kept"]["grpo"]["gen200"]["sampled"] = 0.15
     study["choice"]["grpo"] = {"lr": "3e-4", "validation_scores": {"3e-4": 0.6, "1e-3": 0.0}}
     call = {"date": "2026-12-07", "machine": MACHINE, "bf16_products": "float32 kernels"}
     study["calls"] = [
@@ -160,7 +161,9 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
     where = "2026-12-07, 2 CPU cores (x86_64, AVX2 without bf16), torch 2.13.0+cpu"
     assert f"{where}, bf16 products in float32 kernels: grpo-lr3e-4 39 -> 60." in flat
     assert "2026-12-08" not in section
-    assert status == {"step0": "10.0", "kept": {"echo": "70.0", "grpo": "40.0"}}
+    # held-out greedy / 1..200 greedy / 1..200 sampled
+    kept = {"echo": "70.0 / 35.0 / 35.0", "grpo": "40.0 / 20.0 / 15.0"}
+    assert status == {"step0": "10.0 / 5.0 / 5.0", "kept": kept}
 
 
 MACHINE = {"machine": "x86_64", "cpus": 2, "cpu_capability": "AVX2", "cpu_bf16": False}
