@@ -345,3 +345,25 @@ def test_no_floor_file_says_how_to_make_it(tmp_path):
     with report_tables.reading(str(tmp_path)):
         section = "\n".join(report_smollm2.section_smollm2_cpu_step_floor())
     assert report_smollm2.FLOOR_COMMAND in section
+
+
+def test_a_complete_study_heads_results_md_and_the_readme_with_both_question_sets(tmp_path):
+    """Once the start and every kept checkpoint are played, RESULTS.md's first lines and the
+    README's summary give each policy's held-out greedy, 1..200 greedy and 1..200 sampled resolve,
+    in that order, in place of "not yet trained to a result"."""
+    import shutil
+
+    results = tmp_path / "results"
+    shutil.copytree(report_tables.RESULTS, results)
+    study = json.loads((results / "smollm2_study.json").read_text())
+    study["step0"] = study_played(0.1, 0.9)
+    study["kept"] = {"echo": study_played(0.7, 0.2), "grpo": study_played(0.4, 0.6)}
+    study["kept"]["grpo"]["gen200"]["sampled"] = 0.15
+    (results / "smollm2_study.json").write_text(json.dumps(study))
+    with report_tables.reading(str(results)):
+        head = " ".join(report_results.build().split("### ", 1)[0].split())
+        summary = " ".join(" ".join(report_results.readme_summary()).split())
+    figures = "the warm-up 10.0 / 5.0 / 5.0, ECHO 70.0 / 35.0 / 35.0, GRPO 40.0 / 20.0 / 15.0"
+    assert f"(held-out greedy / 1..200 greedy / 1..200 sampled at T = 1): {figures};" in head
+    assert f"(held-out greedy / 1..200 greedy / 1..200 sampled): {figures}." in summary
+    assert "not yet trained to a result" not in head + summary
