@@ -416,9 +416,15 @@ def section_smollm2_study() -> list[str]:
         named(png)  # the figure below, drawn from the file by bench/smollm2_study.py
     else:
         png = None
-    calls = study_calls(d)
     return rendered(
-        "smollm2_study.md", d=d, file=cite(STUDY, d), status=status, runs=runs, png=png, calls=calls
+        "smollm2_study.md",
+        d=d,
+        file=cite(STUDY, d),
+        status=status,
+        runs=runs,
+        png=png,
+        calls=study_calls(d),
+        plays=study_plays(d),
     )
 
 
@@ -434,9 +440,26 @@ def study_calls(d: dict) -> list[str]:
             if n != before.get(run, 0)
         ]
         if moved:
-            where = f"{report_tables.machine_text(call['machine'])}, bf16 products in "
-            lines.append(f"{call['date']}, {where}{call['bf16_products']}: {', '.join(moved)}")
+            lines.append(f"{place_text(call)}: {', '.join(moved)}")
     return lines
+
+
+def study_plays(d: dict) -> list[str]:
+    """Where each play of bench/smollm2_study.py ran: the start's and each kept checkpoint's, with
+    every call that played a part of it ("not recorded" for a play made before they were)."""
+    plays = [("the start", d["step0"])] if "step0" in d else []
+    plays += [(f"{e.upper()}'s kept checkpoint", p) for e, p in d.get("kept", {}).items()]
+    lines = []
+    for who, p in plays:
+        places = [place_text(c) for c in p.get("played_on", [])]
+        lines.append(f"{who} on {' and '.join(places)}" if places else f"{who}: not recorded")
+    return lines
+
+
+def place_text(call: dict) -> str:
+    """A call's date, machine and where its bf16 products ran (bench/smollm2_study.here)."""
+    where = report_tables.machine_text(call["machine"])
+    return f"{call['date']}, {where}, bf16 products in {call['bf16_products']}"
 
 
 def study_played_cells(p: dict) -> list[str]:

@@ -245,11 +245,14 @@ def played(
 def both_sets(policy, train_cfg, cfg: SmolStudyConfig, name: str) -> dict:
     """`played` on the split's held-out secrets of 1..100 and on all of 1..200, and the repeat
     ratio of a sampled play of the held-out secrets (metrics.repeat_ratio; 1: the answer just
-    given changes nothing about asking the same again). Each piece is kept in RUNS/plays/NAME.pt
-    as it is played, and a later call goes on from there."""
+    given changes nothing about asking the same again), and where it was played (`here`). Each
+    piece is kept in RUNS/plays/NAME.pt as it is played, and a later call goes on from there."""
     path = ROOT / cfg.runs / "plays" / f"{name}.pt"
     saved = torch.load(path) if path.exists() else {}
     keep = lambda: save_play(saved, path)  # noqa: E731
+    played_on, place = saved.setdefault("played_on", []), here()
+    if place not in played_on:  # each call that plays a part of it, once a day and machine
+        played_on.append(place)
     game = settings(GameConfig, train_cfg)
     heldout = secret_split(train_cfg.n_max, train_cfg.n_heldout, train_cfg.split_seed)[1]
     sets = {"heldout": (game, heldout), "gen200": (replace(game, n_max=200), list(range(1, 201)))}
@@ -262,7 +265,7 @@ def both_sets(policy, train_cfg, cfg: SmolStudyConfig, name: str) -> dict:
         batch = sampled_batch(policy, heldout, game, cfg.eval_samples, 20_000 + cfg.seed)
         saved["heldout_repeat_ratio"] = repeat_ratio(*again_probabilities(policy, batch))
         keep()
-    return out | {"heldout_repeat_ratio": saved["heldout_repeat_ratio"]}
+    return out | {"heldout_repeat_ratio": saved["heldout_repeat_ratio"], "played_on": played_on}
 
 
 def save_play(saved: dict, path: Path) -> None:
@@ -334,12 +337,9 @@ def main(argv=None) -> dict:
     result["config"] = asdict(first)
     # what earlier calls did: the start's and the kept checkpoints' plays (made once), the calls
     result |= {k: previous[k] for k in ("step0", "kept", "calls") if k in previous}
-    if not cfg.status:
-        # where this call trains, and from which steps: a CPU without bf16 arithmetic computes the
-        # runs' bf16 products in float32 kernels (lm/bf16.py)
-        products = "hardware bf16" if cpu_computes_bf16() else "float32 kernels (lm/bf16.py)"
-        call = {"date": today(), "machine": machine(), "bf16_products": products}
-        result["calls"] = [*previous.get("calls", []), call | {"steps_from": steps_now(cfg)}]
+    if not cfg.status:  # where this call trains, and from which steps
+        call = here() | {"steps_from": steps_now(cfg)}
+        result["calls"] = [*previous.get("calls", []), call]
     progress(result, cfg)
     if cfg.status:
         return result
@@ -355,6 +355,13 @@ def main(argv=None) -> dict:
     play(0)
     print("the study is complete:", json.dumps({"step0": result["step0"], **result["kept"]}))
     return result
+
+
+def here() -> dict:
+    """Where a call trains or plays: the date, the machine, and where the runs' bf16 products
+    run on it (a CPU without bf16 arithmetic computes them in float32 kernels, lm/bf16.py)."""
+    products = "hardware bf16" if cpu_computes_bf16() else "float32 kernels (lm/bf16.py)"
+    return {"date": today(), "machine": machine(), "bf16_products": products}
 
 
 def play_due(result: dict, cfg: SmolStudyConfig, chosen: dict, busy: int) -> None:

@@ -149,6 +149,7 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
             "steps_to": {"grpo-lr3e-4": 60},
         },
     ]
+    study["step0"]["played_on"] = [call]  # echo's kept play predates the record
     (tmp_path / "smollm2_study.json").write_text(json.dumps(study))
     with report_tables.reading(str(tmp_path)):
         section = "\n".join(report_smollm2.section_smollm2_study())
@@ -161,6 +162,8 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
     where = "2026-12-07, 2 CPU cores (x86_64, AVX2 without bf16), torch 2.13.0+cpu"
     assert f"{where}, bf16 products in float32 kernels: grpo-lr3e-4 39 -> 60." in flat
     assert "2026-12-08" not in section
+    plays = f"Where the plays ran: the start on {where}, bf16 products in float32 kernels; "
+    assert plays + "ECHO's kept checkpoint: not recorded; GRPO's kept checkpoint: not" in flat
     # held-out greedy / 1..200 greedy / 1..200 sampled
     kept = {"echo": "70.0 / 35.0 / 35.0", "grpo": "40.0 / 20.0 / 15.0"}
     assert status == {"step0": "10.0 / 5.0 / 5.0", "kept": kept}

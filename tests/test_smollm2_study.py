@@ -194,3 +194,33 @@ def test_a_play_cut_short_goes_on_with_the_draws_it_would_have_made(tmp_path, mo
     assert chunks == [[42, 64], [99]] and resumed == figures
     assert smollm2_study.torch.equal(saved["generator"], whole["generator"])
     assert len(saved["episodes"]) == len(secrets) * 2
+
+
+def test_a_play_records_each_place_that_played_a_part_of_it_once(tmp_path, monkeypatch):
+    """both_sets keeps each finished piece: a call stopped in the 1..200 play leaves the held-out
+    figures kept, a call on another machine plays only what is left, and the play's record lists
+    the two places, each once however many calls it took there."""
+    monkeypatch.setattr(smollm2_study, "ROOT", tmp_path)
+    cfg, train_cfg = SmolStudyConfig(runs="r"), smollm2_study.study_train_config(SmolStudyConfig())
+    places, played = iter(["bf16 cpu", "avx2 cpu", "avx2 cpu"]), []
+
+    def playing(policy, game, secrets, cfg, rows, saved, keep):
+        if "greedy" in saved:  # a finished piece, from what it kept
+            return {"greedy": saved["greedy"]}
+        played.append(len(secrets))
+        if len(secrets) == 200 and len(played) == 2:
+            raise KeyboardInterrupt  # the first call stops here
+        saved["greedy"] = 0.5
+        keep()
+        return {"greedy": 0.5}
+
+    monkeypatch.setattr(smollm2_study, "here", lambda: {"machine": next(places)})
+    monkeypatch.setattr(smollm2_study, "played", playing)
+    monkeypatch.setattr(smollm2_study, "sampled_batch", lambda *a: None)
+    monkeypatch.setattr(smollm2_study, "again_probabilities", lambda p, b: ([0.5], [0.25]))
+    with pytest.raises(KeyboardInterrupt):
+        smollm2_study.both_sets("policy", train_cfg, cfg, "step0")
+    out = smollm2_study.both_sets("policy", train_cfg, cfg, "step0")
+    assert played == [20, 200, 200]  # the held-out secrets once, 1..200 again
+    assert out["played_on"] == [{"machine": "bf16 cpu"}, {"machine": "avx2 cpu"}]
+    assert out["heldout_repeat_ratio"] == smollm2_study.repeat_ratio([0.5], [0.25])
