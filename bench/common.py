@@ -32,7 +32,7 @@ def machine() -> dict:
         "cpus": cpus,
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "cpu_bf16": cli.cpu_computes_bf16(),
-        "torch": torch.__version__,
+        "torch": str(torch.__version__),  # not its TorchVersion, which torch.load refuses
         "platform": platform.platform(),
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
     }

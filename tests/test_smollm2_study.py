@@ -224,3 +224,12 @@ def test_a_play_records_each_place_that_played_a_part_of_it_once(tmp_path, monke
     assert played == [20, 200, 200]  # the held-out secrets once, 1..200 again
     assert out["played_on"] == [{"machine": "bf16 cpu"}, {"machine": "avx2 cpu"}]
     assert out["heldout_repeat_ratio"] == smollm2_study.repeat_ratio([0.5], [0.25])
+
+
+def test_a_plays_file_loads_as_torch_load_loads_by_default(tmp_path):
+    """A play's file holds plain data, so that the next call loads it with torch.load's default
+    (weights only): where it was played included, and a generator's state."""
+    saved = {"played_on": [smollm2_study.here()], "generator": smollm2_study.torch.get_rng_state()}
+    smollm2_study.save_play(saved, tmp_path / "p.pt")
+    loaded = smollm2_study.torch.load(tmp_path / "p.pt")
+    assert loaded["played_on"] == saved["played_on"] and not (tmp_path / "p.part").exists()
