@@ -338,8 +338,10 @@ def main(argv=None) -> dict:
     # what earlier calls did: the start's and the kept checkpoints' plays (made once), the calls
     result |= {k: previous[k] for k in ("step0", "kept", "calls") if k in previous}
     if not cfg.status:  # where this call trains, and from which steps
-        call = here() | {"steps_from": steps_now(cfg)}
-        result["calls"] = [*previous.get("calls", []), call]
+        calls = [*previous.get("calls", []), here() | {"steps_from": steps_now(cfg)}]
+        for call, after in zip(calls, calls[1:]):  # a call stopped before it wrote where it got:
+            call["steps_to"] = after["steps_from"]  # the next takes its runs on from there
+        result["calls"] = calls
     progress(result, cfg)
     if cfg.status:
         return result

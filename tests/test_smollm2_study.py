@@ -142,6 +142,12 @@ def test_a_call_records_where_its_bf16_products_run_and_which_steps_it_trained(
     monkeypatch.setattr(smollm2_study, "curve", lambda run_dir, names: [])
     (call,) = smollm2_study.main([*out, "--status"])["calls"]
     assert call["steps_from"]["echo-lr3e-4"] == 0 and call["steps_to"]["echo-lr3e-4"] == 3
+    # the call trains on to step 5 and is stopped before it writes so; the next call says it
+    (run / "metrics.jsonl").write_text(json.dumps({"step": 5}) + "\n")
+    with pytest.raises(RuntimeError, match="trains from here"):
+        smollm2_study.main(out)
+    first, second = json.loads((tmp_path / "study.json").read_text())["calls"]
+    assert first["steps_to"]["echo-lr3e-4"] == second["steps_from"]["echo-lr3e-4"] == 5
     assert "--precision bf16" in " ".join(run_flags(SmolStudyConfig(), "echo", "3e-4"))
 
 
