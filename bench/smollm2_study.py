@@ -219,18 +219,17 @@ def played(
         saved["generator"] = generator.get_state()
         keep()
 
-    sample, oracle, before = SampleConfig(), RuleOracle(), saved.get("episodes", [])
     episodes = play_chunked(
         policy,
         secrets,
         cfg.eval_samples,
         game,
-        sample,
-        oracle,
+        SampleConfig(),
+        RuleOracle(),
         generator,
         rows,
-        before,
-        chunk_played,
+        played=saved.get("episodes", []),
+        on_chunk=chunk_played,
     )
     ev = saved["greedy"] | sampled_figures(episodes, cfg.eval_samples)
     return {
