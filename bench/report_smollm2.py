@@ -4,6 +4,8 @@ one GPU by ECHO and GRPO from one start (bench/smollm2_gpu.py; RESULTS.md's spee
 number is typed here: each is read from a file.
 """
 
+import itertools
+
 from bench import report_tables
 from bench.report_tables import (
     cite,
@@ -429,18 +431,21 @@ def section_smollm2_study() -> list[str]:
 
 
 def study_calls(d: dict) -> list[str]:
-    """Each recorded call of bench/smollm2_study.py that trained: its date, machine, where its
-    bf16 products ran, and each run it took further, from which step to which."""
+    """Where bench/smollm2_study.py's recorded calls trained: one line for the calls that followed
+    one another at one place (date, machine, where their bf16 products ran), with each run they
+    took further, from the first call's step to the last's; a place that trained nothing unsaid."""
     lines = []
-    for call in d.get("calls", []):
-        before, after = call["steps_from"], call.get("steps_to", {})
+    for place, calls in itertools.groupby(d.get("calls", []), key=place_text):
+        calls = list(calls)
+        before, after = calls[0]["steps_from"], calls[-1].get("steps_to", {})
         moved = [
             f"{run} {before.get(run, 0)} -> {n}"
             for run, n in after.items()
             if n != before.get(run, 0)
         ]
         if moved:
-            lines.append(f"{place_text(call)}: {', '.join(moved)}")
+            count = f", {len(calls)} calls" if len(calls) > 1 else ""
+            lines.append(f"{place}{count}: {', '.join(moved)}")
     return lines
 
 

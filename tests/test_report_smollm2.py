@@ -136,10 +136,15 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
     study["kept"]["grpo"]["gen200"]["sampled"] = 0.15
     study["choice"]["grpo"] = {"lr": "3e-4", "validation_scores": {"3e-4": 0.6, "1e-3": 0.0}}
     call = {"date": "2026-12-07", "machine": MACHINE, "bf16_products": "float32 kernels"}
-    study["calls"] = [
+    study["calls"] = [  # two calls one after the other at one place, then one elsewhere
         call
         | {
             "steps_from": {"grpo-lr3e-4": 39, "echo-lr3e-4": 60},
+            "steps_to": {"grpo-lr3e-4": 45, "echo-lr3e-4": 60},
+        },
+        call
+        | {
+            "steps_from": {"grpo-lr3e-4": 45, "echo-lr3e-4": 60},
             "steps_to": {"grpo-lr3e-4": 60, "echo-lr3e-4": 60},
         },
         call
@@ -160,7 +165,7 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
     assert "The study is complete." in section
     flat = " ".join(section.split())
     where = "2026-12-07, 2 CPU cores (x86_64, AVX2 without bf16), torch 2.13.0+cpu"
-    assert f"{where}, bf16 products in float32 kernels: grpo-lr3e-4 39 -> 60." in flat
+    assert f"{where}, bf16 products in float32 kernels, 2 calls: grpo-lr3e-4 39 -> 60." in flat
     assert "2026-12-08" not in section
     plays = f"Where the plays ran: the start on {where}, bf16 products in float32 kernels; "
     assert plays + "ECHO's kept checkpoint: not recorded; GRPO's kept checkpoint: not" in flat
