@@ -32,7 +32,6 @@ import os
 import random
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -48,6 +47,7 @@ import metrics
 from env import CSG, QUESTION_SETS, GameConfig, play, secret_split
 from game.prompts import CANDIDATE_FORMATS, SYSTEM_PROMPT, candidate_text
 from lm import models
+from lm.api import APIModel, SkipPolicy
 from oracle import OracleConfigError, make_oracle
 from policy import SampleConfig
 from reference import REFERENCE_POLICIES
@@ -154,10 +154,6 @@ def fail(message: str):
     cli.fail("evaluate.py", message)
 
 
-class SkipPolicy(Exception):
-    """A policy that cannot be evaluated (no API key, key refused): its row is skipped."""
-
-
 def evaluation_set(cfg: EvalConfig) -> tuple[GameConfig, list[int]]:
     """(game, secrets): the held-out split at N = 100 or 1..200 at N = 200 (section 5.1), or a
     seeded subset of either (--max-secrets)."""
@@ -248,54 +244,6 @@ def load_lm(base: str, question_set: str = "paper", candidate_format: str = "lis
         return models.load_policy(base.removeprefix("checkpoint:"))
     except (models.ModelNotFoundError, models.DamagedFileError) as e:
         fail(str(e))
-
-
-class APIModel:
-    """An OpenAI-compatible chat model with the generate_text interface of policy.py."""
-
-    def __init__(self, model: str, workers: int = 8):
-        key = os.environ.get("OPENAI_API_KEY")
-        if not key:
-            raise SkipPolicy(
-                f"api:{model} skipped: set OPENAI_API_KEY (and OPENAI_BASE_URL for a server "
-                "other than api.openai.com) to evaluate API models."
-            )
-        import openai
-
-        self._openai, self.name, self.workers = openai, model, workers
-        # the client backs off on rate limits and 5xx
-        self.client = openai.OpenAI(
-            api_key=key, base_url=os.environ.get("OPENAI_BASE_URL"), timeout=60, max_retries=4
-        )
-        self.failures = []  # requests that failed after the client's retries: invalid turns
-
-    def generate_text(
-        self, messages_list, greedy=True, temperature=1.0, top_p=1.0, max_new_tokens=64, seed=None
-    ):
-        o = self._openai
-
-        def one(messages):
-            try:
-                r = self.client.chat.completions.create(
-                    model=self.name,
-                    messages=messages,
-                    temperature=0.0 if greedy else temperature,
-                    top_p=1.0 if greedy else top_p,
-                    max_tokens=max_new_tokens,
-                    seed=seed,
-                )
-                return r.choices[0].message.content or ""
-            except (o.AuthenticationError, o.PermissionDeniedError, o.NotFoundError) as e:
-                raise SkipPolicy(
-                    f"api:{self.name} skipped: the endpoint refused it ({e}); check "
-                    "OPENAI_API_KEY, OPENAI_BASE_URL and the model name."
-                ) from e
-            except o.OpenAIError as e:
-                self.failures.append(str(e))  # list.append is thread-safe
-                return ""
-
-        with ThreadPoolExecutor(self.workers) as pool:
-            return list(pool.map(one, messages_list))
 
 
 class LMPlayer:
