@@ -145,8 +145,8 @@ def llm_status() -> dict | None:
 
 def study_status() -> dict | None:
     """SmolLM2's study on CPU cores (smollm2_study.json), for the first lines: the resolve % of
-    the warm-up and of each kept checkpoint once all are played, on the held-out secrets greedy
-    and on 1..200 greedy / sampled."""
+    the warm-up and of each kept checkpoint (with the step it was kept at) once all are played,
+    on the held-out secrets greedy and on 1..200 greedy / sampled."""
     d = load("smollm2_study.json")
     if d is None:
         return None
@@ -155,7 +155,14 @@ def study_status() -> dict | None:
         return {"kept": None}
     shown = (("heldout", "greedy"), ("gen200", "greedy"), ("gen200", "sampled"))
     resolve = lambda p: " / ".join(f"{100 * p[s][k]:.1f}" for s, k in shown)  # noqa: E731
-    return {"step0": resolve(d["step0"]), "kept": {e: resolve(p) for e, p in kept.items()}}
+    chosen = {(e, float(c["lr"])) for e, c in d["choice"].items()}
+    step = {
+        r["estimator"]: r["kept_step"] for r in d["runs"] if (r["estimator"], r["lr"]) in chosen
+    }
+    return {
+        "step0": resolve(d["step0"]),
+        "kept": {e: {"resolve": resolve(p), "step": step[e]} for e, p in kept.items()},
+    }
 
 
 def build() -> str:

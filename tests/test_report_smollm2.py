@@ -135,6 +135,7 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
     study["kept"]["grpo"] = study_played(0.4, 0.6)
     study["kept"]["grpo"]["gen200"]["sampled"] = 0.15
     study["choice"]["grpo"] = {"lr": "3e-4", "validation_scores": {"3e-4": 0.6, "1e-3": 0.0}}
+    study["runs"][2] = study_run("grpo", 3e-4, 60, 0.6, kept_step=30)
     call = {"date": "2026-12-07", "machine": MACHINE, "bf16_products": "float32 kernels"}
     study["calls"] = [  # two calls one after the other at one place, then one elsewhere
         call
@@ -170,8 +171,9 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
     plays = f"Where the plays ran: the start on {where}, bf16 products in float32 kernels; "
     assert plays + "ECHO's kept checkpoint: not recorded; GRPO's kept checkpoint: not" in flat
     # held-out greedy / 1..200 greedy / 1..200 sampled
-    kept = {"echo": "70.0 / 35.0 / 35.0", "grpo": "40.0 / 20.0 / 15.0"}
-    assert status == {"step0": "10.0 / 5.0 / 5.0", "kept": kept}
+    echo = {"resolve": "70.0 / 35.0 / 35.0", "step": 40}
+    grpo = {"resolve": "40.0 / 20.0 / 15.0", "step": 30}
+    assert status == {"step0": "10.0 / 5.0 / 5.0", "kept": {"echo": echo, "grpo": grpo}}
 
 
 MACHINE = {"machine": "x86_64", "cpus": 2, "cpu_capability": "AVX2", "cpu_bf16": False}
@@ -367,11 +369,14 @@ def test_a_complete_study_heads_results_md_and_the_readme_with_both_question_set
     study["step0"] = study_played(0.1, 0.9)
     study["kept"] = {"echo": study_played(0.7, 0.2), "grpo": study_played(0.4, 0.6)}
     study["kept"]["grpo"]["gen200"]["sampled"] = 0.15
+    for run in study["runs"]:  # the chosen runs' kept steps; the others' are not shown
+        run["kept_step"] = {"echo": 10, "grpo": 40}[run["estimator"]]
     (results / "smollm2_study.json").write_text(json.dumps(study))
     with report_tables.reading(str(results)):
         head = " ".join(report_results.build().split("### ", 1)[0].split())
         summary = " ".join(" ".join(report_results.readme_summary()).split())
-    figures = "the warm-up 10.0 / 5.0 / 5.0, ECHO 70.0 / 35.0 / 35.0, GRPO 40.0 / 20.0 / 15.0"
+    figures = "the warm-up 10.0 / 5.0 / 5.0, ECHO (kept at step 10) 70.0 / 35.0 / 35.0, GRPO"
+    figures += " (kept at step 40) 40.0 / 20.0 / 15.0"
     assert f"(held-out greedy / 1..200 greedy / 1..200 sampled at T = 1): {figures};" in head
     assert f"(held-out greedy / 1..200 greedy / 1..200 sampled): {figures}." in summary
     assert "not yet trained to a result" not in head + summary
