@@ -387,7 +387,7 @@ def study_run_cells(run: dict, choice: dict, kept: dict, screen_steps: int) -> l
         f"{num(last['heldout_greedy'], 1, 100)} / {num(last['heldout_sampled'], 1, 100)}",
         "-",
         num(1 - valid) if valid is not None else "n/a",
-        num(last.get("heldout_redundancy_rate")),
+        f"{num(last.get('heldout_redundancy_rate'))} / -",
         "-",
     ]
 
@@ -469,13 +469,13 @@ def place_text(call: dict) -> str:
 
 def study_played_cells(p: dict) -> list[str]:
     """A policy played by bench/smollm2_study.py: held-out and 1..200 resolve (greedy / sampled),
-    the valid-action and redundant shares of the held-out greedy turns, and the held-out sampled
-    play's repeat ratio."""
+    the valid-action share of the held-out greedy turns, the redundant share of the greedy turns
+    (held-out / 1..200), and the held-out sampled play's repeat ratio."""
     return [
         f"{num(p[s]['greedy'], 1, 100)} / {num(p[s]['sampled'], 1, 100)}"
         for s in ("heldout", "gen200")
     ] + [
         num(p["heldout"]["valid_rate"]),
-        num(p["heldout"]["redundancy_rate"]),
+        f"{num(p['heldout']['redundancy_rate'])} / {num(p['gen200']['redundancy_rate'])}",
         num(p.get("heldout_repeat_ratio")),
     ]

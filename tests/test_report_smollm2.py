@@ -67,9 +67,10 @@ def test_no_gpu_file_no_gpu_section(tmp_path):
 
 def study_played(greedy, repeat):
     """A policy's figures as bench/smollm2_study.py writes them (1..200 at half the held-out
-    rate, a valid share of 0.9 and a redundant one of 0.1 on both sets)."""
+    rate, a valid share of 0.9 on both sets, a redundant one of 0.1 held-out and 0.25 on 1..200)."""
     both = played(greedy, greedy)
     both["heldout"] |= {"valid_rate": 0.9, "redundancy_rate": 0.1}
+    both["gen200"]["redundancy_rate"] = 0.25
     return both | {"heldout_repeat_ratio": repeat}
 
 
@@ -102,7 +103,7 @@ STUDY_FILE = {
         "eval_every": 10,
         "eval_samples": 2,
     },
-    "config": {"secrets_per_step": 4, "group_size": 4},
+    "config": {"secrets_per_step": 4, "group_size": 4, "validation_window": 3},
     "choice": {"echo": {"lr": "3e-4", "validation_scores": {"3e-4": 0.8, "1e-3": 0.1}}},
     "runs": [
         study_run("echo", 3e-4, 60, 0.8, kept_step=40),
@@ -161,9 +162,10 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
         section = "\n".join(report_smollm2.section_smollm2_study())
         status = report_results.study_status()
     kept = "| ECHO, lr 0.0003 | 60 | 0.80 | yes | kept checkpoint (step 40) | 70.0 / 70.0 |"
-    assert kept + " 35.0 / 35.0 | 0.90 | 0.10 | 0.20 |" in section
+    assert kept + " 35.0 / 35.0 | 0.90 | 0.10 / 0.25 | 0.20 |" in section
     assert "| step 0 (the warm-up) | 0 | - | - | the start of every run | 10.0 / 10.0 |" in section
     assert "The study is complete." in section
+    assert "averaged with the 2 evaluations before it, is best" in " ".join(section.split())
     flat = " ".join(section.split())
     where = "2026-12-07, 2 CPU cores (x86_64, AVX2 without bf16), torch 2.13.0+cpu"
     assert f"{where}, bf16 products in float32 kernels, 2 calls: grpo-lr3e-4 39 -> 60." in flat
@@ -375,8 +377,10 @@ def test_a_complete_study_heads_results_md_and_the_readme_with_both_question_set
     with report_tables.reading(str(results)):
         head = " ".join(report_results.build().split("### ", 1)[0].split())
         summary = " ".join(" ".join(report_results.readme_summary()).split())
-    figures = "the warm-up 10.0 / 5.0 / 5.0, ECHO (kept at step 10) 70.0 / 35.0 / 35.0, GRPO"
-    figures += " (kept at step 40) 40.0 / 20.0 / 15.0"
-    assert f"(held-out greedy / 1..200 greedy / 1..200 sampled at T = 1): {figures};" in head
-    assert f"(held-out greedy / 1..200 greedy / 1..200 sampled): {figures}." in summary
+    figures = "the warm-up 10.0 / 5.0 / 5.0, ECHO {}70.0 / 35.0 / 35.0, GRPO {}40.0 / 20.0 / 15.0"
+    kept = figures.format("(kept at step 10) ", "(kept at step 40) ")
+    assert f"(held-out greedy / 1..200 greedy / 1..200 sampled at T = 1): {kept};" in head
+    # the README's summary is short: the kept steps are RESULTS.md's
+    plain = figures.format("", "")
+    assert f"(held-out greedy / 1..200 greedy / 1..200 sampled): {plain}." in summary
     assert "not yet trained to a result" not in head + summary

@@ -123,12 +123,13 @@ def test_results_md_lab_md_and_the_readme_summary_regenerate_from_the_files(rend
 
 
 def test_the_readme_summary_is_short(rendered):
-    """The README's results summary, as the files write it, is at most 2,400 characters, one line
-    per claim (a line of over 400 characters is a paragraph, not a claim)."""
+    """The README's results summary, as the files write it, is at most 2,600 characters (nine
+    claims and the line that sends the reader to RESULTS.md), one line per claim (a line of over
+    400 characters is a paragraph, not a claim)."""
     _, (_, _, readme), _ = rendered
     start, end = report_results.SUMMARY
     body = readme.split(start, 1)[1].split(end, 1)[0].strip("\n")
-    assert len(body) <= 2400, f"the README's summary is {len(body)} characters"
+    assert len(body) <= 2600, f"the README's summary is {len(body)} characters"
     assert all(len(line) <= 400 for line in body.splitlines()), "a summary line runs past 400"
 
 
