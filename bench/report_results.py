@@ -145,8 +145,9 @@ def llm_status() -> dict | None:
 
 def study_status() -> dict | None:
     """SmolLM2's study on CPU cores (smollm2_study.json), for the first lines: the resolve % of
-    the warm-up and of each kept checkpoint (with the step it was kept at) once all are played,
-    on the held-out secrets greedy and on 1..200 greedy / sampled."""
+    the warm-up and of each kept checkpoint (with the step it was kept at, and its second play
+    where it was played again) once all are played, on the held-out secrets greedy and on 1..200
+    greedy / sampled."""
     d = load("smollm2_study.json")
     if d is None:
         return None
@@ -159,9 +160,13 @@ def study_status() -> dict | None:
     step = {
         r["estimator"]: r["kept_step"] for r in d["runs"] if (r["estimator"], r["lr"]) in chosen
     }
+    again = d.get("replayed", {})  # a kept checkpoint played a second time, where the others were
     return {
         "step0": resolve(d["step0"]),
-        "kept": {e: {"resolve": resolve(p), "step": step[e]} for e, p in kept.items()},
+        "kept": {
+            e: {"resolve": resolve(p), "step": step[e], "again": again.get(e) and resolve(again[e])}
+            for e, p in kept.items()
+        },
     }
 
 

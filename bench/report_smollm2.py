@@ -406,6 +406,7 @@ def section_smollm2_study() -> list[str]:
         start = ["step 0 (the warm-up)", 0, "-", "-", "the start of every run"]
         runs.append(start + study_played_cells(d["step0"]))
     runs += [study_run_cells(r, choice, kept, study["screen_steps"]) for r in d.get("runs", [])]
+    runs += [study_replay_cells(d, e) for e in d.get("replayed", {})]
     done = "step0" in d and len(kept) == len(study["estimators"].split(","))
     status = (
         "The study is complete."
@@ -428,6 +429,19 @@ def section_smollm2_study() -> list[str]:
         calls=study_calls(d),
         plays=study_plays(d),
     )
+
+
+def study_replay_cells(d: dict, estimator: str) -> list:
+    """A kept checkpoint played a second time, elsewhere (bench/smollm2_study.py --replay): the row
+    of its run, with the second play's figures."""
+    run = next(
+        r
+        for r in d["runs"]
+        if r["estimator"] == estimator and r["lr"] == float(d["choice"][estimator]["lr"])
+    )
+    cells = [f"{estimator.upper()}, lr {run['lr']:g}", run["steps"], "-", "yes"]
+    played = f"kept checkpoint (step {run['kept_step']}), played again"
+    return cells + [played] + study_played_cells(d["replayed"][estimator])
 
 
 def study_calls(d: dict) -> list[str]:
@@ -454,6 +468,7 @@ def study_plays(d: dict) -> list[str]:
     every call that played a part of it ("not recorded" for a play made before they were)."""
     plays = [("the start", d["step0"])] if "step0" in d else []
     plays += [(f"{e.upper()}'s kept checkpoint", p) for e, p in d.get("kept", {}).items()]
+    plays += [(f"{e.upper()}'s kept checkpoint again", p) for e, p in d.get("replayed", {}).items()]
     lines = []
     for who, p in plays:
         places = [place_text(c) for c in p.get("played_on", [])]

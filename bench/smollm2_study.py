@@ -89,6 +89,11 @@ class SmolStudyConfig:
     seed: int = arg(0, "the runs' seed", at_least=0)
     jobs: int = arg(2, "runs trained at once, each at --threads 1", at_least=1)
     status: bool = arg(False, "write the results file with what is done so far; train nothing")
+    replay: str = arg(
+        "",
+        "comma-separated estimators whose kept checkpoint is played again here, beside its first "
+        "play (made on another machine, or in other arithmetic); train nothing",
+    )
     train_flags: str = arg("", "more train.py flags for every run (a rehearsal's smaller game)")
     runs: str = arg("runs/smollm2-study", "where the runs are written", writes="directory")
     out: str = arg(os.path.join(RESULTS, "smollm2_study.json"), "the results file", writes="file")
@@ -335,8 +340,8 @@ def main(argv=None) -> dict:
     # the first run's config, resolved; the others differ from it in --estimator and --lr alone
     result["config"] = asdict(first)
     # what earlier calls did: the start's and the kept checkpoints' plays (made once), the calls
-    result |= {k: previous[k] for k in ("step0", "kept", "calls") if k in previous}
-    if not cfg.status:  # where this call trains, and from which steps
+    result |= {k: previous[k] for k in ("step0", "kept", "replayed", "calls") if k in previous}
+    if not (cfg.status or cfg.replay):  # where this call trains, and from which steps
         calls = [*previous.get("calls", []), here() | {"steps_from": steps_now(cfg)}]
         for call, after in zip(calls, calls[1:]):  # a call stopped before it wrote where it got:
             call["steps_to"] = after["steps_from"]  # the next takes its runs on from there
@@ -344,6 +349,8 @@ def main(argv=None) -> dict:
     progress(result, cfg)
     if cfg.status:
         return result
+    if cfg.replay:
+        return replay(result, cfg)
     start_policy(cfg)  # the warm-up, made (and kept in RUNS/start) before the runs share it
     # 1-2: the screen, then the choice on the validation secrets
     train_all(cfg, due(cfg, [(e, lr, cfg.screen_steps) for e in estimators for lr in lrs]))
@@ -382,6 +389,22 @@ def play_due(result: dict, cfg: SmolStudyConfig, chosen: dict, busy: int) -> Non
     if kept and "step0" not in result:
         result["step0"] = both_sets(start_policy(cfg)[0], train_cfg, cfg, "step0")
         save(result, cfg)
+
+
+def replay(result: dict, cfg: SmolStudyConfig) -> dict:
+    """Each --replay estimator's kept checkpoint played again on this machine, as its first play
+    was (`both_sets`), into the file's "replayed": the two plays of one checkpoint differ only in
+    where they ran, and a comparison of two estimators' plays can be made on one machine."""
+    torch.set_num_threads(os.cpu_count() or 1)  # nothing trains beside it
+    train_cfg = study_train_config(cfg)
+    for e in cfg.replay.split(","):
+        if e not in result.get("kept", {}):
+            raise SystemExit(f"smollm2_study.py: {e}'s kept checkpoint has not been played yet")
+        best = run_path(cfg, e, result["choice"][e]["lr"]) / "best"
+        policy = models.load_policy(str(best), None, train_cfg.precision, trainable=False)
+        result.setdefault("replayed", {})[e] = both_sets(policy, train_cfg, cfg, f"replay-{e}")
+        save(result, cfg)
+    return result
 
 
 def progress(result: dict, cfg: SmolStudyConfig) -> None:

@@ -157,6 +157,7 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
         },
     ]
     study["step0"]["played_on"] = [call]  # echo's kept play predates the record
+    study["replayed"] = {"echo": study_played(0.65, 0.3) | {"played_on": [call]}}
     (tmp_path / "smollm2_study.json").write_text(json.dumps(study))
     with report_tables.reading(str(tmp_path)):
         section = "\n".join(report_smollm2.section_smollm2_study())
@@ -172,9 +173,12 @@ def test_the_study_section_puts_each_run_and_its_kept_play_in_one_table(tmp_path
     assert "2026-12-08" not in section
     plays = f"Where the plays ran: the start on {where}, bf16 products in float32 kernels; "
     assert plays + "ECHO's kept checkpoint: not recorded; GRPO's kept checkpoint: not" in flat
+    again = "| ECHO, lr 0.0003 | 60 | - | yes | kept checkpoint (step 40), played again | 65.0 / "
+    assert again + "65.0 | 32.5 / 32.5 | 0.90 | 0.10 / 0.25 | 0.30 |" in section
+    assert f"ECHO's kept checkpoint again on {where}, bf16 products in float32 kernels." in flat
     # held-out greedy / 1..200 greedy / 1..200 sampled
-    echo = {"resolve": "70.0 / 35.0 / 35.0", "step": 40}
-    grpo = {"resolve": "40.0 / 20.0 / 15.0", "step": 30}
+    echo = {"resolve": "70.0 / 35.0 / 35.0", "step": 40, "again": "65.0 / 32.5 / 32.5"}
+    grpo = {"resolve": "40.0 / 20.0 / 15.0", "step": 30, "again": None}
     assert status == {"step0": "10.0 / 5.0 / 5.0", "kept": {"echo": echo, "grpo": grpo}}
 
 
@@ -384,3 +388,10 @@ def test_a_complete_study_heads_results_md_and_the_readme_with_both_question_set
     plain = figures.format("", "")
     assert f"(held-out greedy / 1..200 greedy / 1..200 sampled): {plain}." in summary
     assert "not yet trained to a result" not in head + summary
+    # a kept checkpoint played a second time: the first lines give both plays
+    study["replayed"] = {"echo": study_played(0.65, 0.3)}
+    (results / "smollm2_study.json").write_text(json.dumps(study))
+    with report_tables.reading(str(results)):
+        head = " ".join(report_results.build().split("### ", 1)[0].split())
+    again = "(played again on the machine of the other plays: 65.0 / 32.5 / 32.5), GRPO"
+    assert f"ECHO (kept at step 10) 70.0 / 35.0 / 35.0 {again} (kept at step 40)" in head

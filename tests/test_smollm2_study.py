@@ -239,3 +239,35 @@ def test_a_plays_file_loads_as_torch_load_loads_by_default(tmp_path):
     smollm2_study.save_play(saved, tmp_path / "p.pt")
     loaded = smollm2_study.torch.load(tmp_path / "p.pt")
     assert loaded["played_on"] == saved["played_on"] and not (tmp_path / "p.part").exists()
+
+
+def test_a_replay_plays_a_kept_checkpoint_again_beside_its_first_play_and_trains_nothing(
+    tmp_path, monkeypatch
+):
+    """--replay echo plays echo's chosen run's kept checkpoint (`best`) again into the file's
+    "replayed", at every core, leaving its first play as it was and adding no call; an estimator
+    whose kept checkpoint has not been played is refused."""
+    monkeypatch.setattr(smollm2_study, "ROOT", tmp_path)
+    monkeypatch.setattr(smollm2_study, "figure", lambda result, path: None)
+    for name, scores in (("echo-lr3e-4", {10: 0.4, 60: 0.8}), ("echo-lr1e-3", {10: 0.6})):
+        fake_run(tmp_path / "r", name, scores)
+    for name in ("grpo-lr3e-4", "grpo-lr1e-3"):
+        fake_run(tmp_path / "r", name, {10: 0.5})
+    out = tmp_path / "study.json"
+    first = {"heldout": "bf16 hardware"}
+    out.write_text(json.dumps({"kept": {"echo": first}, "calls": [{"steps_from": {}}]}))
+    load = lambda path, *args, **kwargs: path.split("/")[-2]  # noqa: E731
+    monkeypatch.setattr(smollm2_study.models, "load_policy", load)
+    monkeypatch.setattr(smollm2_study, "both_sets", lambda p, t, c, name: {"policy": p, "as": name})
+    threads = []
+    monkeypatch.setattr(smollm2_study.torch, "set_num_threads", threads.append)
+    monkeypatch.setattr(smollm2_study.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(smollm2_study, "train_all", lambda *a, **k: pytest.fail("it trains"))
+    argv = ["--runs", "r", "--out", str(out)]
+    result = smollm2_study.main([*argv, "--replay", "echo"])
+    saved = json.loads(out.read_text())
+    assert saved["replayed"] == {"echo": {"policy": "echo-lr1e-3", "as": "replay-echo"}}
+    assert saved["kept"] == {"echo": first} and len(saved["calls"]) == 1  # no call added
+    assert result["replayed"] == saved["replayed"] and threads == [2]
+    with pytest.raises(SystemExit, match="grpo's kept checkpoint has not been played"):
+        smollm2_study.main([*argv, "--replay", "grpo"])
