@@ -375,6 +375,7 @@ def test_a_complete_study_heads_results_md_and_the_readme_with_both_question_set
     study["step0"] = study_played(0.1, 0.9)
     study["kept"] = {"echo": study_played(0.7, 0.2), "grpo": study_played(0.4, 0.6)}
     study["kept"]["grpo"]["gen200"]["sampled"] = 0.15
+    study.pop("replayed", None)  # each kept checkpoint played once, for now
     for run in study["runs"]:  # the chosen runs' kept steps; the others' are not shown
         run["kept_step"] = {"echo": 10, "grpo": 40}[run["estimator"]]
     (results / "smollm2_study.json").write_text(json.dumps(study))
