@@ -58,6 +58,7 @@ from bench.report_headline import (  # noqa: E402
 )
 from bench.report_screens import section_screens  # noqa: E402
 from bench.report_smollm2 import (  # noqa: E402
+    chosen_run,
     first_run_summary,
     section_smollm2,
     section_smollm2_cpu_step,
@@ -156,10 +157,7 @@ def study_status() -> dict | None:
         return {"kept": None}
     shown = (("heldout", "greedy"), ("gen200", "greedy"), ("gen200", "sampled"))
     resolve = lambda p: " / ".join(f"{100 * p[s][k]:.1f}" for s, k in shown)  # noqa: E731
-    chosen = {(e, float(c["lr"])) for e, c in d["choice"].items()}
-    step = {
-        r["estimator"]: r["kept_step"] for r in d["runs"] if (r["estimator"], r["lr"]) in chosen
-    }
+    step = {e: chosen_run(d, e)["kept_step"] for e in kept}
     again = d.get("replayed", {})  # a kept checkpoint played a second time, where the others were
     return {
         "step0": resolve(d["step0"]),

@@ -431,14 +431,17 @@ def section_smollm2_study() -> list[str]:
     )
 
 
+def chosen_run(d: dict, estimator: str) -> dict:
+    """The run of bench/smollm2_study.py's file that went on past the screen for `estimator`: the
+    one at its chosen rate."""
+    lr = float(d["choice"][estimator]["lr"])
+    return next(r for r in d["runs"] if r["estimator"] == estimator and r["lr"] == lr)
+
+
 def study_replay_cells(d: dict, estimator: str) -> list:
     """A kept checkpoint played a second time, elsewhere (bench/smollm2_study.py --replay): the row
     of its run, with the second play's figures."""
-    run = next(
-        r
-        for r in d["runs"]
-        if r["estimator"] == estimator and r["lr"] == float(d["choice"][estimator]["lr"])
-    )
+    run = chosen_run(d, estimator)
     cells = [f"{estimator.upper()}, lr {run['lr']:g}", run["steps"], "-", "yes"]
     played = f"kept checkpoint (step {run['kept_step']}), played again"
     return cells + [played] + study_played_cells(d["replayed"][estimator])
