@@ -30,7 +30,7 @@ import numpy as np
 
 from env import ARM_FAMILIES, CSG, GameConfig, question_key
 from game.grammar import render_question
-from game.properties import QUANTITIES, Predicate, Query
+from game.properties import QUANTITIES, TESTS, Predicate, Query
 from game.questions import parse_question
 
 FAMILY_ARM = {family: arm for arm, families in ARM_FAMILIES.items() for family in families}
@@ -160,17 +160,31 @@ def _bank_queries(game_cfg: GameConfig) -> list[Query]:
     return qs
 
 
+@lru_cache(maxsize=64)
+def quantity_values(quantity: str, n_max: int) -> tuple:
+    """The quantity of each number 1..n_max."""
+    return tuple(QUANTITIES[quantity](n) for n in range(1, n_max + 1))
+
+
+def truth(predicate: Predicate, n_max: int) -> list[bool]:
+    """[predicate.holds(n) for n in 1..n_max], each number's quantity computed once for every
+    predicate on it: the bank asks thousands of questions of a few quantities."""
+    test = TESTS[predicate.test]
+    return [test(v, *predicate.args) for v in quantity_values(predicate.quantity, n_max)]
+
+
 @lru_cache(maxsize=8)
 def question_bank(game_cfg: GameConfig) -> Bank:
     numbers = range(1, game_cfg.n_max + 1)
     rows, kept, seen = [], [], set()
     for q in _bank_queries(game_cfg):
         if q.kind == "yesno":
-            row = np.array([q.predicate.holds(v) for v in numbers], dtype=np.int64)
-            key = tuple(row if row[0] == 0 else 1 - row)  # a question and its negation split alike
+            row = np.array(truth(q.predicate, game_cfg.n_max), dtype=np.int64)
+            # a question and its negation split alike
+            key = (row if row[0] == 0 else 1 - row).tobytes()
         else:
             row = np.array([QUANTITIES[q.quantity](v) for v in numbers], dtype=np.int64)
-            key = tuple(np.unique(row, return_inverse=True)[1])
+            key = np.unique(row, return_inverse=True)[1].astype(np.int64).tobytes()
         if key in seen or row.min() == row.max():
             continue  # same partition as an earlier question, or no split at all
         seen.add(key)
@@ -254,13 +268,24 @@ def _refine(labels: np.ndarray, outcomes: np.ndarray) -> np.ndarray:
 
 def _scores(refined: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(secrets identified, partition entropy) of each row of _refine's output."""
+    n_rows, n_max = refined.shape
     new = np.ones_like(refined, dtype=bool)
     new[:, 1:] = refined[:, 1:] != refined[:, :-1]
     alone = new.copy()
     alone[:, :-1] &= new[:, 1:]  # differs from both neighbours
-    starts = [np.flatnonzero(r) for r in new]
-    sizes = [np.diff(np.append(s, refined.shape[1])) / refined.shape[1] for s in starts]
-    return alone.sum(1), np.array([-(p * np.log(p)).sum() for p in sizes])
+    # Each row's classes are its runs; each row starts a run, so no run crosses a row's end.
+    starts = np.flatnonzero(new)
+    p = np.diff(np.append(starts, new.size)) / n_max
+    terms = p * np.log(p)
+    runs = new.sum(1)
+    first = np.cumsum(runs) - runs  # where each row's runs begin in `terms`
+    entropy = np.empty(n_rows)
+    # Rows with as many classes are summed as one block: a row of a block sums to the bits it sums
+    # to alone, so ties between questions break as a sum per row would break them.
+    for m in np.unique(runs):
+        rows = np.flatnonzero(runs == m)
+        entropy[rows] = -terms[first[rows][:, None] + np.arange(m)].sum(axis=1)
+    return alone.sum(1), entropy
 
 
 def _labels(outcomes: np.ndarray, rows) -> np.ndarray:

@@ -36,7 +36,7 @@ def use(results: str, repo: str | None = None) -> None:
     DIR, REPO = Path(results), Path(repo or ROOT)
     READ.clear()
     CITED.clear()
-    for cached in (changed_since, moved_since, head_blobs, code_of):
+    for cached in (changed_since, moved_since, tree_blobs):
         cached.cache_clear()
     PROVENANCE = (load("provenance.json") or {}).get("files", {})
 
@@ -208,9 +208,9 @@ def moved_since(repo: Path, commit: str) -> dict:
 
 
 @lru_cache(maxsize=None)
-def head_blobs(repo: Path) -> dict | None:
-    """{path: blob} of every file at HEAD."""
-    out = git("ls-tree", "-r", "HEAD")
+def tree_blobs(repo: Path, rev: str) -> dict | None:
+    """{path: blob} of every file at the commit `rev` (None: not a commit of this checkout)."""
+    out = git("ls-tree", "-r", rev)
     return (
         None
         if out is None
@@ -218,19 +218,40 @@ def head_blobs(repo: Path) -> dict | None:
     )
 
 
-@lru_cache(maxsize=None)
-def code_of(repo: Path, obj: str) -> str | None:
-    """What a Python file at a git object (`REV:path`, or a blob's hash) runs: its syntax tree
-    without docstrings and flags' help text, so comments, docstrings, help and layout are not
-    in it. None where git cannot
-    show the object or it does not parse."""
-    text = git("cat-file", "-p", obj)
+def head_blobs(repo: Path) -> dict | None:
+    """{path: blob} of every file at HEAD."""
+    return tree_blobs(repo, "HEAD")
+
+
+def blob_of(repo: Path, obj: str) -> str | None:
+    """The blob a git object names: `REV:path` looked up in REV's tree (one git call per commit,
+    however many of its files are asked for), or a blob's hash as it is."""
+    if ":" not in obj:
+        return obj
+    rev, path = obj.split(":", 1)
+    return (tree_blobs(repo, rev) or {}).get(path)
+
+
+CODE: dict = {}  # {blob: code_of's text}: a blob's hash names the same bytes in any checkout
+
+
+def code_of(blob: str) -> str | None:
+    """What a Python file with this blob runs: its syntax tree without docstrings and flags'
+    help text, so comments, docstrings, help and layout are not in it. None where git cannot
+    show the blob or it does not parse. Keyed by blob, not by `REV:path`: the results name some
+    thousand (commit, file) pairs that hold a few hundred distinct files, each parsed once a
+    process."""
+    if blob in CODE:
+        return CODE[blob]
+    text = git("cat-file", "-p", blob)
     if text is None:
-        return None
+        return None  # not kept: another checkout may hold the blob
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return None
+    # One walk: ast.walk queues a node's children before it hands the node over, and each change
+    # below replaces only what the node in hand holds (a docstring, a help string, its imports).
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if (
@@ -240,18 +261,16 @@ def code_of(repo: Path, obj: str) -> str | None:
             and isinstance(body[0].value, ast.Constant)
             and isinstance(body[0].value.value, str)
         ):
-            node.body = body[1:] or [ast.Pass()]
-    for node in ast.walk(tree):
+            node.body = body = body[1:] or [ast.Pass()]
         words = HELP_ARGUMENT.get(getattr(getattr(node, "func", None), "id", None))
         if isinstance(node, ast.Call) and words is not None and len(node.args) > words:
             if isinstance(node.args[words], ast.Constant):  # a flag's help (cli.arg, cli.Preset)
                 node.args[words] = ast.Constant("")
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
         if isinstance(body, list) and any(isinstance(n, IMPORTS) for n in body):
             kept = [n for n in body if not isinstance(n, IMPORTS)]
             node.body = [ast.Constant(imported(body))] + kept
-    return ast.dump(tree)
+    CODE[blob] = ast.dump(tree)
+    return CODE[blob]
 
 
 IMPORTS = (ast.Import, ast.ImportFrom)
@@ -286,10 +305,11 @@ def same_code(before: str | None, path: str) -> bool:
     now = (head_blobs(REPO) or {}).get(
         path
     )  # a blob, as `before` is or names: neither changes with HEAD
+    before = None if before is None else blob_of(REPO, before)
     if before is None or now is None or not path.endswith(".py"):
         return False
-    old = code_of(REPO, before)
-    return old is not None and old == code_of(REPO, now)
+    old = code_of(before)
+    return old is not None and old == code_of(now)
 
 
 def code_changes(name: str, data) -> list[str] | None:

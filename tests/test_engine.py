@@ -548,9 +548,14 @@ def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):
     the trained model samples, not 0 for the bf16 copy), the command, commit and library
     versions, and with --profile-turns the profiled step's phases; --merge adds a mode to the same
     file, a list of micro-batches times each (the default's key has no suffix), so does each of
-    --compile-update off,on; outside a git checkout --commit is recorded."""
+    --compile-update off,on, which builds the compiled layers once over every decoder layer;
+    outside a git checkout --commit is recorded. (torch.compile is recorded, not run: inductor
+    takes 40 s here, and test_compiled_layers_give_the_eager_logprobs_and_lora_gradients checks
+    the compiled layers' numbers.)"""
     from bench import gpu_step
 
+    compiled = []
+    monkeypatch.setattr(torch, "compile", lambda f, **kw: compiled.append(f) or f)
     out = tmp_path / "gpu_step.json"
     tiny = [
         "--shape",
@@ -593,6 +598,7 @@ def test_gpu_step_bench_runs_on_a_cpu_and_merges(tmp_path, monkeypatch):
             "--merge",
         ]
     )
+    assert len(compiled) == gpu_step.SMALL["num_hidden_layers"]
     d = json.loads(out.read_text())
     assert set(d["modes"]) == {
         "lora/eager",

@@ -5,6 +5,7 @@ import json
 import random
 import re
 
+import numpy as np
 import pytest
 
 from env import (
@@ -638,3 +639,39 @@ def test_an_explored_start_is_a_reachable_state_that_has_not_ended():
     assert min(r.turn for r in batch.records) == 3 and len(batch.starts) == 2
     assert batch.starts[0].turn == 3 and not batch.starts[0].records
     assert "Turn 4 of 10" in lm.prompts[0] and "(queried" in lm.prompts[0]
+
+
+def test_the_fixed_sequence_scores_each_question_as_its_own_row_would():
+    """reference._scores sums the rows with as many classes as one block: each row's secrets
+    identified (classes of one number) and partition entropy are those of the row taken alone,
+    to the bit, so ties between questions break as a sum per row breaks them."""
+    from reference import _scores
+
+    rng = np.random.default_rng(0)
+    n_max = 60
+    # rows of sorted class ids with from 1 to n_max classes, as reference._refine makes them
+    refined = np.sort(
+        np.stack([rng.integers(0, k, n_max) for k in rng.integers(1, n_max + 1, 300)]), axis=1
+    )
+    identified, entropy = _scores(refined)
+    for row, alone, h in zip(refined, identified, entropy):
+        _, sizes = np.unique(row, return_counts=True)
+        p = sizes / n_max
+        assert alone == (sizes == 1).sum()
+        assert h == -(p * np.log(p)).sum()  # the same bits, not only close
+
+
+def test_the_banks_truth_over_1_to_n_max_is_whether_each_number_holds():
+    """reference.truth, which question_bank builds its answers from, is
+    [holds(n) for n in 1..n_max] for the bank's questions of both question sets."""
+    from reference import _bank_queries, truth
+
+    n_max = 120
+    for question_set in ("paper", "binary"):
+        predicates = [
+            q.predicate
+            for q in _bank_queries(GameConfig(question_set=question_set, n_max=n_max))
+            if q.kind == "yesno"
+        ]
+        for p in predicates[::5] + predicates[-40:]:
+            assert truth(p, n_max) == [p.holds(n) for n in range(1, n_max + 1)], p
