@@ -5,7 +5,7 @@ its threads to the cores a process may run on, never puts two workers' threads o
 import os
 
 import pytest
-from conftest import CORES, share_of_cores
+from conftest import CORES, SLOWEST_FILES, share_of_cores
 
 
 def test_workers_split_the_cores_between_them_and_each_core_has_one():
@@ -27,3 +27,15 @@ def test_this_worker_runs_on_its_share_alone():
     worker = os.environ["PYTEST_XDIST_WORKER"]
     workers = int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
     assert os.sched_getaffinity(0) == set(share_of_cores(CORES, worker, workers))
+
+
+def test_the_slowest_files_are_handed_out_first(request):
+    """The session's tests begin with SLOWEST_FILES' tests, file by file in that order, and each
+    file's tests stay together; under xdist its reorder by number of tests is off, so the workers
+    are handed files in this order."""
+    files = [item.path.name for item in request.session.items]
+    present = [name for name in SLOWEST_FILES if name in files]
+    blocks = [name for i, name in enumerate(files) if i == 0 or files[i - 1] != name]
+    assert blocks[: len(present)] == present and len(blocks) == len(set(files))
+    if hasattr(request.config.option, "loadscopereorder"):
+        assert request.config.option.loadscopereorder is False
