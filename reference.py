@@ -175,7 +175,6 @@ def truth(predicate: Predicate, n_max: int) -> list[bool]:
 
 @lru_cache(maxsize=8)
 def question_bank(game_cfg: GameConfig) -> Bank:
-    numbers = range(1, game_cfg.n_max + 1)
     rows, kept, seen = [], [], set()
     for q in _bank_queries(game_cfg):
         if q.kind == "yesno":
@@ -183,7 +182,7 @@ def question_bank(game_cfg: GameConfig) -> Bank:
             # a question and its negation split alike
             key = (row if row[0] == 0 else 1 - row).tobytes()
         else:
-            row = np.array([QUANTITIES[q.quantity](v) for v in numbers], dtype=np.int64)
+            row = np.array(quantity_values(q.quantity, game_cfg.n_max), dtype=np.int64)
             key = np.unique(row, return_inverse=True)[1].astype(np.int64).tobytes()
         if key in seen or row.min() == row.max():
             continue  # same partition as an earlier question, or no split at all
